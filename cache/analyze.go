@@ -1,0 +1,879 @@
+package cache
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// analysis is what the facet extractor and the builtin embedder see of one
+// normalized question.
+type analysis struct {
+	// facets in order of first appearance, before sorting and the seq:
+	// facets are added.
+	ordered []string
+	// content is the meaning-bearing rest, in order: concepts ("c:..."),
+	// question forms ("q:..."), English stems ("w:...") and runs of
+	// unrecognised Chinese characters ("z:...").
+	content []string
+}
+
+// tokKind is the kind of a lexical token.
+type tokKind int
+
+const (
+	tWord tokKind = iota // Latin letters, maybe with digits: "zone", "sku-10234"
+	tNum                 // starts with a digit: "20", "16:00", "20s", "2024-06-11"
+	tHan                 // a run of Han characters
+	tSym                 // one of % $ ¥ € £ #
+)
+
+// token is one lexical token of a normalized question.
+type token struct {
+	kind tokKind
+	text string
+	adj  bool // nothing (not even a space) between this token and the previous
+}
+
+// lexTokens splits a normalized question into tokens. Separators (spaces
+// and punctuation other than the symbols of tSym) are dropped.
+func lexTokens(s string) []token {
+	var toks []token
+	adj := false
+	rs := []rune(s)
+	isAlnum := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (r > 127 && unicode.IsLetter(r) && !isHan(r)) || unicode.IsDigit(r) && r > 127
+	}
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case isAlnum(r):
+			j := i + 1
+			for j < len(rs) {
+				if isAlnum(rs[j]) || unicode.Is(unicode.Mn, rs[j]) {
+					j++
+					continue
+				}
+				if strings.ContainsRune("-_.'/:", rs[j]) && j+1 < len(rs) && isAlnum(rs[j+1]) {
+					if rs[j] == ':' && !(unicode.IsDigit(rs[j-1]) && unicode.IsDigit(rs[j+1])) {
+						break
+					}
+					j += 2
+					continue
+				}
+				break
+			}
+			k := tWord
+			if r >= '0' && r <= '9' {
+				k = tNum
+			}
+			toks = append(toks, splitContraction(token{kind: k, text: string(rs[i:j]), adj: adj})...)
+			i, adj = j, true
+		case isHan(r):
+			j := i + 1
+			for j < len(rs) && isHan(rs[j]) {
+				j++
+			}
+			toks = append(toks, token{kind: tHan, text: string(rs[i:j]), adj: adj})
+			i, adj = j, true
+		case strings.ContainsRune("%$¥€£#", r):
+			toks = append(toks, token{kind: tSym, text: string(r), adj: adj})
+			i, adj = i+1, true
+		default:
+			i, adj = i+1, false
+		}
+	}
+	return toks
+}
+
+// splitContraction turns "isn't" into "is" + "not" and drops the clitics
+// of "what's", "we're", "it'll", "i've", "i'd" and "i'm".
+func splitContraction(t token) []token {
+	if t.kind != tWord || !strings.Contains(t.text, "'") {
+		return []token{t}
+	}
+	w := t.text
+	switch w {
+	case "can't":
+		return []token{{kind: tWord, text: "can", adj: t.adj}, {kind: tWord, text: "not", adj: true}}
+	case "won't":
+		return []token{{kind: tWord, text: "will", adj: t.adj}, {kind: tWord, text: "not", adj: true}}
+	case "o'clock":
+		return []token{t}
+	}
+	if strings.HasSuffix(w, "n't") {
+		return []token{{kind: tWord, text: strings.TrimSuffix(w, "n't"), adj: t.adj}, {kind: tWord, text: "not", adj: true}}
+	}
+	for _, suf := range []string{"'s", "'re", "'ll", "'ve", "'d", "'m", "'"} {
+		if strings.HasSuffix(w, suf) && len(w) > len(suf) {
+			return []token{{kind: tWord, text: strings.TrimSuffix(w, suf), adj: t.adj}}
+		}
+	}
+	return []token{t}
+}
+
+// analyzer holds the state of one analysis.
+type analyzer struct {
+	lx         *lexiconTables
+	toks       []token
+	out        analysis
+	pendingOrd bool   // the previous Han run ended with 第
+	lastFacet  string // the facet emitted by the previous token, "" if none
+	ampmIdx    int    // index in out.ordered of an am/pm facet a clock time may refine, or -1
+}
+
+// analyze runs the facet and content analysis over a normalized question.
+func analyze(normalized string) analysis {
+	a := &analyzer{lx: lexicon(), toks: lexTokens(normalized), ampmIdx: -1}
+	for i := 0; i < len(a.toks); {
+		prevFacets := len(a.out.ordered)
+		prevLast := a.lastFacet
+		var n int
+		switch t := a.toks[i]; t.kind {
+		case tWord:
+			n = a.word(i)
+		case tNum:
+			n = a.number(i, t.text, false)
+		case tHan:
+			n = a.han(i)
+		case tSym:
+			n = a.sym(i)
+		}
+		if n < 1 {
+			n = 1
+		}
+		if len(a.out.ordered) == prevFacets || a.lastFacet == prevLast {
+			// Keep lastFacet only while facets follow each other directly.
+			if len(a.out.ordered) == prevFacets {
+				a.lastFacet = ""
+			}
+		}
+		i += n
+	}
+	return a.out
+}
+
+func (a *analyzer) facet(f string) {
+	a.out.ordered = append(a.out.ordered, f)
+	a.lastFacet = f
+	if strings.HasPrefix(f, "ampm:") {
+		a.ampmIdx = len(a.out.ordered) - 1
+	}
+}
+
+func (a *analyzer) content(c string) { a.out.content = append(a.out.content, c) }
+
+// next returns token i+1 if it exists.
+func (a *analyzer) next(i int) (token, bool) {
+	if i+1 < len(a.toks) {
+		return a.toks[i+1], true
+	}
+	return token{}, false
+}
+
+// word handles a tWord token and returns how many tokens it consumed.
+func (a *analyzer) word(i int) int {
+	w := a.toks[i].text
+	// A short code right before 区 is a zone: "a区", "b2库区".
+	if nt, ok := a.next(i); ok && nt.kind == tHan && nt.adj && len(w) <= 3 {
+		if v, n := zoneSuffix(nt.text); n > 0 {
+			a.facet("zone:" + w)
+			a.consumeHanPrefix(i+1, n)
+			_ = v
+			return 1
+		}
+	}
+	if strings.ContainsAny(w, "0123456789") {
+		a.facet(w)
+		return 1
+	}
+	// Phrases of the lexicon, longest first, over consecutive words.
+	maxN := 0
+	for j := i; j < len(a.toks) && a.toks[j].kind == tWord && maxN < a.lx.enMax; j++ {
+		maxN++
+	}
+	for n := maxN; n >= 1; n-- {
+		words := make([]string, n)
+		for k := 0; k < n; k++ {
+			words[k] = a.toks[i+k].text
+		}
+		e, ok := a.lx.en[strings.Join(words, " ")]
+		if !ok {
+			for k := range words {
+				words[k] = stem(words[k])
+			}
+			e, ok = a.lx.en[strings.Join(words, " ")]
+		}
+		if !ok {
+			continue
+		}
+		if n == 1 {
+			if m, month := monthWord(w, a, i); month {
+				return m
+			}
+			if _, isNum := numberWord(w); isNum && e.kind == lexStop {
+				break
+			}
+		}
+		return n + a.entry(e, i+n-1, false)
+	}
+	if m, month := monthWord(w, a, i); month {
+		return m
+	}
+	if v, n := a.numberWords(i); n > 0 {
+		return n - 1 + a.number(i+n-1, v, true)
+	}
+	if strings.HasPrefix(w, "non-") && len(w) > 4 {
+		a.facet("neg")
+		a.content("w:" + stem(w[4:]))
+		return 1
+	}
+	a.content("w:" + stem(w))
+	return 1
+}
+
+// entry applies a lexicon entry matched by tokens ending at token last and
+// returns how many extra tokens after last it consumed.
+func (a *analyzer) entry(e lexEntry, last int, han bool) int {
+	switch e.kind {
+	case lexStop:
+	case lexConcept, lexQuestion:
+		a.content(e.value)
+	case lexFacet:
+		a.facet(e.value)
+	case lexPlace:
+		if nt, ok := a.next(last); ok && !han && nt.kind == tWord && (nt.text == "university" || nt.text == "univ") {
+			a.facet("univ:" + e.value)
+			a.content("c:univ")
+			return 1
+		}
+		a.facet("place:" + e.value)
+	case lexMarker:
+		if han {
+			// A Han marker with no code before it: 仓库3, 月台 3 become
+			// typed when a number follows directly; otherwise a concept.
+			if nt, ok := a.next(last); ok && nt.adj && nt.kind == tNum && isDigits(nt.text) {
+				a.facet(e.value + ":" + nt.text)
+				return 1
+			}
+			a.content("c:" + e.value)
+			return 0
+		}
+		if nt, ok := a.next(last); ok {
+			j := last + 1
+			if nt.kind == tSym && nt.text == "#" && j+1 < len(a.toks) {
+				j++
+				nt = a.toks[j]
+			}
+			if (nt.kind == tNum && isDigits(nt.text)) || (nt.kind == tWord && len(nt.text) <= 2 && !a.lx.stopWords[nt.text] || nt.text == "a") || (nt.kind == tWord && len(nt.text) <= 4 && strings.ContainsAny(nt.text, "0123456789")) {
+				a.facet(e.value + ":" + nt.text)
+				return j - last
+			}
+		}
+		a.content("c:" + e.value)
+	}
+	return 0
+}
+
+// zoneSuffix reports whether a Han run starts with a zone marker (区, 库区)
+// that is not part of another word (区别, 区分, 区域, 区间), and its length.
+func zoneSuffix(run string) (string, int) {
+	for _, p := range []string{"库区", "区"} {
+		if strings.HasPrefix(run, p) {
+			rest := strings.TrimPrefix(run, p)
+			if strings.HasPrefix(rest, "别") || strings.HasPrefix(rest, "分") || strings.HasPrefix(rest, "域") || strings.HasPrefix(rest, "间") {
+				return "", 0
+			}
+			return p, utf8.RuneCountInString(p)
+		}
+	}
+	return "", 0
+}
+
+// consumeHanPrefix drops the first n runes of Han token i (already used by
+// the token before it), removing the token when nothing is left.
+func (a *analyzer) consumeHanPrefix(i, n int) {
+	rs := []rune(a.toks[i].text)
+	if n >= len(rs) {
+		a.toks = append(a.toks[:i], a.toks[i+1:]...)
+		if i < len(a.toks) {
+			a.toks[i].adj = true
+		}
+		return
+	}
+	a.toks[i].text = string(rs[n:])
+}
+
+var months = map[string]int{
+	"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+	"may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+	"september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
+	"december": 12, "dec": 12,
+}
+
+// monthWord handles an English month name. "may" is a month only after a
+// preposition (in, of, since, until, before, after, during, by, from, to,
+// last, next, this, early, late, mid) or before a day number.
+func monthWord(w string, a *analyzer, i int) (int, bool) {
+	m, ok := months[w]
+	if !ok {
+		return 0, false
+	}
+	nt, hasNext := a.next(i)
+	dayNext := hasNext && nt.kind == tNum && dayNumber(nt.text) > 0
+	if w == "may" || w == "mar" || w == "jan" || w == "dec" || w == "sep" {
+		prevOK := false
+		if i > 0 && a.toks[i-1].kind == tWord {
+			switch a.toks[i-1].text {
+			case "in", "of", "since", "until", "till", "before", "after", "during", "by", "from", "to", "last", "next", "this", "early", "late", "mid", "end":
+				prevOK = true
+			}
+		}
+		if !prevOK && !dayNext {
+			return 0, false
+		}
+	}
+	a.facet("month:" + strconv.Itoa(m))
+	if dayNext {
+		a.facet("day:" + strconv.Itoa(dayNumber(nt.text)))
+		return 2, true
+	}
+	return 1, true
+}
+
+// dayNumber parses "3", "03", "3rd", "21st" as a day of the month, or 0.
+func dayNumber(s string) int {
+	s = strings.TrimRight(s, "stndrh")
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 31 {
+		return 0
+	}
+	return n
+}
+
+var numberWordValues = map[string]int{
+	"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+	"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+	"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+	"forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+}
+
+func numberWord(w string) (int, bool) {
+	v, ok := numberWordValues[w]
+	return v, ok
+}
+
+// numberWords reads English number words starting at token i ("twenty",
+// "twenty five", "twenty-five", "a dozen", "half a dozen", and "one" only
+// before a unit) and returns the value and the tokens used, or 0 tokens.
+func (a *analyzer) numberWords(i int) (string, int) {
+	w := a.toks[i].text
+	if w == "half" && i+2 < len(a.toks) && a.toks[i+1].text == "a" && a.toks[i+2].text == "dozen" {
+		return "6", 3
+	}
+	if w == "one" {
+		if nt, ok := a.next(i); ok && nt.kind == tWord {
+			if _, unit := englishUnits[nt.text]; unit {
+				return "1", 1
+			}
+		}
+		return "", 0
+	}
+	if parts := strings.Split(w, "-"); len(parts) == 2 {
+		t, ok1 := numberWordValues[parts[0]]
+		u, ok2 := numberWordValues[parts[1]]
+		if ok1 && ok2 && t >= 20 && t%10 == 0 && u > 0 && u < 10 {
+			return strconv.Itoa(t + u), 1
+		}
+	}
+	v, ok := numberWordValues[w]
+	if !ok {
+		return "", 0
+	}
+	if v >= 20 && v%10 == 0 && v < 100 {
+		if nt, ok := a.next(i); ok && nt.kind == tWord {
+			if u, ok := numberWordValues[nt.text]; ok && u > 0 && u < 10 {
+				return strconv.Itoa(v + u), 2
+			}
+		}
+	}
+	return strconv.Itoa(v), 1
+}
+
+// englishUnits maps unit words after a number to a facet template; "#" is
+// replaced by the number.
+var englishUnits = map[string]string{
+	"s": "dur:#s", "sec": "dur:#s", "secs": "dur:#s", "second": "dur:#s", "seconds": "dur:#s",
+	"ms": "dur:#ms", "msec": "dur:#ms", "millisecond": "dur:#ms", "milliseconds": "dur:#ms",
+	"min": "dur:#min", "mins": "dur:#min", "minute": "dur:#min", "minutes": "dur:#min",
+	"h": "dur:#h", "hr": "dur:#h", "hrs": "dur:#h", "hour": "dur:#h", "hours": "dur:#h",
+	"day": "dur:#d", "days": "dur:#d", "week": "dur:#w", "weeks": "dur:#w",
+	"month": "dur:#mo", "months": "dur:#mo", "year": "dur:#y", "years": "dur:#y",
+	"kg": "wt:#kg", "kgs": "wt:#kg", "kilogram": "wt:#kg", "kilograms": "wt:#kg",
+	"lb": "wt:#lb", "lbs": "wt:#lb", "pound": "wt:#lb", "pounds": "wt:#lb",
+	"t": "wt:#t", "ton": "wt:#t", "tons": "wt:#t", "tonne": "wt:#t", "tonnes": "wt:#t",
+	"unit": "qty:#pcs", "units": "qty:#pcs", "piece": "qty:#pcs", "pieces": "qty:#pcs", "pcs": "qty:#pcs", "each": "qty:#pcs", "ea": "qty:#pcs",
+	"case": "qty:#case", "cases": "qty:#case", "carton": "qty:#case", "cartons": "qty:#case", "ctn": "qty:#case",
+	"pallet": "qty:#pallet", "pallets": "qty:#pallet", "plt": "qty:#pallet",
+	"yuan": "cny:#", "rmb": "cny:#", "cny": "cny:#", "usd": "usd:#", "dollar": "usd:#", "dollars": "usd:#",
+	"eur": "eur:#", "euro": "eur:#", "euros": "eur:#", "percent": "pct:#", "pct": "pct:#",
+	"times": "times:#", "x": "times:#", "retries": "times:#", "attempts": "times:#",
+	"o'clock": "clock:#", "oclock": "clock:#",
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// number handles a number at token i (text v, which for number words is
+// already the value) and returns how many tokens it consumed.
+func (a *analyzer) number(i int, v string, fromWords bool) int {
+	if a.pendingOrd {
+		a.pendingOrd = false
+		a.facet("ord:" + v)
+		return 1
+	}
+	if !fromWords && !isDigits(v) {
+		return a.numberToken(i, v)
+	}
+	nt, hasNext := a.next(i)
+	if hasNext {
+		switch {
+		case nt.kind == tSym && nt.text == "%" && nt.adj:
+			a.facet("pct:" + v)
+			return 2
+		case nt.kind == tWord:
+			if tpl, ok := englishUnits[nt.text]; ok {
+				a.facet(strings.ReplaceAll(tpl, "#", v))
+				return 2
+			}
+			if nt.text == "pm" || nt.text == "p.m" || nt.text == "am" || nt.text == "a.m" {
+				if f, ok := clock(v, "0", nt.text[0] == 'p'); ok {
+					a.facet(f)
+					return 2
+				}
+			}
+			if nt.adj {
+				if d := dayNumber(v + nt.text); d > 0 && (nt.text == "st" || nt.text == "nd" || nt.text == "rd" || nt.text == "th") {
+					a.facet("ord:" + v)
+					return 2
+				}
+			}
+		case nt.kind == tHan && nt.adj:
+			if f, n := hanClassifier(v, []rune(nt.text), false, a); n > 0 {
+				if f != "" {
+					a.facet(f)
+				}
+				a.consumeHanPrefix(i+1, n)
+				return 1
+			}
+			if strings.HasPrefix(nt.text, "号") {
+				// 8号: a day of the month or a number, kept apart from 八号.
+				a.facet("hao:" + v)
+				a.consumeHanPrefix(i+1, 1)
+				return 1
+			}
+		}
+	}
+	if fromWords {
+		a.facet("num:" + v)
+		return 1
+	}
+	if len(v) == 4 && (strings.HasPrefix(v, "19") || strings.HasPrefix(v, "20")) {
+		a.facet("year:" + v)
+		return 1
+	}
+	a.facet("num:" + v)
+	return 1
+}
+
+// numberToken handles a digit-led token that is not a plain integer:
+// decimals, times, dates, numbers with a unit suffix ("20s", "3pm") and
+// identifiers ("3a-17").
+func (a *analyzer) numberToken(i int, v string) int {
+	if j := strings.IndexByte(v, ':'); j > 0 && isDigits(v[:j]) && isDigits(v[j+1:]) && len(v[j+1:]) == 2 {
+		pm := false
+		ampm := false
+		if nt, ok := a.next(i); ok && nt.kind == tWord && (nt.text == "pm" || nt.text == "p.m" || nt.text == "am" || nt.text == "a.m") {
+			pm, ampm = nt.text[0] == 'p', true
+		}
+		if f, ok := clock(v[:j], v[j+1:], pm); ok && (ampm || strings.HasPrefix(f, "time:")) {
+			a.facet(f)
+			if ampm {
+				return 2
+			}
+			return 1
+		}
+		a.facet("clock:" + v)
+		return 1
+	}
+	if p := strings.Split(v, "-"); len(p) == 3 && len(p[0]) == 4 && isDigits(p[0]) && isDigits(p[1]) && isDigits(p[2]) {
+		m, _ := strconv.Atoi(p[1])
+		d, _ := strconv.Atoi(p[2])
+		a.facet("date:" + p[0] + "-" + strconv.Itoa(m) + "-" + strconv.Itoa(d))
+		return 1
+	}
+	// Split the leading number from a letter suffix.
+	j := 0
+	for j < len(v) && (v[j] >= '0' && v[j] <= '9' || v[j] == '.') {
+		j++
+	}
+	num, suf := v[:j], v[j:]
+	if strings.Count(num, ".") <= 1 && !strings.HasSuffix(num, ".") {
+		if suf == "" {
+			return a.number(i, num, true) // a decimal: same unit handling
+		}
+		if suf == "pm" || suf == "am" {
+			if f, ok := clock(num, "0", suf == "pm"); ok {
+				a.facet(f)
+				return 1
+			}
+		}
+		if suf == "st" || suf == "nd" || suf == "rd" || suf == "th" {
+			a.facet("ord:" + num)
+			return 1
+		}
+		if tpl, ok := englishUnits[suf]; ok && suf != "x" && suf != "t" && suf != "s" || suf == "s" || suf == "x" {
+			if suf == "s" && len(num) == 4 {
+				a.facet("decade:" + num) // "1990s"
+				return 1
+			}
+			if tpl == "" {
+				tpl = englishUnits[suf]
+			}
+			a.facet(strings.ReplaceAll(tpl, "#", num))
+			return 1
+		}
+	}
+	a.facet(v)
+	return 1
+}
+
+// clock returns the facet of hour h (and minute m) on a 12-hour clock with
+// a known half ("time:15:00"), or on a 24-hour clock when pm is false and
+// the hour is 13..23 or 0. An hour 1..12 without am/pm is ambiguous:
+// clock() then returns "clock:H:MM", which never equals a time: facet.
+func clock(h, m string, pm bool) (string, bool) {
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if err1 != nil || err2 != nil || hh > 23 || mm > 59 {
+		return "", false
+	}
+	return "time:" + strconv.Itoa(hh+boolInt(pm && hh < 12)*12) + ":" + pad2(mm), true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func pad2(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+// sym handles a symbol token.
+func (a *analyzer) sym(i int) int {
+	t := a.toks[i]
+	nt, ok := a.next(i)
+	if !ok || nt.kind != tNum || !nt.adj {
+		return 1
+	}
+	switch t.text {
+	case "$":
+		a.facet("usd:" + nt.text)
+		return 2
+	case "¥":
+		a.facet("cny:" + nt.text)
+		return 2
+	case "€":
+		a.facet("eur:" + nt.text)
+		return 2
+	case "£":
+		a.facet("gbp:" + nt.text)
+		return 2
+	}
+	return 1
+}
+
+const hanDigits = "零〇一二两三四五六七八九"
+
+// parseHanNumber reads a Chinese numeral at the start of rs. It returns the
+// value as a decimal string, the runes used, and whether it was written
+// digit by digit (二〇二三), which only a year may be.
+func parseHanNumber(rs []rune) (string, int, bool) {
+	n := 0
+	for n < len(rs) && strings.ContainsRune(hanDigits+"十百千万", rs[n]) {
+		n++
+	}
+	if n == 0 {
+		return "", 0, false
+	}
+	digit := func(r rune) int {
+		switch r {
+		case '零', '〇':
+			return 0
+		case '两':
+			return 2
+		}
+		return strings.IndexRune("零一二三四五六七八九", r) / 3 // byte index of 3-byte runes
+	}
+	plain := true
+	for _, r := range rs[:n] {
+		if strings.ContainsRune("十百千万", r) {
+			plain = false
+		}
+	}
+	if plain {
+		var b strings.Builder
+		for _, r := range rs[:n] {
+			b.WriteString(strconv.Itoa(digit(r)))
+		}
+		return b.String(), n, n > 1
+	}
+	total, section, num := 0, 0, 0
+	for _, r := range rs[:n] {
+		switch r {
+		case '十', '百', '千':
+			unit := map[rune]int{'十': 10, '百': 100, '千': 1000}[r]
+			if num == 0 {
+				num = 1
+			}
+			section += num * unit
+			num = 0
+		case '万':
+			total += (section + num) * 10000
+			section, num = 0, 0
+		default:
+			num = digit(r)
+		}
+	}
+	return strconv.Itoa(total + section + num), n, false
+}
+
+// hanClassifier reads a Chinese classifier or unit at the start of rs,
+// after the number v, and returns the facet and the runes it used (0 when
+// rs does not start with one). han is true when v was written in Chinese
+// numerals; raw is then the numeral as written.
+func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
+	s := string(rs)
+	has := func(p string) bool { return strings.HasPrefix(s, p) }
+	type unit struct{ prefix, tpl string }
+	for _, u := range []unit{
+		{"号仓库", "wh:#"}, {"号仓", "wh:#"}, {"号库", "wh:#"}, {"仓", "wh:#"},
+		{"号月台", "dock:#"}, {"号门", "dock:#"}, {"号道口", "dock:#"},
+		{"号巷道", "aisle:#"}, {"号通道", "aisle:#"}, {"号区", "zone:#"}, {"库区", "zone:#"},
+		{"毫秒", "dur:#ms"}, {"秒钟", "dur:#s"}, {"秒", "dur:#s"}, {"分钟", "dur:#min"},
+		{"个小时", "dur:#h"}, {"小时", "dur:#h"}, {"天", "dur:#d"}, {"个星期", "dur:#w"},
+		{"星期", "dur:#w"}, {"周", "dur:#w"}, {"个月", "dur:#mo"},
+		{"公斤", "wt:#kg"}, {"千克", "wt:#kg"}, {"磅", "wt:#lb"}, {"吨", "wt:#t"},
+		{"件", "qty:#pcs"}, {"箱", "qty:#case"}, {"托盘", "qty:#pallet"}, {"托", "qty:#pallet"},
+		{"美元", "usd:#"}, {"元", "cny:#"}, {"块钱", "cny:#"}, {"欧元", "eur:#"},
+		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
+		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#"}, {"条", "num:#"}, {"张", "num:#"}, {"台", "num:#"}, {"所", "num:#"}, {"家", "num:#"},
+	} {
+		if has(u.prefix) {
+			return strings.ReplaceAll(u.tpl, "#", v), utf8.RuneCountInString(u.prefix)
+		}
+	}
+	if _, n := zoneSuffix(s); n > 0 {
+		return "zone:" + v, n
+	}
+	if has("年") {
+		switch {
+		case len(v) == 4 && (han || isDigits(v)):
+			return "year:" + v, 1
+		case len(v) == 2 && isDigits(v):
+			return "year2:" + v, 1 // "23年": never equal to a four-digit year
+		}
+		return "dur:" + v + "y", 1
+	}
+	if has("月") {
+		if m, _ := strconv.Atoi(v); m >= 1 && m <= 12 {
+			return "month:" + strconv.Itoa(m), 1
+		}
+		return "", 0
+	}
+	if has("日") || has("号") {
+		if strings.HasPrefix(a.lastFacet, "month:") {
+			return "day:" + v, 1
+		}
+		if has("日") {
+			return "dom:" + v, 1
+		}
+		return "", 0 // 号 alone is ambiguous: handled by the caller
+	}
+	if has("点") {
+		h, _ := strconv.Atoi(v)
+		if a.ampmIdx >= 0 && a.ampmIdx == len(a.out.ordered)-1 && strings.HasPrefix(a.lastFacet, "ampm:") && h >= 1 && h <= 12 {
+			pm := a.lastFacet != "ampm:am"
+			f, _ := clock(v, "0", pm)
+			a.out.ordered = a.out.ordered[:a.ampmIdx]
+			a.ampmIdx = -1
+			return f, 1
+		}
+		if h >= 13 && h <= 23 || h == 0 {
+			f, _ := clock(v, "0", false)
+			return f, 1
+		}
+		return "clock:" + v, 1
+	}
+	return "", 0
+}
+
+// han handles a run of Han characters and returns the tokens it consumed
+// (always 1, or 2 when a following number was taken, e.g. 仓库3).
+func (a *analyzer) han(i int) int {
+	rs := []rune(a.toks[i].text)
+	var resid []rune
+	flush := func() {
+		if len(resid) > 0 {
+			a.content("z:" + string(resid))
+			resid = resid[:0]
+		}
+	}
+	consumed := 1
+	for p := 0; p < len(rs); {
+		// Ordinals: 第二, 第 2.
+		if rs[p] == '第' {
+			if v, n, _ := parseHanNumber(rs[p+1:]); n > 0 {
+				flush()
+				a.facet("ord:" + v)
+				p += 1 + n
+				continue
+			}
+			if p == len(rs)-1 {
+				if nt, ok := a.next(i); ok && nt.kind == tNum && nt.adj {
+					flush()
+					a.pendingOrd = true
+					p++
+					continue
+				}
+			}
+		}
+		// The lexicon, longest match first.
+		matched := false
+		for n := min(a.lx.zhMax, len(rs)-p); n >= 1; n-- {
+			e, ok := a.lx.zh[string(rs[p:p+n])]
+			if !ok {
+				continue
+			}
+			if e.kind == lexLiteral {
+				resid = append(resid, rs[p:p+n]...)
+				p += n
+				matched = true
+				break
+			}
+			flush()
+			if e.kind == lexPlace {
+				rest := string(rs[p+n:])
+				switch {
+				case strings.HasPrefix(rest, "大学"):
+					a.facet("univ:" + e.value)
+					a.content("c:univ")
+					n += 2
+				case strings.HasPrefix(rest, "省") || strings.HasPrefix(rest, "市"):
+					a.facet("place:" + e.value)
+					n++
+				default:
+					a.facet("place:" + e.value)
+				}
+			} else if e.kind == lexMarker && p+n == len(rs) {
+				consumed += a.entry(e, i, true)
+			} else if e.kind == lexMarker {
+				a.content("c:" + e.value)
+			} else {
+				a.entry(e, i, true)
+			}
+			p += n
+			matched = true
+			break
+		}
+		if matched {
+			continue
+		}
+		// Chinese numerals, converted only before a classifier or unit
+		// that gives them exactly one reading.
+		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 {
+			rest := rs[p+n:]
+			if digitForm && !strings.HasPrefix(string(rest), "年") {
+				// 二三 is not a number unless it is a year.
+				resid = append(resid, rs[p:p+n]...)
+				p += n
+				continue
+			}
+			if f, m := hanClassifier(v, rest, true, a); m > 0 && !(v == "1" && f == "num:1") && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
+				flush()
+				if f != "" {
+					a.facet(f)
+				}
+				p += n + m
+				continue
+			}
+			if len(rest) > 0 && rest[0] == '号' {
+				// 八号: a day of the month or a number; keep it as written so
+				// that it never equals 8号.
+				flush()
+				a.facet("hao:" + string(rs[p:p+n]))
+				p += n + 1
+				continue
+			}
+		}
+		resid = append(resid, rs[p])
+		p++
+	}
+	flush()
+	return consumed
+}
+
+// facetsOf returns the sorted, deduplicated facets of an analysis, plus one
+// "seq:TYPE:v1>v2" facet for every facet type that occurs with two or more
+// values, in their order of appearance, so that "from zone A to zone B"
+// never equals "from zone B to zone A".
+func facetsOf(an analysis) []string {
+	seen := map[string]bool{}
+	var out []string
+	byType := map[string][]string{}
+	var types []string
+	for _, f := range an.ordered {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		out = append(out, f)
+		typ, val := f, f
+		if j := strings.IndexByte(f, ':'); j > 0 {
+			typ, val = f[:j], f[j+1:]
+		} else if strings.ContainsAny(f, "0123456789") {
+			typ = "id"
+		}
+		if _, ok := byType[typ]; !ok {
+			types = append(types, typ)
+		}
+		byType[typ] = append(byType[typ], val)
+	}
+	for _, typ := range types {
+		if vals := byType[typ]; len(vals) > 1 {
+			out = append(out, "seq:"+typ+":"+strings.Join(vals, ">"))
+		}
+	}
+	sort.Strings(out)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+// Package cache is sluice's namespaced semantic answer cache.
+//
+// A question is normalized (see Normalize), keyed exactly by
+// SHA-256(namespace 0x00 normalized) (see ExactKey), and embedded for a
+// similarity tier in which a hit also needs equal facets (identifiers,
+// numbers and units, zones, dates, negation, polarity and dimension words;
+// see Facets), so that "SKU-10234" never answers "SKU-10235" and "inbound"
+// never answers "outbound". Only complete answers are stored; a lookup
+// never fails, it misses.
+//
+// Entries of different effective namespaces (tenant, request namespace and
+// model; see Namespace.String) never meet. The default embedder, Builtin,
+// runs in-process with no network; OpenAIEmbedder calls any
+// OpenAI-compatible /embeddings endpoint. Explain gives the decision of
+// Lookup and why, as a dry run.
+package cache

@@ -1,0 +1,204 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// maxCandidates is the number of candidates an Explanation lists.
+const maxCandidates = 5
+
+// decision is the outcome of one lookup, shared by Lookup and Explain so
+// that both always decide alike.
+type decision struct {
+	key        string
+	normalized string
+	facets     []string
+	hit        *entry
+	kind       string
+	score      float64 // the hit's score, or the best score seen
+	reason     string
+	candidates []Candidate
+}
+
+// decide makes the cache decision for question in ns without changing
+// anything. With explain, it also scans the whole namespace (not only the
+// facet bucket) for the candidates and the reason.
+func (c *Cache) decide(ctx context.Context, ns Namespace, question string, explain bool) decision {
+	now := c.cfg.Now()
+	norm := Normalize(question)
+	nsKey := ns.String()
+	d := decision{key: ExactKey(ns, norm), normalized: norm}
+
+	c.mu.RLock()
+	e, ok := c.st.get(d.key)
+	live, _ := c.st.nsCount(nsKey)
+	c.mu.RUnlock()
+	if ok && !e.expired(now) {
+		d.hit, d.kind, d.score, d.reason = e, "exact", 1, "exact key"
+		if explain {
+			d.facets = facetsOf(analyze(norm))
+			d.candidates = []Candidate{c.candidate(e, 1, d.facets, now)}
+		}
+		return d
+	}
+
+	d.facets = facetsOf(analyze(norm))
+	if live == 0 {
+		d.reason = "no entries in namespace"
+		return d
+	}
+	vec, err := c.embed(ctx, norm)
+	if err != nil {
+		d.reason = "embedder unavailable: exact tier only"
+		return d
+	}
+	facetKey := strings.Join(d.facets, "\x1f")
+
+	type scored struct {
+		e     *entry
+		score float64
+	}
+	var best scored // best live entry with equal facets
+	var top []scored
+	c.mu.RLock()
+	var bucket *string
+	if !explain {
+		bucket = &facetKey
+	}
+	c.st.scan(nsKey, bucket, func(e *entry, v []float32) bool {
+		if e.expired(now) || len(v) != len(vec) {
+			return true
+		}
+		s := float64(dot(vec, v))
+		if e.facetKey == facetKey && (best.e == nil || s > best.score) {
+			best = scored{e, s}
+		}
+		if explain {
+			top = append(top, scored{e, s})
+		}
+		return true
+	})
+	if explain {
+		sort.Slice(top, func(i, j int) bool { return top[i].score > top[j].score })
+		if len(top) > maxCandidates {
+			top = top[:maxCandidates]
+		}
+		for _, t := range top {
+			d.candidates = append(d.candidates, c.candidate(t.e, t.score, d.facets, now))
+		}
+	}
+	c.mu.RUnlock()
+
+	if best.e != nil {
+		d.score = best.score
+	}
+	th := c.cfg.Threshold
+	if best.e != nil && best.score >= th {
+		d.hit, d.kind = best.e, "semantic"
+		d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", best.score, th)
+		return d
+	}
+	if !explain {
+		return d
+	}
+	if len(top) == 0 {
+		d.reason = "no entries in namespace"
+		return d
+	}
+	d.score = top[0].score
+	// The most similar entry at or above the threshold whose facets differ
+	// explains a miss better than "below threshold".
+	for _, t := range top {
+		if t.score >= th && t.e.facetKey != facetKey {
+			q, e := facetDiff(d.facets, t.e.facets)
+			d.reason = fmt.Sprintf("facet mismatch: %s != %s", q, e)
+			return d
+		}
+	}
+	d.reason = fmt.Sprintf("below threshold: best %.2f < %.2f", top[0].score, th)
+	return d
+}
+
+// facetDiff returns the facets only the question has and those only the
+// entry has, comma-separated, "(none)" for an empty side.
+func facetDiff(q, e []string) (string, string) {
+	in := func(s []string, x string) bool {
+		for _, y := range s {
+			if y == x {
+				return true
+			}
+		}
+		return false
+	}
+	var onlyQ, onlyE []string
+	for _, x := range q {
+		if !in(e, x) {
+			onlyQ = append(onlyQ, x)
+		}
+	}
+	for _, x := range e {
+		if !in(q, x) {
+			onlyE = append(onlyE, x)
+		}
+	}
+	join := func(s []string) string {
+		if len(s) == 0 {
+			return "(none)"
+		}
+		return strings.Join(s, ",")
+	}
+	return join(onlyQ), join(onlyE)
+}
+
+// candidate describes e for an Explanation. c.mu may be held for reading.
+func (c *Cache) candidate(e *entry, score float64, facets []string, now time.Time) Candidate {
+	cd := Candidate{
+		Question:    e.question,
+		Score:       score,
+		Facets:      append([]string{}, e.facets...),
+		FacetsMatch: strings.Join(facets, "\x1f") == e.facetKey,
+		AgeS:        now.Unix() - e.created.Unix(),
+		Hits:        e.hits,
+	}
+	if !e.expires.IsZero() {
+		cd.TTLS = e.expires.Unix() - now.Unix()
+	} else {
+		cd.TTLS = -1
+	}
+	return cd
+}
+
+// Explain returns the decision Lookup would make for question in ns and
+// why, changing nothing: no counter, no hit count, no LRU position. Its
+// candidates are the five most similar live entries of the namespace
+// (whatever their facets), its reason one of "exact key", "score S >=
+// threshold T and facets match", "facet mismatch: Q != E", "below
+// threshold: best S < T", "no entries in namespace" or "embedder
+// unavailable: exact tier only".
+func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Explanation {
+	d := c.decide(ctx, ns, question, true)
+	x := Explanation{
+		Decision:   "miss",
+		Score:      d.score,
+		Threshold:  c.cfg.Threshold,
+		Namespace:  ns.String(),
+		Key:        d.key,
+		Query:      Query{Normalized: d.normalized, Facets: d.facets},
+		Candidates: d.candidates,
+		Reason:     d.reason,
+	}
+	if x.Candidates == nil {
+		x.Candidates = []Candidate{}
+	}
+	if x.Query.Facets == nil {
+		x.Query.Facets = []string{}
+	}
+	if d.hit != nil {
+		x.Decision, x.Kind = "hit", d.kind
+	}
+	return x
+}

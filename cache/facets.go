@@ -1,0 +1,55 @@
+package cache
+
+// Facets returns the facets of a normalized question (see Normalize): the
+// things it is about, which must be equal for a semantic hit. The result is
+// sorted and deduplicated; it is empty, not nil, when there are none.
+//
+// Facet strings are canonical, so that the same entity written another way
+// or in the other language gives the same string:
+//
+//   - identifiers: any token mixing letters and digits, hyphens kept, as
+//     written: "sku-10234", "w-20240611-07", "a-03-02", "ob-88213";
+//   - plain numbers "num:7731", four-digit years 1900–2099 "year:2023"
+//     (2023年 too), two-digit years "year2:23" (never equal to a full year),
+//     percentages "pct:5" (never equal to a bare 5), ordinals "ord:2"
+//     (第二, 2nd; never equal to a plain 2);
+//   - numbers with units: "dur:20s" (20 秒, 二十秒, 20 seconds, 20s),
+//     "dur:30ms", "dur:5min", "wt:5kg", "qty:40pcs" (40 件, 40 units),
+//     "qty:3case" (3 箱, 3 cases), "qty:2pallet" (2 托, 2 pallets),
+//     "cny:100", "usd:5", "times:3" (3 次, 3 times); units without a
+//     number: "unit:pcs", "unit:case", "unit:pallet";
+//   - places in the warehouse: "zone:a" (zone A, A 区, A区), "wh:3" (3 号仓,
+//     三号仓, warehouse 3), "dock:3", "aisle:12";
+//   - places: Chinese provinces and large cities in both scripts
+//     ("place:henan" for Henan and 河南), and "univ:zhejiang" for a
+//     university named after one (Zhejiang University, 浙江大学);
+//   - dates and times: "day:today" (today, 今天), "day:yesterday",
+//     "day:tomorrow", weeks, months and years relative to now, "month:5"
+//     (May, 5月, 五月), "day:3" after a month, "date:2024-6-11",
+//     "ampm:am" (morning, 上午), "ampm:pm", "time:16:00" (16:00, 4 pm,
+//     下午4点), "clock:4" for an hour that could be a.m. or p.m., and
+//     "hao:8" / "hao:八" for N号 that is not a warehouse or dock (a day of
+//     the month or a number: the two spellings stay apart on purpose);
+//   - negation "neg" (not, no, never, without, n't, 不, 没有, 未, 无, 非;
+//     but not the question forms 是不是, 要不要, 了没有);
+//   - polarities and dimensions that flip the meaning: "flow:in"/"flow:out"
+//     (inbound/入库, outbound/出库), "op:add"/"op:remove", "shelf:up"/
+//     "shelf:down" (上架/下架), "ext:min"/"ext:max", "toggle:on"/
+//     "toggle:off", "rel:before"/"rel:after", "cmp:gt"/"cmp:lt",
+//     "run:start"/"run:stop", "io:read"/"io:write"/"io:connect", warehouse
+//     operations and roles ("op:pick", "op:pack", "op:replenish",
+//     "role:picker", "role:packer"), and the dimension asked about
+//     ("dim:tuition", "dim:city", "dim:college", "dim:major",
+//     "lvl:ug"/"lvl:grad", "track:sci"/"track:arts");
+//   - "seq:TYPE:v1>v2" when a type occurs with several values, in their
+//     order, so that swapping two values changes the facets.
+//
+// What is not a facet: names of people, products and most universities,
+// and any other word outside the built-in vocabulary. Those are left to
+// the embedding, where the builtin embedder weighs unknown words and
+// unknown Chinese characters heavily, so that 张伟 and 张玮 score far apart.
+// A Chinese numeral is converted only before a unit or classifier that
+// gives it exactly one reading.
+func Facets(normalized string) []string {
+	return facetsOf(analyze(normalized))
+}

@@ -1,0 +1,415 @@
+package cache
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The lexicon is general vocabulary, not a list of known questions: stop
+// words and polite fillers in English and Chinese, cross-language concepts
+// (how many = 多少, status = 状态), polarity and dimension words that become
+// facets (inbound/入库 vs outbound/出库), and Chinese provinces and large
+// cities with their pinyin names.
+//
+// Each line is "target|phrase|phrase|...", where the target is one of:
+//
+//	"-"       a stop phrase, dropped: it carries no meaning for the cache;
+//	"="       a plain Chinese word, matched whole so that no part of it is
+//	          read as a unit or a zone (软件 holds 件, 区别 holds 区);
+//	"c:NAME"  a concept: one embedding token shared by every phrase;
+//	"q:NAME"  a question form: like a concept, with a lower weight;
+//	"f:FACET" a facet: the phrase sets FACET and leaves the embedding;
+//	"m:TYPE"  a marker that types the code next to it (zone A, A区, 3号仓);
+//	"p:NAME"  a place: facet "place:NAME", or "univ:NAME" before
+//	          university or 大学.
+//
+// A phrase with Han characters is matched inside Chinese text (longest match
+// first); any other phrase is matched on whole English words (also after
+// light stemming).
+const lexiconText = `
+-|a|an|the|is|are|was|were|be|been|being|do|does|did|of|in|on|at|for|by|with|into|onto|about|as|it|its|this|that|these|those|there|here
+-|me|my|i|you|your|we|our|us|they|their|them|he|she|his|her|someone|anyone
+-|please|kindly|could|would|can|will|shall|should|might|must|let|tell|show|list|give|get|gets|got|find|check|see|look|know|want|help|need|needs
+-|need to|needs to|to be|have to|has to|going to|want to|wants to|used to
+-|just|currently|now|still|already|also|all|any|some|each|every|which|what|whats|so|then|both|either|one of|out|up
+-|could you|can you|would you|will you|please tell me|tell me|show me|let me know|i want to know|i would like to know|i'd like to know|do you know|help me|give me|explain
+-|located|located in|situated|situated in|based in|lies in|to|into|onto
+-|there are|there is|are there|is there|right now|at the moment|at present|so far|in total|in all
+-|offer|offers|offered|provide|provides|provided|have|has|had|having|own|contain|contains|include|includes|exist|exists
+f:ord:1|first|1st
+f:ord:2|second|2nd
+f:ord:3|third|3rd
+f:ord:4|fourth|4th
+f:ord:5|fifth|5th
+f:ord:last|last one|最后一个
+f:dir:up|increase|increases|increased|raise|raised|grow|grows|提高|上升|上调|增长|调高|调大
+f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|drop|drops|降低|减少|下降|下调|调低|调小
+-|请问|请|帮我|帮忙|帮|麻烦|麻烦你|麻烦您|给我|一下|查一下|查查|查询|查|看看|看一下|看下|瞧瞧|告诉我|我想知道|想知道|想问|问一下|能否|能不能|可以|可不可以|是否|要不要|是不是|会不会|有没有|对不对|好不好|行不行|了没有|了没
+-|的|了|吗|呢|吧|啊|呀|嘛|么|是|都|在|位于|处于|为|给|把|和|跟|与|及|以及|或|这|那|这个|那个|这张|那张|这些|那些|这里|那里|个|一个|一张|一条|一些|一共|共|总共|现在|目前|当前|已经|已|在哪个|上|里|中|内|还|也|就|又|再|会|能|要|需要|应该|该|得|地|着|过|等|下设|设有|开设|有|拥有|包括|包含|请帮我|帮我看看|帮我查查|帮我查一下|非常|无论|否则|不过|不仅|不断|不错
+-|哪些|有哪些|都有哪些|哪个|哪一个|哪|什么|是什么|啥|如何|怎样|怎么样
+q:qty|how many|how much|what number of|what quantity of|number of|quantity|quantities|amount|count|多少|几个|几|数量|多少个|多少钱|是多少|要多少钱|多少分
+q:how|how|how to|how do i|how can i|怎么|怎么办|怎样做|如何做|要怎么
+q:who|who|whom|whose|谁|哪位
+q:when|when|what time|是什么时候|时候|什么时候|何时|时间|几点|啥时候
+q:where|where|location|locations|located|whereabouts|哪里|哪儿|在哪|在哪里|在哪儿|位置|什么地方
+q:why|why|cause|causes|caused|reason|reasons|how come|what causes|为什么|为啥|原因|导致|为何
+q:meaning|mean|means|meaning|meant|stand for|stands for|definition|意思|什么意思|是什么意思|代表什么|代表|指的是什么|指什么|含义|表示什么|表示|意味着
+q:diff|difference|differences|differ|different|vs|versus|区别|差别|不同|有什么区别|有什么不同|差异在哪
+q:advice|ok|okay|good idea|a good idea|advisable|recommended|safe|sensible|reasonable|合适|合理|推荐|建议|好|可行
+c:remain|left|remaining|remain|remains|remainder|还剩|剩余|剩下|剩|还有多少|尚余|余量|剩多少
+c:status|status|state|states|状态|什么状态|情况|现状
+c:progress|progress|how far along|how far|进度|进展|完成度
+c:responsible|responsible|responsible for|assigned|assigned to|in charge|in charge of|owner|owns|handles|handled|handle|负责|负责人|经手|处理
+c:set|set|sets|setting|settings|configure|configured|configuration|config|设置|设定|设|配置
+c:create|create|creates|created|generate|generates|generated|make|build|生成|创建|新建|建立|建|产生
+c:cancel|cancel|cancels|cancelled|canceled|取消|撤销
+c:release|release|releases|released|释放|下发|发布
+c:retry|retry|retries|retried|retrying|重试|重新尝试
+c:timeout|timeout|timeouts|time out|timed out|超时
+c:expire|expire|expires|expired|expiry|expiration|过期|失效|到期
+c:order|order|orders|订单|单子|单据|单
+c:rush|rush|urgent|expedited|priority|急|加急|紧急
+c:rushorder|急单|加急单|加急订单|紧急订单|rush order|rush orders|urgent order|urgent orders
+c:exception|exception|exceptions|abnormal|anomaly|anomalies|异常
+c:exceptionorder|异常单|异常订单|exception order|exception orders|abnormal order|abnormal orders
+c:wave|wave|waves|波次
+c:bin|bin|bins|slot|库位|货位|储位
+c:stock|stock|inventory|on-hand|on hand|库存|存货|现货
+c:store|store|stores|stored|storing|存放|存储|放|放在|储存
+c:wait|pending|waiting|awaiting|await|待|等待|等着|等待中|尚未
+c:need|require|requires|required|requirement|需|需求|要求
+c:done|done|complete|completed|completion|finished|finish|完成|完毕|做完|完了
+c:discrepancy|discrepancy|discrepancies|variance|variances|差异|差了多少|差多少|差额|差
+c:task|task|tasks|job|jobs|任务|作业
+c:univ|university|universities|大学
+c:school|school|schools|学校
+c:score|score|scores|admission score|admission scores|cutoff|cut-off|分数|分数线|录取分数线|录取分|分
+c:admission|admission|admissions|admit|admitted|录取|招生
+c:interview|interview|interviews|面试
+c:http|http|https|status code|http status|http status code|http code|状态码|http状态码
+c:code|code|codes|错误码|代码|码
+c:respond|return|returns|returned|reply|replies|replied|respond|responds|response|返回|回复|响应
+c:error|error|errors|错误|报错|出错
+c:fail|fail|fails|failed|failure|failures|失败|还失败
+c:work|work|works|working|工作|运作|运行|原理
+c:key|key|keys|键|键值
+c:command|command|commands|命令|指令
+c:persist|persistence|persistent|persist|持久化
+c:perf|performance|性能|效率|速度
+c:affect|affect|affects|impact|impacts|影响
+c:use|use|uses|using|usage|用|使用|用法
+c:from|from|从|自
+c:to|到|至|往
+c:than|than|比
+c:per|per|每|一年|每年|a year|per year|annually
+c:money|money|cost|costs|fee|fees|price|钱|费用|价格|多少钱
+c:handledby|handled by|processed by
+c:backoff|backoff|back off|退避|指数退避
+c:jitter|jitter|抖动
+c:exponential|exponential|指数
+c:client|client|clients|客户端
+c:server|server|servers|服务器|服务端
+c:gateway|gateway|网关
+c:breaker|circuit breaker|breaker|熔断器|熔断|断路器
+c:halfopen|half-open|half open|半开|半开状态
+f:neg|not|no|never|none|nothing|nobody|without|cannot|neither|nor|不|没|没有|未|无|非|别|勿|否|并非|尚未完成|还没有|还没|未完成
+f:flow:in|inbound|入库|入仓|入库单
+f:flow:out|outbound|出库|出仓|出库单
+f:shelf:up|putaway|put-away|put away|上架
+f:shelf:down|下架|unshelve
+f:op:add|add|adds|added|adding|添加|增加|加入|新增|加上
+f:op:remove|remove|removes|removed|removing|delete|deletes|deleted|deleting|删除|移除|去掉|删掉|去除
+f:ext:min|min|minimum|lowest|least|smallest|最小|最低|最少|最低分
+f:ext:max|max|maximum|highest|largest|biggest|most|最大|最高|最多|最高分
+f:toggle:on|enable|enables|enabled|enabling|turn on|switch on|启用|开启|打开|开通
+f:toggle:off|disable|disables|disabled|disabling|turn off|switch off|禁用|关闭|关掉|停用
+f:rel:before|before|prior to|earlier than|之前|以前|点前
+f:rel:after|after|later than|之后|以后|点后
+f:cmp:gt|above|more than|greater than|higher than|larger than|exceed|exceeds|exceeding|at least|超过|高于|大于|多于|以上|至少
+f:cmp:lt|below|under|less than|fewer than|lower than|smaller than|at most|低于|小于|少于|以下|不到|不超过|至多
+f:run:start|start|starts|started|starting|begin|begins|开始|启动
+f:run:stop|stop|stops|stopped|stopping|停止|结束|停
+f:state:open|open|opened|未关闭
+f:state:closed|closed|close|已关闭
+f:io:read|read|reads|reading|读|读取
+f:io:write|write|writes|writing|written|写|写入
+f:io:connect|connect|connects|connecting|connection|connections|连接|建连
+f:role:picker|picker|pickers|拣货员|拣选员
+f:role:packer|packer|packers|打包员|包装员
+f:role:checker|checker|复核员|核对员
+f:role:driver|driver|drivers|司机
+f:op:pick|pick|picks|picked|picking|拣货|拣选|拣
+f:op:pack|pack|packs|packed|packing|打包|包装
+f:op:replenish|replenish|replenishes|replenished|replenishing|replenishment|补货|补充库存
+f:op:count|cycle count|cycle counts|stocktake|stock take|盘点
+f:op:receive|receive|receives|received|receiving|receipt|arrive|arrives|arrived|arrival|收货|到货|到达|收到
+f:op:ship|ship|ships|shipped|shipping|shipment|dispatch|dispatched|发货|发运|出货|发出
+f:op:short|short-picked|short pick|short-pick|short picked|shortage|缺拣|缺货
+f:op:return|return rate|return rates|returned goods|rma|退货|退货率
+f:lvl:ug|undergraduate|undergrad|bachelor|bachelor's|本科|本科生
+f:lvl:grad|graduate|postgraduate|master|master's|masters|研究生|硕士
+f:lvl:phd|phd|doctoral|doctorate|博士
+f:track:sci|science track|理科|理工科
+f:track:arts|humanities track|liberal arts|文科
+f:dim:tuition|tuition|tuition fee|tuition fees|学费
+f:dim:city|city|cities|城市|哪个城市
+f:dim:province|province|provinces|省份
+f:dim:college|college|colleges|学院|院系
+f:dim:major|major|majors|专业
+f:dim:campus|campus|campuses|校区
+f:day:today|today|今天|今日|当天
+f:day:yesterday|yesterday|昨天|昨日
+f:day:tomorrow|tomorrow|明天|明日
+f:day:before_yesterday|day before yesterday|前天
+f:day:after_tomorrow|day after tomorrow|后天
+f:week:this|this week|本周|这周|这个星期|本星期
+f:week:last|last week|上周|上个星期|上星期
+f:week:next|next week|下周|下个星期|下星期
+f:month:this|this month|本月|这个月
+f:month:last|last month|上个月|上月
+f:month:next|next month|下个月|下月
+f:year:this|this year|今年|本年
+f:year:last|last year|去年
+f:year:next|next year|明年
+f:ampm:am|morning|上午|早上|早晨|凌晨|a.m|a.m.
+f:ampm:pm|afternoon|下午|p.m|p.m.|pm
+f:ampm:evening|evening|night|tonight|晚上|夜间|今晚
+f:ampm:noon|noon|midday|中午
+f:wd:1|monday|周一|星期一|礼拜一
+f:wd:2|tuesday|周二|星期二|礼拜二
+f:wd:3|wednesday|周三|星期三|礼拜三
+f:wd:4|thursday|周四|星期四|礼拜四
+f:wd:5|friday|周五|星期五|礼拜五
+f:wd:6|saturday|周六|星期六|礼拜六
+f:wd:7|sunday|周日|周天|星期日|星期天|礼拜天
+f:unit:pcs|unit|units|piece|pieces|pcs|eaches|件
+f:unit:case|cases|carton|cartons|ctn|箱
+f:unit:pallet|pallet|pallets|plt|托|托盘|栈板
+f:cur:cny|rmb|cny|yuan|人民币
+f:cur:usd|usd|dollar|dollars|美元
+f:cur:eur|eur|euro|euros|欧元
+m:zone|zone|area|区|库区
+m:wh|warehouse|wh|仓|仓库|号仓|号库|号仓库
+m:dock|dock|door|月台|号月台|号门|道口|号道口
+m:aisle|aisle|巷道|通道|号巷道|号通道
+p:beijing|beijing|peking|北京
+p:tianjin|tianjin|天津
+p:shanghai|shanghai|上海
+p:chongqing|chongqing|重庆
+p:hebei|hebei|河北
+p:shanxi|shanxi|山西
+p:shaanxi|shaanxi|陕西
+p:liaoning|liaoning|辽宁
+p:jilin|jilin|吉林
+p:heilongjiang|heilongjiang|黑龙江
+p:jiangsu|jiangsu|江苏
+p:zhejiang|zhejiang|浙江
+p:anhui|anhui|安徽
+p:fujian|fujian|福建
+p:jiangxi|jiangxi|江西
+p:shandong|shandong|山东
+p:henan|henan|河南
+p:hubei|hubei|湖北
+p:hunan|hunan|湖南
+p:guangdong|guangdong|广东
+p:hainan|hainan|海南
+p:sichuan|sichuan|四川
+p:guizhou|guizhou|贵州
+p:yunnan|yunnan|云南
+p:gansu|gansu|甘肃
+p:qinghai|qinghai|青海
+p:taiwan|taiwan|台湾
+p:innermongolia|inner mongolia|内蒙古|内蒙
+p:guangxi|guangxi|广西
+p:tibet|tibet|xizang|西藏
+p:ningxia|ningxia|宁夏
+p:xinjiang|xinjiang|新疆
+p:hongkong|hong kong|hongkong|香港
+p:macau|macau|macao|澳门
+p:nanjing|nanjing|南京
+p:wuhan|wuhan|武汉
+p:guangzhou|guangzhou|广州
+p:shenzhen|shenzhen|深圳
+p:hangzhou|hangzhou|杭州
+p:chengdu|chengdu|成都
+p:xian|xi'an|xian|西安
+p:xiamen|xiamen|厦门
+p:suzhou|suzhou|苏州
+p:changsha|changsha|长沙
+p:zhengzhou|zhengzhou|郑州
+p:jinan|jinan|济南
+p:qingdao|qingdao|青岛
+p:dalian|dalian|大连
+p:shenyang|shenyang|沈阳
+p:harbin|harbin|哈尔滨
+p:changchun|changchun|长春
+p:hefei|hefei|合肥
+p:fuzhou|fuzhou|福州
+p:nanchang|nanchang|南昌
+p:kunming|kunming|昆明
+p:guiyang|guiyang|贵阳
+p:nanning|nanning|南宁
+p:lanzhou|lanzhou|兰州
+p:taiyuan|taiyuan|太原
+p:shijiazhuang|shijiazhuang|石家庄
+p:ningbo|ningbo|宁波
+p:wuxi|wuxi|无锡
+p:dongguan|dongguan|东莞
+p:foshan|foshan|佛山
+p:zhuhai|zhuhai|珠海
+p:wenzhou|wenzhou|温州
+p:xuzhou|xuzhou|徐州
+p:yangzhou|yangzhou|扬州
+p:hohhot|hohhot|呼和浩特
+p:urumqi|urumqi|乌鲁木齐
+p:lhasa|lhasa|拉萨
+p:haikou|haikou|海口
+p:yinchuan|yinchuan|银川
+p:xining|xining|西宁
+=|文件|条件|软件|硬件|事件|邮件|组件|配件|插件|案件|纸箱|箱子|冰箱|邮箱|信箱|委托|托管|拜托|托运|地区|区别|区分|区域|小区|社区|分区|前端|后端|前缀|后缀|之间|期间|空间|中间|未来|无线|别人|区间
+`
+
+// Targets of lexicon entries.
+const (
+	lexStop = iota
+	lexConcept
+	lexQuestion
+	lexFacet
+	lexPlace
+	lexMarker
+	lexLiteral
+)
+
+// lexEntry is one parsed lexicon target.
+type lexEntry struct {
+	kind  int
+	value string // concept name, facet, or place name
+}
+
+// lexicon is the parsed lexiconText.
+type lexiconTables struct {
+	en        map[string]lexEntry // space-joined English words (raw and stemmed)
+	enMax     int                 // most words in an English phrase
+	zh        map[string]lexEntry // Chinese phrases
+	zhMax     int                 // most runes in a Chinese phrase
+	stopWords map[string]bool     // single-word English stop words, for tests
+}
+
+var (
+	lexOnce sync.Once
+	lex     lexiconTables
+)
+
+// lexicon returns the parsed tables, parsing them once.
+func lexicon() *lexiconTables {
+	lexOnce.Do(func() {
+		lex = lexiconTables{en: map[string]lexEntry{}, zh: map[string]lexEntry{}, stopWords: map[string]bool{}}
+		for _, line := range strings.Split(lexiconText, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			parts := strings.Split(line, "|")
+			e := parseTarget(parts[0])
+			for _, p := range parts[1:] {
+				if p == "" {
+					continue
+				}
+				if hasHan(p) {
+					if _, dup := lex.zh[p]; !dup {
+						lex.zh[p] = e
+					}
+					if n := utf8.RuneCountInString(p); n > lex.zhMax {
+						lex.zhMax = n
+					}
+					continue
+				}
+				words := strings.Fields(p)
+				if len(words) > lex.enMax {
+					lex.enMax = len(words)
+				}
+				key := strings.Join(words, " ")
+				if _, dup := lex.en[key]; !dup {
+					lex.en[key] = e
+				}
+				for i, w := range words {
+					words[i] = stem(w)
+				}
+				if sk := strings.Join(words, " "); sk != key {
+					if _, dup := lex.en[sk]; !dup {
+						lex.en[sk] = e
+					}
+				}
+				if e.kind == lexStop && len(words) == 1 {
+					lex.stopWords[key] = true
+				}
+			}
+		}
+	})
+	return &lex
+}
+
+func parseTarget(t string) lexEntry {
+	switch {
+	case t == "-":
+		return lexEntry{kind: lexStop}
+	case t == "=":
+		return lexEntry{kind: lexLiteral}
+	case strings.HasPrefix(t, "c:"):
+		return lexEntry{kind: lexConcept, value: t}
+	case strings.HasPrefix(t, "q:"):
+		return lexEntry{kind: lexQuestion, value: t}
+	case strings.HasPrefix(t, "f:"):
+		return lexEntry{kind: lexFacet, value: t[2:]}
+	case strings.HasPrefix(t, "m:"):
+		return lexEntry{kind: lexMarker, value: t[2:]}
+	case strings.HasPrefix(t, "p:"):
+		return lexEntry{kind: lexPlace, value: t[2:]}
+	}
+	panic("cache: bad lexicon target " + t)
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if isHan(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// stem is a deliberately light English stemmer: it folds plural and verb
+// endings so that "picking", "picked" and "picks" meet "pick", and drops a
+// final "e" so that "release" meets "released". It only has to be
+// consistent, not linguistically right.
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:n-3] + "y"
+	case n > 4 && strings.HasSuffix(w, "sses"):
+		w = w[:n-2]
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = w[:n-3]
+		w = undouble(w)
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		w = w[:n-2]
+		w = undouble(w)
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble turns a doubled final consonant ("shipp") into one ("ship").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}

@@ -1,0 +1,83 @@
+package cache
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// trailingPunct is the set of characters Normalize strips from the end of a
+// question (together with spaces), repeatedly.
+const trailingPunct = ".,;:!?\u3002\u3001~ "
+
+// Normalize returns the reference normalization of a question, the form
+// whose equality defines an exact cache hit. It applies, in this order:
+//
+//  1. Unicode NFKC: full-width letters, digits and punctuation become ASCII,
+//     U+3000 and no-break spaces become spaces, "①" becomes "1", "㎏"
+//     becomes "kg", ligatures are split, combining marks are composed.
+//  2. The ideographic full stop "。" (which NFKC keeps) becomes ".".
+//  3. Lower-casing (strings.ToLower, Unicode simple case mapping).
+//  4. Every run of white space becomes one space, and both ends are trimmed.
+//     White space is what unicode.IsSpace reports, plus U+001C–U+001F, as in
+//     Python's str.isspace used by the reference script.
+//  5. A space is removed when its neighbour on either side is a CJK
+//     character: a Han ideograph (including radicals, extensions A–G and
+//     compatibility ideographs) or CJK symbols and punctuation U+3000–U+303F.
+//     So "A 区" equals "A区" and "查一下 SKU-10234" equals "查一下SKU-10234".
+//  6. Trailing characters from the set . , ; : ! ? 。 、 ~ and spaces are
+//     stripped, repeatedly, at the end only.
+//
+// Nothing else changes: hyphens, "%", "#", quotes and inner punctuation stay,
+// stop words stay, and numbers are not converted ("三号仓" is not "3号仓";
+// "③号仓" is, through NFKC). Lower-casing merges distinctions carried only
+// by case (megabit "Mb" versus megabyte "MB"). The one known divergence
+// from Python's str.lower is the dotted capital I (U+0130), which Go maps to
+// a plain "i" and Python to "i" plus a combining dot.
+func Normalize(q string) string {
+	s := norm.NFKC.String(q)
+	s = strings.ReplaceAll(s, "\u3002", ".")
+	s = strings.ToLower(s)
+	s = strings.Join(strings.FieldsFunc(s, isSpace), " ")
+	if strings.IndexByte(s, ' ') >= 0 {
+		rs := []rune(s)
+		var b strings.Builder
+		b.Grow(len(s))
+		for i, r := range rs {
+			if r == ' ' && ((i > 0 && isCJK(rs[i-1])) || (i+1 < len(rs) && isCJK(rs[i+1]))) {
+				continue
+			}
+			b.WriteRune(r)
+		}
+		s = b.String()
+	}
+	return strings.TrimRight(s, trailingPunct)
+}
+
+// isSpace reports white space the way Python's str.isspace does.
+func isSpace(r rune) bool {
+	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+}
+
+// isCJK reports whether r counts as CJK for step 5 of Normalize. The ranges
+// are those of the reference script (check_cache_pairs.py).
+func isCJK(r rune) bool {
+	switch {
+	case r >= 0x3000 && r <= 0x303f, // CJK symbols and punctuation
+		r >= 0x2e80 && r <= 0x2fdf,   // radicals
+		r >= 0x3400 && r <= 0x4dbf,   // Han extension A
+		r >= 0x4e00 && r <= 0x9fff,   // Han
+		r >= 0xf900 && r <= 0xfaff,   // Han compatibility
+		r >= 0x20000 && r <= 0x3134f: // Han extensions B..G
+		return true
+	}
+	return false
+}
+
+// isHan reports a Han ideograph (the CJK ranges of isCJK without the
+// symbols and punctuation block, plus "〇"), the characters that the facet
+// and embedding analysis treats as Chinese text.
+func isHan(r rune) bool {
+	return r == 0x3007 || (isCJK(r) && !(r >= 0x3000 && r <= 0x303f))
+}

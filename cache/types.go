@@ -1,0 +1,94 @@
+package cache
+
+import "time"
+
+// Namespace is the effective cache namespace: entries of two different
+// Namespaces never meet, in the exact tier or the semantic tier.
+type Namespace struct {
+	Tenant    string // empty when auth is off
+	Namespace string // the request's namespace, e.g. "wms-prod"
+	Model     string // the model that produced the answer
+}
+
+// Answer is a complete answer as it is stored: the original chunking is
+// kept so that a hit replays as a normal stream.
+type Answer struct {
+	Chunks []string
+}
+
+// Result is the cache decision for one question.
+type Result struct {
+	Hit    bool
+	Kind   string  // "exact" or "semantic" on a hit
+	Score  float64 // cosine similarity of the best candidate (1 for exact)
+	Answer Answer  // the stored answer on a hit
+}
+
+// Candidate is one entry considered by a lookup, for explanations.
+type Candidate struct {
+	Question    string   `json:"question"`
+	Score       float64  `json:"score"`
+	Facets      []string `json:"facets"`
+	FacetsMatch bool     `json:"facets_match"`
+	AgeS        int64    `json:"age_s"`
+	TTLS        int64    `json:"ttl_s"`
+	Hits        int64    `json:"hits"`
+}
+
+// Query describes the looked-up question in an Explanation.
+type Query struct {
+	Normalized string   `json:"normalized"`
+	Facets     []string `json:"facets"`
+}
+
+// Explanation is a dry-run lookup: the decision and why, changing nothing.
+type Explanation struct {
+	Decision   string      `json:"decision"` // "hit" or "miss"
+	Kind       string      `json:"kind,omitempty"`
+	Score      float64     `json:"score"`
+	Threshold  float64     `json:"threshold"`
+	Namespace  string      `json:"namespace"` // the effective namespace, as a string
+	Key        string      `json:"key"`       // hex SHA-256 exact key
+	Query      Query       `json:"query"`
+	Candidates []Candidate `json:"candidates"`
+	Reason     string      `json:"reason"`
+}
+
+// NamespaceStats are the counters of one effective namespace.
+type NamespaceStats struct {
+	Namespace    string `json:"namespace"` // effective namespace string
+	Tenant       string `json:"tenant,omitempty"`
+	Name         string `json:"name"` // the request namespace
+	Model        string `json:"model"`
+	Entries      int    `json:"entries"`
+	Bytes        int64  `json:"bytes"`
+	HitsExact    int64  `json:"hits_exact"`
+	HitsSemantic int64  `json:"hits_semantic"`
+	Misses       int64  `json:"misses"`
+	Bypasses     int64  `json:"bypasses"`
+	Evictions    int64  `json:"evictions"`
+}
+
+// Config configures a Cache. The zero value works.
+type Config struct {
+	// Threshold is the cosine similarity for a semantic hit.
+	// default: 0.92
+	Threshold float64
+	// TTL is an entry's lifetime.
+	// default: 24h
+	TTL time.Duration
+	// MaxEntries bounds the entries of the whole cache; the oldest are
+	// evicted first. default: 100000
+	MaxEntries int
+	// MaxBytes bounds the stored questions and answers, in bytes.
+	// default: 256 MiB
+	MaxBytes int64
+	// Embedder turns a normalized question into a vector for the semantic
+	// tier. default: the builtin hashed n-gram embedder.
+	Embedder Embedder
+	// EmbedTimeout bounds one embedding call; past it the lookup goes on
+	// with the exact tier only. default: 200ms
+	EmbedTimeout time.Duration
+	// Now returns the current time. default: time.Now
+	Now func() time.Time
+}

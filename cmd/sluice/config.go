@@ -1,0 +1,295 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// settings are every SLUICE_* setting, after parsing.
+type settings struct {
+	Addr           string
+	Upstream       string
+	UpstreamAPIKey string
+	Model          string
+	Budget         int
+	AcquireTimeout time.Duration
+	Queue          int
+	ConnectTimeout time.Duration
+	TTFTTimeout    time.Duration
+	IdleTimeout    time.Duration
+	TotalTimeout   time.Duration
+	Heartbeat      time.Duration
+	ConnBuffer     int64
+	WriteTimeout   time.Duration
+	RedisURL       string
+	CacheThreshold float64
+	CacheTTL       time.Duration
+	CacheEntries   int
+	CacheBytes     int64
+	Embeddings     string
+	APIKeys        map[string]string
+	MaxBody        int64
+	TaskTTL        time.Duration
+	BreakerFails   int
+	BreakerCool    time.Duration
+	SimTTFT        time.Duration
+	SimTTFTSigma   float64
+	SimGap         time.Duration
+	SimGapSigma    float64
+	LogFormat      string
+	LogLevel       string
+	LogPrompts     bool
+	DebugAddr      string
+}
+
+// errHelp means -h was asked for and the usage was printed.
+var errHelp = errors.New("help requested")
+
+// setting is one environment variable with its flag and parser.
+type setting struct {
+	env, flag, def, help string
+	set                  func(string) error
+}
+
+func (s *settings) table() []setting {
+	return []setting{
+		{"SLUICE_ADDR", "addr", ":8080", "listen address", str(&s.Addr)},
+		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", upstream(&s.Upstream)},
+		{"SLUICE_UPSTREAM_API_KEY", "upstream-api-key", "", "bearer key sent upstream", str(&s.UpstreamAPIKey)},
+		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none", nonEmpty(&s.Model)},
+		{"SLUICE_BUDGET", "budget", "64", "in-flight upstream streams allowed at once (per upstream)", posInt(&s.Budget)},
+		{"SLUICE_ACQUIRE_TIMEOUT", "acquire-timeout", "0s", "how long an interactive request may wait (FIFO) for budget; 0s = refuse at once", dur(&s.AcquireTimeout, true)},
+		{"SLUICE_QUEUE", "queue", "1024", "async tasks allowed to wait for budget; beyond it 503", nonNegInt(&s.Queue)},
+		{"SLUICE_CONNECT_TIMEOUT", "connect-timeout", "1s", "upstream connect timeout", dur(&s.ConnectTimeout, false)},
+		{"SLUICE_TTFT_TIMEOUT", "ttft-timeout", "10s", "request sent -> first content chunk", dur(&s.TTFTTimeout, false)},
+		{"SLUICE_IDLE_TIMEOUT", "idle-timeout", "5s", "longest gap between two chunks once streaming", dur(&s.IdleTimeout, false)},
+		{"SLUICE_TOTAL_TIMEOUT", "total-timeout", "30s", "total cap per task; at the cap the partial answer is returned", dur(&s.TotalTimeout, false)},
+		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "SSE comment heartbeat interval, also before the first token", dur(&s.Heartbeat, false)},
+		{"SLUICE_CONN_BUFFER", "conn-buffer", "64KiB", "per-connection send buffer (bytes) before backpressure applies", size(&s.ConnBuffer)},
+		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection (resume with Last-Event-ID)", dur(&s.WriteTimeout, false)},
+		{"SLUICE_REDIS_URL", "redis-url", "", "redis://host:port/db; empty = in-memory state on one instance", redisURL(&s.RedisURL)},
+		{"SLUICE_CACHE_THRESHOLD", "cache-threshold", "0.92", "cosine similarity for a semantic hit (facets must match too)", unit(&s.CacheThreshold)},
+		{"SLUICE_CACHE_TTL", "cache-ttl", "24h", "cache entry lifetime", dur(&s.CacheTTL, false)},
+		{"SLUICE_CACHE_ENTRIES", "cache-entries", "100000", "most cache entries kept (oldest evicted first)", posInt(&s.CacheEntries)},
+		{"SLUICE_CACHE_BYTES", "cache-bytes", "256MiB", "most bytes of cached questions and answers", size(&s.CacheBytes)},
+		{"SLUICE_EMBEDDINGS", "embeddings", "builtin", "`builtin` or an OpenAI-compatible base URL serving /embeddings", upstream(&s.Embeddings)},
+		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
+		{"SLUICE_MAX_BODY", "max-body", "1MiB", "request body limit", size(&s.MaxBody)},
+		{"SLUICE_TASK_TTL", "task-ttl", "1h", "how long a finished task stays readable", dur(&s.TaskTTL, false)},
+		{"SLUICE_BREAKER_FAILURES", "breaker-failures", "5", "consecutive upstream failures that open the circuit", posInt(&s.BreakerFails)},
+		{"SLUICE_BREAKER_COOLDOWN", "breaker-cooldown", "5s", "first open period of the circuit (doubles while probes fail)", dur(&s.BreakerCool, false)},
+		{"SLUICE_SIM_TTFT", "sim-ttft", "300ms", "simulated model: median time to first token (log-normal)", dur(&s.SimTTFT, true)},
+		{"SLUICE_SIM_TTFT_SIGMA", "sim-ttft-sigma", "0.6", "simulated model: log-normal shape of the TTFT (larger = longer tail)", nonNegFloat(&s.SimTTFTSigma)},
+		{"SLUICE_SIM_GAP", "sim-gap", "30ms", "simulated model: median gap between chunks (log-normal)", dur(&s.SimGap, true)},
+		{"SLUICE_SIM_GAP_SIGMA", "sim-gap-sigma", "0.5", "simulated model: log-normal shape of the gaps", nonNegFloat(&s.SimGapSigma)},
+		{"SLUICE_LOG_FORMAT", "log-format", "text", "`text` or `json`", oneOf(&s.LogFormat, "text", "json")},
+		{"SLUICE_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", oneOf(&s.LogLevel, "debug", "info", "warn", "error")},
+		{"SLUICE_LOG_PROMPTS", "log-prompts", "false", "log prompts and answers (debugging only)", boolean(&s.LogPrompts)},
+		{"SLUICE_DEBUG_ADDR", "debug-addr", "", "address for pprof (e.g. 127.0.0.1:6060); empty = off", str(&s.DebugAddr)},
+	}
+}
+
+// loadSettings reads the environment, then flags of the same meaning
+// (which win). An invalid value is an error naming the setting.
+func loadSettings(args []string, getenv func(string) string) (*settings, error) {
+	s := &settings{}
+	fs := flag.NewFlagSet("sluice", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: sluice [flags]         serve (every flag also reads its SLUICE_* variable)\n"+
+			"       sluice ask|task|cache   client subcommands (sluice ask -h)\n\n")
+		fs.PrintDefaults()
+	}
+	for _, st := range s.table() {
+		v := st.def
+		if e := getenv(st.env); e != "" {
+			v = e
+		}
+		if err := st.set(v); err != nil {
+			return nil, fmt.Errorf("setting %s=%q: %w", st.env, v, err)
+		}
+		st := st
+		fs.Func(st.flag, st.help+" ("+st.env+", default "+strconv.Quote(st.def)+")", func(v string) error {
+			if err := st.set(v); err != nil {
+				return fmt.Errorf("%s: %w", st.env, err)
+			}
+			return nil
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (subcommands: ask, task, cache)", fs.Arg(0))
+	}
+	return s, nil
+}
+
+func str(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+
+func nonEmpty(p *string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		*p = v
+		return nil
+	}
+}
+
+func oneOf(p *string, allowed ...string) func(string) error {
+	return func(v string) error {
+		for _, a := range allowed {
+			if v == a {
+				*p = v
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	}
+}
+
+func upstream(p *string) func(string) error {
+	return func(v string) error {
+		if v == "sim" || v == "builtin" {
+			*p = v
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("must be %q or an http(s) base URL such as http://127.0.0.1:11434/v1", "sim")
+		}
+		*p = strings.TrimRight(v, "/")
+		return nil
+	}
+}
+
+func redisURL(p *string) func(string) error {
+	return func(v string) error {
+		if v != "" {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+				return fmt.Errorf("must be redis://host:port/db")
+			}
+		}
+		*p = v
+		return nil
+	}
+}
+
+func posInt(p *int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("must be a whole number > 0")
+		}
+		*p = n
+		return nil
+	}
+}
+
+func nonNegInt(p *int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("must be a whole number >= 0")
+		}
+		*p = n
+		return nil
+	}
+}
+
+func unit(p *float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			return fmt.Errorf("must be a number in (0, 1]")
+		}
+		*p = f
+		return nil
+	}
+}
+
+func nonNegFloat(p *float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return fmt.Errorf("must be a number >= 0")
+		}
+		*p = f
+		return nil
+	}
+}
+
+func boolean(p *bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		*p = b
+		return nil
+	}
+}
+
+func dur(p *time.Duration, zeroOK bool) func(string) error {
+	return func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d == 0 && !zeroOK) {
+			if zeroOK {
+				return fmt.Errorf("must be a duration >= 0 such as 1.5s or 300ms")
+			}
+			return fmt.Errorf("must be a duration > 0 such as 1.5s or 300ms")
+		}
+		*p = d
+		return nil
+	}
+}
+
+// size parses a byte size: 65536, 64KiB, 1MiB, 2GiB (also KB/MB/GB as
+// powers of 1000).
+func size(p *int64) func(string) error {
+	return func(v string) error {
+		units := []struct {
+			suffix string
+			mult   int64
+		}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000_000}, {"GB", 1000_000_000}, {"B", 1}}
+		num, mult := strings.TrimSpace(v), int64(1)
+		for _, u := range units {
+			if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+				num, mult = strings.TrimSpace(rest), u.mult
+				break
+			}
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n <= 0 || n > (1<<40)/mult {
+			return fmt.Errorf("must be a size > 0 such as 65536, 64KiB or 1MiB")
+		}
+		*p = n * mult
+		return nil
+	}
+}
+
+func apiKeys(p *map[string]string) func(string) error {
+	return func(v string) error {
+		m := map[string]string{}
+		if strings.TrimSpace(v) != "" {
+			for _, kv := range strings.Split(v, ",") {
+				k, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
+				if !ok || k == "" || t == "" {
+					return fmt.Errorf("must be key1=tenantA,key2=tenantB")
+				}
+				m[k] = t
+			}
+		}
+		*p = m
+		return nil
+	}
+}

@@ -1,0 +1,183 @@
+// Command sluice serves the sluice LLM streaming gateway, and its
+// subcommands are a terminal client for a running sluice.
+//
+//	sluice                  serve (settings from SLUICE_* variables or flags)
+//	sluice ask "question"   stream an answer to the terminal
+//	sluice task ID          follow or poll a task
+//	sluice cache lookup Q   explain the cache decision for a question
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/web"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand or serves, and returns the exit code.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if cmd, ok := subcommands[args[0]]; ok {
+			return cmd(args[1:], getenv, stdout, stderr)
+		}
+	}
+	s, err := loadSettings(args, getenv)
+	if err != nil {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "sluice:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, s, stderr, nil); err != nil {
+		fmt.Fprintln(stderr, "sluice:", err)
+		return 1
+	}
+	return 0
+}
+
+// subcommands are the client commands (client.go).
+var subcommands = map[string]func(args []string, getenv func(string) string, stdout, stderr io.Writer) int{}
+
+// serve runs the service until ctx ends, then shuts down gracefully. If
+// ready is not nil it receives the listening address once serving.
+func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- string) error {
+	log := newLogger(s, logOut)
+	up, err := newUpstream(s)
+	if err != nil {
+		return err
+	}
+	var c *cache.Cache
+	emb, err := newEmbedder(s)
+	if err != nil {
+		return err
+	}
+	c = cache.New(cache.Config{
+		Threshold: s.CacheThreshold, TTL: s.CacheTTL, MaxEntries: s.CacheEntries,
+		MaxBytes: s.CacheBytes, Embedder: emb,
+	})
+	orch, err := orchestrator.New(orchestrator.Config{
+		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
+		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
+		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
+		TaskTTL: s.TaskTTL, DefaultModel: s.Model,
+	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log})
+	if err != nil {
+		return err
+	}
+	h := web.New(web.Config{
+		MaxBody: s.MaxBody, APIKeys: s.APIKeys, Logger: log,
+		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
+	}, orch, c)
+
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (SLUICE_ADDR): %w", s.Addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	var dbg *http.Server
+	if s.DebugAddr != "" {
+		dbg = debugServer(s.DebugAddr)
+		go func() { errc <- dbg.ListenAndServe() }()
+	}
+	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", up.Name(), "budget", s.Budget,
+		"total_timeout", s.TotalTimeout.String(), "auth", len(s.APIKeys) > 0)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Error("server stopped", "err", err)
+		}
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Tasks first: their streams then end with a terminal event, so the
+	// HTTP server's connections can drain.
+	oerr := orch.Shutdown(sctx)
+	herr := srv.Shutdown(sctx)
+	if dbg != nil {
+		_ = dbg.Shutdown(sctx)
+	}
+	return errors.Join(oerr, herr)
+}
+
+func queueLimit(n int) int {
+	if n == 0 {
+		return -1 // SLUICE_QUEUE=0: no queue
+	}
+	return n
+}
+
+func newUpstream(s *settings) (stream.Upstream, error) {
+	if s.Upstream == "sim" {
+		cfg := stream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
+		// A zero setting means "none" here, while the zero value of the
+		// config means "default".
+		if cfg.TTFTMedian == 0 {
+			cfg.TTFTMedian = -1
+		}
+		if cfg.GapMedian == 0 {
+			cfg.GapMedian = -1
+		}
+		if cfg.TTFTSigma == 0 {
+			cfg.TTFTSigma = -1
+		}
+		if cfg.GapSigma == 0 {
+			cfg.GapSigma = -1
+		}
+		return stream.NewSim(cfg), nil
+	}
+	return stream.NewOpenAI(stream.OpenAIConfig{BaseURL: s.Upstream, APIKey: s.UpstreamAPIKey, ConnectTimeout: s.ConnectTimeout})
+}
+
+func newEmbedder(s *settings) (cache.Embedder, error) {
+	if s.Embeddings == "builtin" {
+		return nil, nil // the cache's default
+	}
+	return &cache.OpenAIEmbedder{BaseURL: s.Embeddings, APIKey: s.UpstreamAPIKey}, nil
+}
+
+func newLogger(s *settings, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(s.LogLevel)) // validated by the settings
+	opts := &slog.HandlerOptions{Level: lvl}
+	if s.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func debugServer(addr string) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+}

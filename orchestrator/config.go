@@ -1,0 +1,83 @@
+package orchestrator
+
+import "time"
+
+// Config configures an Orchestrator. The zero value works.
+type Config struct {
+	// Budget is the number of in-flight upstream streams allowed at once.
+	// default: 64
+	Budget int
+	// AcquireTimeout is how long an interactive request may wait (FIFO)
+	// for a slot. default: 0 (refuse at once)
+	AcquireTimeout time.Duration
+	// QueueLimit bounds the async tasks waiting for a slot.
+	// default: 1024; negative: no queue.
+	QueueLimit int
+	// TTFTTimeout bounds request sent -> first content chunk, per attempt.
+	// default: 10s
+	TTFTTimeout time.Duration
+	// IdleTimeout bounds the gap between two chunks. default: 5s
+	IdleTimeout time.Duration
+	// TotalTimeout is the cap per task, from acceptance; requests may ask
+	// for less, never more. At the cap the partial answer is kept.
+	// default: 30s
+	TotalTimeout time.Duration
+	// RetryBackoff is the base delay before the one retry; the delay is
+	// drawn from [base/2, base*1.5) (jitter). A Retry-After from the
+	// upstream replaces it when it fits in the deadline. default: 250ms
+	RetryBackoff time.Duration
+	// MaxRetries is the number of retries before any output: 0 or 1.
+	// default: 1; negative: none.
+	MaxRetries int
+	// BreakerFailures opens an upstream's circuit after that many
+	// consecutive failures. default: 5; negative: never.
+	BreakerFailures int
+	// BreakerCoolDown is the first open period; it doubles while probes
+	// fail. default: 5s
+	BreakerCoolDown time.Duration
+	// RetryAfter is the Retry-After advertised with 503 overloaded.
+	// default: 1s
+	RetryAfter time.Duration
+	// TaskTTL is how long a finished task stays readable. default: 1h
+	TaskTTL time.Duration
+	// DefaultModel is used when a request names none. default: "sim-1"
+	DefaultModel string
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if c.Budget <= 0 {
+		c.Budget = 64
+	}
+	if c.QueueLimit == 0 {
+		c.QueueLimit = 1024
+	}
+	if c.AcquireTimeout < 0 {
+		c.AcquireTimeout = 0
+	}
+	def(&c.TTFTTimeout, 10*time.Second)
+	def(&c.IdleTimeout, 5*time.Second)
+	def(&c.TotalTimeout, 30*time.Second)
+	def(&c.RetryBackoff, 250*time.Millisecond)
+	def(&c.BreakerCoolDown, 5*time.Second)
+	def(&c.RetryAfter, time.Second)
+	def(&c.TaskTTL, time.Hour)
+	switch {
+	case c.MaxRetries == 0:
+		c.MaxRetries = 1
+	case c.MaxRetries < 0:
+		c.MaxRetries = 0
+	case c.MaxRetries > 1:
+		c.MaxRetries = 1 // the field notes' rule: at most one retry
+	}
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = 5
+	}
+	if c.DefaultModel == "" {
+		c.DefaultModel = "sim-1"
+	}
+}

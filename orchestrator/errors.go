@@ -1,0 +1,47 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Error codes of the contract, shared by tasks' terminal events and HTTP
+// error bodies.
+const (
+	CodeOverloaded          = "overloaded"
+	CodeUpstreamError       = "upstream_error"
+	CodeUpstreamUnavailable = "upstream_unavailable"
+	CodeTTFTTimeout         = "ttft_timeout"
+	CodeCancelled           = "cancelled"
+	CodeShuttingDown        = "shutting_down"
+)
+
+// Refusal is a request refused before its task started: the budget is
+// full, the queue is full, or the circuit is open. Nothing was written
+// to the client yet, so it becomes an HTTP 503.
+type Refusal struct {
+	Code       string // CodeOverloaded or CodeUpstreamUnavailable
+	Reason     string // for metrics: overloaded, queue_full, breaker_open
+	Upstream   string
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("orchestrator: %s refused (%s): %v", r.Upstream, r.Reason, r.Err)
+}
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Errors used as cancellation causes of a task's context.
+var (
+	// ErrCancelled is the cause when a task is cancelled by its owner.
+	ErrCancelled = errors.New("orchestrator: task cancelled")
+	// ErrShutdown is the cause when the orchestrator shuts down.
+	ErrShutdown = errors.New("orchestrator: shutting down")
+	// ErrDeadline is the cause when a task reaches its total cap.
+	ErrDeadline = errors.New("orchestrator: total deadline reached")
+	// ErrClosed is returned by Submit after Shutdown.
+	ErrClosed = errors.New("orchestrator: closed")
+)

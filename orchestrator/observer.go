@@ -1,0 +1,42 @@
+package orchestrator
+
+import (
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline"
+)
+
+// Observer receives the events that metrics are made of. Implementations
+// must be safe for concurrent use and must not block.
+type Observer interface {
+	// Refused counts a request refused before its task started; reason is
+	// overloaded, queue_full or breaker_open.
+	Refused(upstream, reason string)
+	// BudgetWait observes how long a granted claim waited for its slot.
+	BudgetWait(upstream string, wait time.Duration)
+	// BreakerTransition observes a circuit breaker's state change.
+	BreakerTransition(upstream string, from, to pipeline.BreakerState)
+	// UpstreamAttempt counts one upstream call: its outcome (ok,
+	// http_error, connect_error, truncated, ttft_timeout, idle_timeout,
+	// cancelled, deadline, error) and HTTP status (0 if none).
+	UpstreamAttempt(upstream, outcome string, status int)
+	// Retry counts a retry.
+	Retry(upstream string)
+	// FirstToken observes a task's time to first token.
+	FirstToken(upstream string, d time.Duration)
+	// ChunkGap observes the gap between two chunks.
+	ChunkGap(upstream string, d time.Duration)
+	// TaskEnded observes a task's final state.
+	TaskEnded(v View)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Refused(string, string)                                                 {}
+func (nopObserver) BudgetWait(string, time.Duration)                                       {}
+func (nopObserver) BreakerTransition(string, pipeline.BreakerState, pipeline.BreakerState) {}
+func (nopObserver) UpstreamAttempt(string, string, int)                                    {}
+func (nopObserver) Retry(string)                                                           {}
+func (nopObserver) FirstToken(string, time.Duration)                                       {}
+func (nopObserver) ChunkGap(string, time.Duration)                                         {}
+func (nopObserver) TaskEnded(View)                                                         {}

@@ -1,0 +1,336 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// Cache is what the orchestrator needs of the answer cache. A nil Cache
+// passes every request through.
+type Cache interface {
+	Lookup(ctx context.Context, ns cache.Namespace, question string) cache.Result
+	Store(ctx context.Context, ns cache.Namespace, question string, ans cache.Answer)
+	Bypass(ns cache.Namespace)
+}
+
+// Mode is how a request waits for budget.
+type Mode int
+
+const (
+	// Interactive requests (POST /v1/stream) wait FIFO at most
+	// Config.AcquireTimeout and are refused before any byte is written.
+	Interactive Mode = iota
+	// Async requests (POST /v1/tasks) wait in the bounded queue with
+	// status queued.
+	Async
+)
+
+// Request is one generation asked of the orchestrator.
+type Request struct {
+	Tenant    string
+	Question  string // the cache question: the prompt or the last user message
+	Messages  []stream.Message
+	Model     string // empty: Config.DefaultModel
+	Namespace string // already validated
+	NoCache   bool
+	MaxTokens int
+	// Deadline is the task's total cap; 0 or more than Config.TotalTimeout
+	// means Config.TotalTimeout.
+	Deadline time.Duration
+}
+
+// route is one upstream with its gate and breaker, created once.
+type route struct {
+	up      stream.Upstream
+	gate    *pipeline.Gate
+	breaker *pipeline.Breaker
+}
+
+// Orchestrator turns requests into tasks and runs them. It is safe for
+// concurrent use.
+type Orchestrator struct {
+	cfg   Config
+	route *route
+	cache Cache
+	store TaskStore
+	log   *slog.Logger
+	obs   Observer
+
+	root     context.Context // parent of every task context; ends at Shutdown
+	stop     context.CancelCauseFunc
+	running  sync.WaitGroup // task goroutines and the sweeper
+	mu       sync.Mutex     // protects closed
+	closed   bool
+	sweeperC chan struct{}
+}
+
+// Deps are the collaborators of an Orchestrator.
+type Deps struct {
+	// Upstream is the model to stream from. Required.
+	Upstream stream.Upstream
+	// Cache answers repeated questions; nil passes through.
+	Cache Cache
+	// Store keeps tasks; nil means a MemoryStore.
+	Store TaskStore
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Observer receives metrics events; nil means none.
+	Observer Observer
+}
+
+// New returns a running Orchestrator. Call Shutdown to stop it.
+func New(cfg Config, d Deps) (*Orchestrator, error) {
+	if d.Upstream == nil {
+		return nil, errors.New("orchestrator: no upstream")
+	}
+	cfg.setDefaults()
+	if d.Store == nil {
+		d.Store = NewMemoryStore()
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Observer == nil {
+		d.Observer = nopObserver{}
+	}
+	name := d.Upstream.Name()
+	obs := d.Observer
+	o := &Orchestrator{
+		cfg: cfg,
+		route: &route{
+			up: d.Upstream,
+			gate: pipeline.NewGate(pipeline.GateConfig{
+				Name: name, Limit: cfg.Budget, QueueLimit: cfg.QueueLimit,
+				OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
+			}),
+			breaker: pipeline.NewBreaker(pipeline.BreakerConfig{
+				Name: name, Failures: cfg.BreakerFailures, CoolDown: cfg.BreakerCoolDown,
+				OnTransition: func(from, to pipeline.BreakerState) { obs.BreakerTransition(name, from, to) },
+			}),
+		},
+		cache:    d.Cache,
+		store:    d.Store,
+		log:      d.Logger,
+		obs:      obs,
+		sweeperC: make(chan struct{}),
+	}
+	o.root, o.stop = context.WithCancelCause(context.Background())
+	o.running.Add(1)
+	go o.sweep()
+	return o, nil
+}
+
+// Config returns the configuration in force (defaults filled in).
+func (o *Orchestrator) Config() Config { return o.cfg }
+
+// Gates returns the admission gates, one per upstream.
+func (o *Orchestrator) Gates() []*pipeline.Gate { return []*pipeline.Gate{o.route.gate} }
+
+// Breakers returns the circuit breakers, one per upstream.
+func (o *Orchestrator) Breakers() []*pipeline.Breaker { return []*pipeline.Breaker{o.route.breaker} }
+
+// Get returns the tenant's task with that id, or nil (also for another
+// tenant's task).
+func (o *Orchestrator) Get(tenant, id string) *Task {
+	t := o.store.Get(id)
+	if t == nil || t.Tenant != tenant {
+		return nil
+	}
+	return t
+}
+
+// Cancel cancels the tenant's queued or running task; its slot is freed
+// as soon as its upstream call has stopped. It returns nil when there is
+// no such task. Cancelling a final task changes nothing.
+func (o *Orchestrator) Cancel(tenant, id string) *Task {
+	t := o.Get(tenant, id)
+	if t != nil && t.cancel != nil {
+		t.cancel(ErrCancelled)
+	}
+	return t
+}
+
+// CancelAndWait cancels a task and waits until it is final or ctx ends.
+func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Task {
+	t := o.Cancel(tenant, id)
+	if t != nil {
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+		}
+	}
+	return t
+}
+
+// Submit starts a task for req. A cache hit returns a task that is already
+// done. Otherwise the task needs a slot: an Interactive request gets one
+// before Submit returns or is refused with a *Refusal; an Async request is
+// queued (or refused when the queue is full). ctx bounds only the wait of
+// an interactive request, never the task.
+func (o *Orchestrator) Submit(ctx context.Context, req Request) (*Task, error) {
+	return o.submit(ctx, req, Interactive)
+}
+
+// SubmitAsync is Submit for an asynchronous task (see Submit).
+func (o *Orchestrator) SubmitAsync(ctx context.Context, req Request) (*Task, error) {
+	return o.submit(ctx, req, Async)
+}
+
+func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Task, error) {
+	o.mu.Lock()
+	closed := o.closed
+	o.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	accepted := time.Now()
+	if req.Model == "" {
+		req.Model = o.cfg.DefaultModel
+	}
+	if req.Namespace == "" {
+		req.Namespace = "default"
+	}
+	if req.Deadline <= 0 || req.Deadline > o.cfg.TotalTimeout {
+		req.Deadline = o.cfg.TotalTimeout
+	}
+	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model}
+	t := &Task{
+		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
+		Upstream: o.route.up.Name(), CreatedAt: accepted, done: make(chan struct{}),
+		Cache: CacheInfo{Status: "miss", Namespace: ns.String()},
+	}
+	switch {
+	case o.cache == nil:
+		t.Cache.Status = "bypass"
+	case req.NoCache:
+		t.Cache.Status = "bypass"
+		o.cache.Bypass(ns)
+	default:
+		if res := o.cache.Lookup(ctx, ns, req.Question); res.Hit {
+			return o.replay(t, res, accepted), nil
+		}
+	}
+
+	r := o.route
+	// Peek at the breaker before taking a place in line: an open circuit
+	// is refused at once, without a slot.
+	if r.breaker.State() == pipeline.BreakerOpen {
+		_, after, err := r.breaker.Allow()
+		if err != nil {
+			return nil, o.refuse(r, CodeUpstreamUnavailable, "breaker_open", after, err)
+		}
+	}
+	var (
+		permit *pipeline.Permit
+		claim  *pipeline.Claim
+		err    error
+	)
+	if mode == Interactive {
+		permit, err = r.gate.Acquire(ctx, o.cfg.AcquireTimeout)
+		if err != nil {
+			if errors.Is(err, pipeline.ErrOverloaded) {
+				return nil, o.refuse(r, CodeOverloaded, "overloaded", o.cfg.RetryAfter, err)
+			}
+			return nil, err // the caller left while waiting
+		}
+		t.status = StatusRunning
+	} else {
+		claim, err = r.gate.Enqueue()
+		if err != nil {
+			return nil, o.refuse(r, CodeOverloaded, "queue_full", o.cfg.RetryAfter, err)
+		}
+		t.status = StatusQueued
+		select {
+		case <-claim.Ready():
+			t.status = StatusRunning
+		default:
+		}
+	}
+	// From here on the slot (or the place in line) belongs to the task
+	// goroutine, which releases it exactly once on every path.
+	t.tr = stream.NewTranscript()
+	cctx, cancel := context.WithCancelCause(o.root)
+	tctx, stopTimer := context.WithDeadlineCause(cctx, accepted.Add(req.Deadline), ErrDeadline)
+	t.cancel = cancel
+	o.store.Put(t)
+	o.running.Add(1)
+	go func() {
+		defer o.running.Done()
+		defer cancel(nil) // detach from root once final
+		defer stopTimer()
+		o.run(tctx, t, req, ns, &slot{permit: permit, claim: claim}, mode)
+	}()
+	return t, nil
+}
+
+// replay makes a finished task out of a cache hit: the stored chunks are
+// replayed as a normal stream. It takes no slot.
+func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Task {
+	t.Cache.Status, t.Cache.Kind, t.Cache.Score = "hit", res.Kind, res.Score
+	total := time.Since(accepted)
+	t.tr = stream.NewFinishedTranscript(res.Answer.Chunks, stream.End{
+		Event: "done", FinishReason: "stop", FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
+	})
+	t.status, t.finishReason, t.total, t.firstToken, t.endedAt = StatusDone, "stop", total, max(total, time.Microsecond), time.Now()
+	close(t.done)
+	o.store.Put(t)
+	o.obs.TaskEnded(t.View())
+	o.log.Info("task end", "task_id", t.ID, "status", StatusDone, "finish_reason", "stop",
+		"cache", "hit", "cache_kind", res.Kind, "total_ms", total.Milliseconds(), "chunks", len(res.Answer.Chunks))
+	return t
+}
+
+func (o *Orchestrator) refuse(r *route, code, reason string, after time.Duration, err error) *Refusal {
+	o.obs.Refused(r.up.Name(), reason)
+	return &Refusal{Code: code, Reason: reason, Upstream: r.up.Name(), RetryAfter: after, Err: err}
+}
+
+// Shutdown refuses new tasks, cancels the running ones (their partial
+// answers are kept) and waits for every task goroutine to end or ctx.
+func (o *Orchestrator) Shutdown(ctx context.Context) error {
+	o.mu.Lock()
+	if !o.closed {
+		o.closed = true
+		close(o.sweeperC)
+	}
+	o.mu.Unlock()
+	o.stop(ErrShutdown)
+	o.route.gate.Close()
+	done := make(chan struct{})
+	go func() { o.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("orchestrator: shutdown: %w", ctx.Err())
+	}
+}
+
+// sweep drops expired tasks until Shutdown.
+func (o *Orchestrator) sweep() {
+	defer o.running.Done()
+	tick := time.NewTicker(min(o.cfg.TaskTTL/4, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			o.store.Sweep(time.Now().Add(-o.cfg.TaskTTL))
+		case <-o.sweeperC:
+			return
+		}
+	}
+}
+
+// GetAny returns the task with that id whatever its tenant, or nil. It is
+// for callers that authorize by other means (a signed events token).
+func (o *Orchestrator) GetAny(id string) *Task { return o.store.Get(id) }

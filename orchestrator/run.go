@@ -1,0 +1,325 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"time"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// stopGrace bounds how long a task waits for a cancelled upstream call to
+// return before it gives its slot back anyway (and logs the straggler).
+const stopGrace = 5 * time.Second
+
+// slot is the budget a task holds: a permit, or a claim still waiting for
+// one. release gives back whichever it holds; calling it again is a no-op.
+type slot struct {
+	permit *pipeline.Permit
+	claim  *pipeline.Claim
+}
+
+func (s *slot) release() {
+	if s.claim != nil {
+		s.claim.Abandon()
+		s.claim = nil
+	}
+	if s.permit != nil {
+		s.permit.Release()
+		s.permit = nil
+	}
+}
+
+// run is the task goroutine: it owns the slot and the upstream call, and
+// ends the task exactly once.
+func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.Namespace, s *slot, mode Mode) {
+	log := o.log.With("task_id", t.ID)
+	r := o.route
+	defer s.release()
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("task panicked", "panic", p, "stack", string(debug.Stack()))
+			o.end(ctx, t, req, ns, fmt.Errorf("orchestrator: panic: %v", p), log)
+		}
+	}()
+
+	if s.claim != nil {
+		p, err := s.claim.Wait(ctx)
+		s.claim = nil
+		if err != nil {
+			o.end(ctx, t, req, ns, err, log)
+			return
+		}
+		s.permit = p
+		t.setStatus(StatusRunning)
+	}
+
+	upReq := stream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
+	var last time.Time
+	emit := func(c stream.Chunk) {
+		now := time.Now()
+		if t.tr.Append(c.Text) == 1 {
+			ttft := now.Sub(t.CreatedAt)
+			t.mu.Lock()
+			t.firstToken = ttft
+			t.mu.Unlock()
+			o.obs.FirstToken(r.up.Name(), ttft)
+		} else {
+			o.obs.ChunkGap(r.up.Name(), now.Sub(last))
+		}
+		last = now
+	}
+
+	var err error
+	for attempt := 0; ; attempt++ {
+		done, after, berr := r.breaker.Allow()
+		if berr != nil {
+			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: "breaker_open", Upstream: r.up.Name(), RetryAfter: after, Err: berr}
+			break
+		}
+		err = o.attempt(ctx, r, upReq, emit, log)
+		outcome, status := classify(ctx, err)
+		o.obs.UpstreamAttempt(r.up.Name(), outcome, status)
+		if status != 0 {
+			t.mu.Lock()
+			t.upstreamCode = status
+			t.mu.Unlock()
+		}
+		done(breakerOutcome(outcome, t.tr))
+		if err == nil || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
+			break
+		}
+		delay, ok := o.retryDelay(ctx, err)
+		if !ok {
+			break
+		}
+		log.Info("retrying upstream", "after_ms", delay.Milliseconds(), "cause", err.Error())
+		// The retry gives its slot back while it waits and takes its
+		// place in line again, like any other request.
+		s.release()
+		if !sleep(ctx, delay) {
+			err = ctx.Err()
+			break
+		}
+		if perr := o.reacquire(ctx, s, mode); perr != nil {
+			err = fmt.Errorf("orchestrator: retry found no budget: %w (after %w)", perr, err)
+			break
+		}
+		t.mu.Lock()
+		t.retries++
+		t.mu.Unlock()
+		o.obs.Retry(r.up.Name())
+	}
+	s.release() // the upstream stream has ended: the slot is free before the terminal event
+	o.end(ctx, t, req, ns, err, log)
+}
+
+// attempt makes one upstream call under the watchdogs, relaying chunks to
+// emit, and returns once the upstream call has stopped (or stopGrace).
+func (o *Orchestrator) attempt(ctx context.Context, r *route, req stream.Request, emit func(stream.Chunk), log *slog.Logger) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in := make(chan stream.Chunk)
+	done := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("upstream client panicked", "panic", p, "stack", string(debug.Stack()))
+				done <- fmt.Errorf("orchestrator: upstream panic: %v", p)
+			}
+		}()
+		done <- r.up.Stream(actx, req, in)
+	}()
+	err := pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: o.cfg.TTFTTimeout, Idle: o.cfg.IdleTimeout}, in, done, emit)
+	cancel()
+	select {
+	case <-exited:
+	case <-time.After(stopGrace):
+		log.Error("upstream call did not stop after cancel; releasing its slot anyway", "grace", stopGrace)
+	}
+	return err
+}
+
+// classify names an attempt's outcome for metrics and breakers.
+func classify(ctx context.Context, err error) (outcome string, status int) {
+	var se *stream.StatusError
+	var ce *stream.ConnectError
+	switch {
+	case err == nil:
+		return "ok", 200
+	case errors.As(err, &se):
+		return "http_error", se.Code
+	case errors.Is(err, pipeline.ErrTTFTTimeout):
+		return "ttft_timeout", 0
+	case errors.Is(err, pipeline.ErrIdleTimeout):
+		return "idle_timeout", 0
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrDeadline):
+		return "deadline", 0
+	case ctx.Err() != nil:
+		return "cancelled", 0
+	case errors.As(err, &ce):
+		return "connect_error", 0
+	case errors.Is(err, stream.ErrTruncated):
+		return "truncated", 0
+	}
+	return "error", 0
+}
+
+func breakerOutcome(outcome string, tr *stream.Transcript) pipeline.Outcome {
+	switch outcome {
+	case "ok":
+		return pipeline.Success
+	case "cancelled", "deadline":
+		if hasOutput(tr) {
+			return pipeline.Success
+		}
+		return pipeline.Ignore
+	}
+	return pipeline.Failure
+}
+
+// retryable: connection failures, 429 and 502/503/504 only; never our own
+// overload, never another 4xx, never a timeout.
+func retryable(err error) bool {
+	var se *stream.StatusError
+	if errors.As(err, &se) {
+		switch se.Code {
+		case 429, 502, 503, 504:
+			return true
+		}
+		return false
+	}
+	var ce *stream.ConnectError
+	// A stream dropped before any output is a connection failure too.
+	return errors.As(err, &ce) || errors.Is(err, stream.ErrTruncated)
+}
+
+// retryDelay is the backoff with jitter, or the upstream's Retry-After when
+// it fits in the deadline; ok is false when the retry cannot fit.
+func (o *Orchestrator) retryDelay(ctx context.Context, err error) (time.Duration, bool) {
+	base := o.cfg.RetryBackoff
+	delay := base/2 + time.Duration(rand.Int64N(int64(base)))
+	var se *stream.StatusError
+	if errors.As(err, &se) && se.RetryAfter > 0 {
+		delay = se.RetryAfter
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= delay {
+		return 0, false
+	}
+	return delay, true
+}
+
+func (o *Orchestrator) reacquire(ctx context.Context, s *slot, mode Mode) error {
+	g := o.route.gate
+	if mode == Interactive {
+		p, err := g.Acquire(ctx, o.cfg.AcquireTimeout)
+		s.permit = p
+		return err
+	}
+	c, err := g.Enqueue()
+	if err != nil {
+		return err
+	}
+	s.claim = c
+	p, err := c.Wait(ctx)
+	s.claim = nil
+	s.permit = p
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func hasOutput(tr *stream.Transcript) bool { return tr.Read(0, 1).Last() > 0 }
+
+// noticeFmt is the notice of a cut answer.
+const noticeFmt = "The answer was cut short (%s): the text above is everything generated before the cut. Retry the question to get the rest."
+
+// end records the task's final state: the cache first (so that a client
+// who sees the end and asks again gets a hit), then the transcript's
+// terminal event, then the status.
+func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.Namespace, err error, log *slog.Logger) {
+	total := time.Since(t.CreatedAt)
+	output := hasOutput(t.tr)
+	var (
+		status       Status
+		reason, code string
+		message      string
+		event        = "error"
+		notice       string
+	)
+	var ref *Refusal
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil:
+		status, reason, event = StatusDone, "stop", "done"
+	case errors.As(err, &ref):
+		status, reason, code, message = StatusFailed, CodeUpstreamError, ref.Code, "the upstream's circuit is open: it failed repeatedly; retry later"
+	case errors.Is(err, pipeline.ErrTTFTTimeout):
+		status, reason, code = StatusFailed, "ttft_timeout", CodeTTFTTimeout
+		message = fmt.Sprintf("no first token within %s", o.cfg.TTFTTimeout)
+	case errors.Is(err, pipeline.ErrIdleTimeout):
+		reason, code, message = "idle_timeout", "idle_timeout", fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
+	case ctx.Err() != nil && errors.Is(cause, ErrDeadline):
+		reason, code = "deadline", CodeTTFTTimeout
+		message = fmt.Sprintf("the total time cap (%s) was reached", req.Deadline)
+	case ctx.Err() != nil && errors.Is(cause, ErrShutdown):
+		reason, code, message = "cancelled", CodeShuttingDown, "the server is shutting down"
+	case ctx.Err() != nil:
+		status, reason, code, message = StatusCancelled, "cancelled", CodeCancelled, "the task was cancelled"
+	default:
+		reason, code, message = "upstream_error", CodeUpstreamError, "the upstream failed: "+err.Error()
+	}
+	if status == "" {
+		// A cut: partial with the text so far, or failed with none.
+		if output {
+			status, event = StatusPartial, "partial"
+			notice = fmt.Sprintf(noticeFmt, message)
+		} else {
+			status = StatusFailed
+		}
+	}
+	if status == StatusDone && !req.NoCache && o.cache != nil {
+		o.cache.Store(context.WithoutCancel(ctx), ns, req.Question, cache.Answer{Chunks: t.tr.Chunks()})
+	}
+	t.mu.Lock()
+	ttft := t.firstToken
+	t.mu.Unlock()
+	first := int64(-1)
+	if ttft > 0 {
+		first = ttft.Milliseconds()
+	}
+	t.tr.Finish(stream.End{
+		Event: event, FinishReason: reason, Notice: notice, Code: code, Message: message,
+		FirstTokenMs: first, TotalMs: total.Milliseconds(),
+	})
+	t.mu.Lock()
+	t.status, t.finishReason, t.total, t.endedAt = status, reason, total, time.Now()
+	if status == StatusFailed || status == StatusCancelled {
+		t.err = &ErrorInfo{Code: code, Message: message}
+	}
+	retries, upstreamCode := t.retries, t.upstreamCode
+	t.mu.Unlock()
+	close(t.done)
+	o.obs.TaskEnded(t.View())
+	_, chunks, _ := t.tr.Snapshot()
+	log.Info("task end", "status", status, "finish_reason", reason, "ttft_ms", first,
+		"total_ms", total.Milliseconds(), "chunks", chunks,
+		"cache", t.Cache.Status, "upstream", t.Upstream, "upstream_status", upstreamCode, "retries", retries)
+}

@@ -1,0 +1,137 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// Status is a task's state. queued and running are live; the others are
+// final.
+type Status string
+
+// The task statuses of the contract.
+const (
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusDone      Status = "done"
+	StatusPartial   Status = "partial"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+)
+
+// Final reports whether s is a terminal status.
+func (s Status) Final() bool { return s != StatusQueued && s != StatusRunning }
+
+// CacheInfo is the cache decision recorded on a task.
+type CacheInfo struct {
+	Status    string  `json:"status"` // hit, miss or bypass
+	Kind      string  `json:"kind,omitempty"`
+	Score     float64 `json:"score,omitempty"`
+	Namespace string  `json:"namespace"`
+}
+
+// ErrorInfo is the error object of a failed task.
+type ErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Task is one generation. Its transcript is the answer; the fields behind
+// mu are its state. The task goroutine is the only writer of both.
+type Task struct {
+	ID        string
+	Tenant    string
+	Model     string
+	Namespace string
+	Upstream  string
+	CreatedAt time.Time
+	Cache     CacheInfo
+
+	tr     *stream.Transcript
+	cancel context.CancelCauseFunc // nil for tasks that never run (cache hits)
+	done   chan struct{}           // closed when the task is final
+
+	mu           sync.Mutex // protects the fields below
+	status       Status
+	finishReason string
+	err          *ErrorInfo
+	firstToken   time.Duration // 0 until the first token
+	total        time.Duration
+	endedAt      time.Time
+	retries      int
+	upstreamCode int // the last upstream HTTP status, 0 if none
+}
+
+// Transcript returns the task's answer record, which readers follow.
+func (t *Task) Transcript() *stream.Transcript { return t.tr }
+
+// Done is closed when the task reaches a final status.
+func (t *Task) Done() <-chan struct{} { return t.done }
+
+// Status returns the task's current status.
+func (t *Task) Status() Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status
+}
+
+func (t *Task) setStatus(s Status) {
+	t.mu.Lock()
+	t.status = s
+	t.mu.Unlock()
+}
+
+// View is a task as the API shows it.
+type View struct {
+	ID           string     `json:"id"`
+	Status       Status     `json:"status"`
+	Text         string     `json:"text"`
+	FinishReason string     `json:"finish_reason,omitempty"`
+	Cache        CacheInfo  `json:"cache"`
+	Model        string     `json:"model"`
+	Namespace    string     `json:"namespace"`
+	Upstream     string     `json:"upstream,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	FirstTokenMs *int64     `json:"first_token_ms"`
+	TotalMs      *int64     `json:"total_ms"`
+	Chunks       int        `json:"chunks"`
+	Retries      int        `json:"retries"`
+	Error        *ErrorInfo `json:"error,omitempty"`
+}
+
+// View returns a consistent snapshot of the task.
+func (t *Task) View() View {
+	text, chunks, _ := t.tr.Snapshot()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := View{
+		ID: t.ID, Status: t.status, Text: text, FinishReason: t.finishReason,
+		Cache: t.Cache, Model: t.Model, Namespace: t.Namespace, Upstream: t.Upstream,
+		CreatedAt: t.CreatedAt.UTC(), Chunks: chunks, Retries: t.retries, Error: t.err,
+	}
+	if t.firstToken > 0 {
+		ms := t.firstToken.Milliseconds()
+		v.FirstTokenMs = &ms
+	}
+	if t.status.Final() {
+		ms := t.total.Milliseconds()
+		v.TotalMs = &ms
+	}
+	return v
+}
+
+// Meta is the data of the task's "meta" SSE event.
+type Meta struct {
+	ID        string    `json:"id"`
+	Model     string    `json:"model"`
+	Namespace string    `json:"namespace"`
+	Cache     CacheInfo `json:"cache"`
+}
+
+// Meta returns the task's meta event data.
+func (t *Task) Meta() Meta {
+	return Meta{ID: t.ID, Model: t.Model, Namespace: t.Namespace, Cache: t.Cache}
+}

@@ -1,0 +1,9 @@
+// Package pipeline holds the generic stages that sluice composes into a
+// streaming pipeline, independent of HTTP and of tasks: the admission Gate
+// (an in-flight budget with a FIFO wait and a bounded queue), the circuit
+// Breaker, and the Watch stage that relays chunks while enforcing the
+// time-to-first-token and inter-chunk idle timeouts.
+//
+// Each Gate and Breaker is created once per upstream and shared by every
+// request; creating one per request gates nothing.
+package pipeline

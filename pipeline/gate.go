@@ -1,0 +1,301 @@
+package pipeline
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Errors returned by Gate. Callers branch on them with errors.Is.
+var (
+	// ErrOverloaded means no slot was free and the caller would not wait
+	// (or its wait ran out).
+	ErrOverloaded = errors.New("pipeline: budget exhausted")
+	// ErrQueueFull means the bounded wait queue had no room.
+	ErrQueueFull = errors.New("pipeline: queue full")
+	// ErrGateClosed means the gate was shut down.
+	ErrGateClosed = errors.New("pipeline: gate closed")
+)
+
+// GateConfig configures a Gate.
+type GateConfig struct {
+	// Name names the gate, usually after its upstream.
+	Name string
+	// Limit is the number of slots (in-flight upstream streams).
+	// default: 64
+	Limit int
+	// QueueLimit bounds the queued (asynchronous) waiters. Interactive
+	// waiters are bounded by their own deadline instead.
+	// default: 1024; negative: no queue (refuse when full).
+	QueueLimit int
+	// OnWait, when set, observes how long each granted claim waited.
+	OnWait func(time.Duration)
+}
+
+// Gate is an in-flight budget: at most Limit permits are out at once, and
+// claims that wait are granted in FIFO order. A Gate is safe for concurrent
+// use; create one per upstream and share it.
+type Gate struct {
+	cfg GateConfig
+
+	mu       sync.Mutex // protects inFlight, waiters, queued, closed
+	inFlight int
+	waiters  list.List // of *Claim, front = oldest
+	queued   int       // waiters that count against QueueLimit
+	closed   bool
+
+	acquired atomic.Int64 // permits granted, ever
+	released atomic.Int64 // permits released, ever
+	rejected atomic.Int64 // claims refused (overloaded or queue full)
+}
+
+// NewGate returns a Gate with cfg's defaults filled in.
+func NewGate(cfg GateConfig) *Gate {
+	if cfg.Limit <= 0 {
+		cfg.Limit = 64
+	}
+	if cfg.QueueLimit == 0 {
+		cfg.QueueLimit = 1024
+	}
+	return &Gate{cfg: cfg}
+}
+
+// Name returns the gate's name.
+func (g *Gate) Name() string { return g.cfg.Name }
+
+// Limit returns the number of slots.
+func (g *Gate) Limit() int { return g.cfg.Limit }
+
+// GateStats is a snapshot of a Gate's counters.
+type GateStats struct {
+	Name          string `json:"upstream"`
+	Limit         int    `json:"limit"`
+	InFlight      int    `json:"in_flight"`
+	Queued        int    `json:"queued"`
+	Waiting       int    `json:"waiting"` // queued plus interactive waiters
+	QueueLimit    int    `json:"queue_limit"`
+	AcquiredTotal int64  `json:"acquired_total"`
+	ReleasedTotal int64  `json:"released_total"`
+	RejectedTotal int64  `json:"rejected_total"`
+}
+
+// Stats returns a consistent snapshot of the gate.
+func (g *Gate) Stats() GateStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return GateStats{
+		Name:          g.cfg.Name,
+		Limit:         g.cfg.Limit,
+		InFlight:      g.inFlight,
+		Queued:        g.queued,
+		Waiting:       g.waiters.Len(),
+		QueueLimit:    max(g.cfg.QueueLimit, 0),
+		AcquiredTotal: g.acquired.Load(),
+		ReleasedTotal: g.released.Load(),
+		RejectedTotal: g.rejected.Load(),
+	}
+}
+
+// Permit is one held slot. Release returns it; only the first call counts,
+// so a deferred Release next to an explicit one is safe.
+type Permit struct {
+	g    *Gate
+	done atomic.Bool
+}
+
+// Release gives the slot back (to the oldest waiter, if any). It reports
+// whether this call was the one that released it.
+func (p *Permit) Release() bool {
+	if p == nil || !p.done.CompareAndSwap(false, true) {
+		return false
+	}
+	p.g.release()
+	return true
+}
+
+// Claim is a place in the gate's FIFO. It is granted a Permit at once or
+// later; the holder must either take the Permit (Wait) or Cancel.
+type Claim struct {
+	g       *Gate
+	elem    *list.Element // non-nil while waiting; protected by g.mu
+	queued  bool          // counts against QueueLimit
+	ready   chan struct{} // closed when granted
+	permit  *Permit       // set before ready is closed
+	since   time.Time
+	settled bool // taken or cancelled; protected by g.mu
+}
+
+// Ready is closed when the claim has been granted a permit.
+func (c *Claim) Ready() <-chan struct{} { return c.ready }
+
+// Enqueue claims a slot for a queued (asynchronous) task: granted at once
+// when a slot is free, otherwise placed at the back of the bounded queue,
+// otherwise refused with ErrQueueFull. It never blocks.
+func (g *Gate) Enqueue() (*Claim, error) { return g.claim(true) }
+
+func (g *Gate) claim(queued bool) (*Claim, error) {
+	c := &Claim{g: g, queued: queued, ready: make(chan struct{}), since: time.Now()}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.closed:
+		return nil, ErrGateClosed
+	case g.inFlight < g.cfg.Limit && g.waiters.Len() == 0:
+		g.grantLocked(c)
+	case !queued:
+		c.elem = g.waiters.PushBack(c)
+	case g.cfg.QueueLimit > 0 && g.queued < g.cfg.QueueLimit:
+		g.queued++
+		c.elem = g.waiters.PushBack(c)
+	default:
+		g.rejected.Add(1)
+		return nil, ErrQueueFull
+	}
+	return c, nil
+}
+
+// grantLocked hands one slot to c. g.mu must be held.
+func (g *Gate) grantLocked(c *Claim) {
+	g.inFlight++
+	g.acquired.Add(1)
+	c.permit = &Permit{g: g}
+	if c.elem != nil {
+		g.waiters.Remove(c.elem)
+		c.elem = nil
+		if c.queued {
+			g.queued--
+		}
+	}
+	if g.cfg.OnWait != nil {
+		g.cfg.OnWait(time.Since(c.since))
+	}
+	close(c.ready)
+}
+
+// Wait blocks until the claim is granted or ctx is done. On ctx's end the
+// claim is cancelled (a permit granted in the meantime is given back) and
+// ctx's error is returned.
+func (c *Claim) Wait(ctx context.Context) (*Permit, error) {
+	select {
+	case <-c.ready:
+		return c.take(), nil
+	case <-ctx.Done():
+		if c.Cancel() {
+			return nil, ctx.Err()
+		}
+		// Granted while we were giving up: the permit is ours.
+		return c.take(), nil
+	}
+}
+
+func (c *Claim) take() *Permit {
+	c.g.mu.Lock()
+	c.settled = true
+	c.g.mu.Unlock()
+	return c.permit
+}
+
+// Cancel withdraws a claim that has not been taken. If the claim was still
+// waiting it leaves the queue and Cancel returns true. If it had already
+// been granted, Cancel returns false and leaves the permit for Wait to
+// take, unless it is called after Wait, in which case it does nothing.
+func (c *Claim) Cancel() bool {
+	g := c.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.settled {
+		return false
+	}
+	if c.elem != nil {
+		g.waiters.Remove(c.elem)
+		c.elem = nil
+		if c.queued {
+			g.queued--
+		}
+		c.settled = true
+		return true
+	}
+	return false
+}
+
+// Abandon withdraws the claim whatever its state: a waiting claim leaves
+// the queue and a granted, untaken permit is released. Use it when the
+// claim's owner will never call Wait.
+func (c *Claim) Abandon() {
+	if c.Cancel() {
+		return
+	}
+	c.g.mu.Lock()
+	taken := c.settled
+	c.settled = true
+	c.g.mu.Unlock()
+	if !taken {
+		select {
+		case <-c.ready:
+			c.permit.Release()
+		default:
+		}
+	}
+}
+
+// TryAcquire takes a slot if one is free and nobody is waiting for one.
+func (g *Gate) TryAcquire() (*Permit, error) {
+	return g.Acquire(context.Background(), 0)
+}
+
+// Acquire takes a slot, waiting in FIFO order at most wait (0 = refuse at
+// once when none is free). It returns ErrOverloaded when the wait runs out
+// and ctx's error when ctx ends first.
+func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error) {
+	c, err := g.claim(false)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-c.ready:
+		return c.take(), nil
+	default:
+	}
+	if wait <= 0 {
+		if c.Cancel() {
+			g.rejected.Add(1)
+			return nil, ErrOverloaded
+		}
+		return c.take(), nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	p, err := c.Wait(wctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		g.rejected.Add(1)
+		return nil, ErrOverloaded
+	}
+	return p, nil
+}
+
+func (g *Gate) release() {
+	g.released.Add(1)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inFlight--
+	if g.inFlight < 0 {
+		panic("pipeline: gate released more permits than it granted")
+	}
+	if front := g.waiters.Front(); front != nil && !g.closed {
+		g.grantLocked(front.Value.(*Claim))
+	}
+}
+
+// Close refuses every new claim and every waiting one; held permits stay
+// valid until released.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+}

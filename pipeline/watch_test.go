@@ -1,0 +1,96 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline"
+)
+
+// producer sends items with the given gaps, then reports err. exited is
+// closed when its goroutine has returned.
+func producer(ctx context.Context, gaps []time.Duration, err error) (in chan int, done chan error, exited chan struct{}) {
+	in = make(chan int)
+	done = make(chan error, 1)
+	exited = make(chan struct{})
+	go func() {
+		defer close(exited)
+		for i, g := range gaps {
+			select {
+			case <-time.After(g):
+			case <-ctx.Done():
+				done <- ctx.Err()
+				return
+			}
+			select {
+			case in <- i:
+			case <-ctx.Done():
+				done <- ctx.Err()
+				return
+			}
+		}
+		done <- err
+	}()
+	return in, done, exited
+}
+
+func TestWatch(t *testing.T) {
+	const tol = 150 * time.Millisecond // scheduling tolerance on a shared machine
+	boom := errors.New("boom")
+	cases := []struct {
+		name     string
+		cfg      pipeline.WatchConfig
+		gaps     []time.Duration
+		end      error
+		want     error
+		wantN    int
+		fireNear time.Duration // when the watchdog should fire (0: n/a)
+	}{
+		{"complete", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0, 0, 0}, nil, nil, 3, 0},
+		{"producer error", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0}, boom, boom, 1, 0},
+		{"ttft", pipeline.WatchConfig{TTFT: 100 * time.Millisecond, Idle: time.Second}, []time.Duration{time.Hour}, nil, pipeline.ErrTTFTTimeout, 0, 100 * time.Millisecond},
+		{"idle", pipeline.WatchConfig{TTFT: time.Second, Idle: 100 * time.Millisecond}, []time.Duration{0, 0, time.Hour}, nil, pipeline.ErrIdleTimeout, 2, 100 * time.Millisecond},
+		{"slow but steady", pipeline.WatchConfig{TTFT: 200 * time.Millisecond, Idle: 200 * time.Millisecond}, []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}, nil, nil, 5, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			in, done, exited := producer(ctx, tc.gaps, tc.end)
+			n := 0
+			start := time.Now()
+			var last time.Time
+			err := pipeline.Watch(context.Background(), tc.cfg, in, done, func(int) { n++; last = time.Now() })
+			fired := time.Now()
+			cancel()
+			if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if n != tc.wantN {
+				t.Fatalf("relayed %d items, want %d", n, tc.wantN)
+			}
+			if tc.fireNear > 0 {
+				from := start
+				if n > 0 {
+					from = last
+				}
+				if d := fired.Sub(from); d < tc.fireNear || d > tc.fireNear+tol {
+					t.Fatalf("watchdog fired after %v, want %v (+%v)", d, tc.fireNear, tol)
+				}
+			}
+			<-exited // the producer stops on cancel
+		})
+	}
+}
+
+func TestWatchStopsOnContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	in, done, exited := producer(ctx, []time.Duration{time.Hour}, nil)
+	cancel()
+	err := pipeline.Watch(ctx, pipeline.WatchConfig{}, in, done, func(int) {})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	<-exited
+}

@@ -1,0 +1,378 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	sse "github.com/tmaxmax/go-sse"
+)
+
+// DefaultConnectTimeout bounds an upstream dial when OpenAIConfig leaves
+// ConnectTimeout zero.
+const DefaultConnectTimeout = time.Second
+
+const (
+	// maxEventSize bounds one SSE event of an upstream answer. Real chunks
+	// are a few hundred bytes; 1 MiB leaves room for odd servers.
+	maxEventSize = 1 << 20
+	// maxErrorBody is how much of a non-200 body StatusError keeps.
+	maxErrorBody = 512
+	// drainLimit and drainWait bound the read of what follows [DONE] (the
+	// end of the chunked body), so that the connection can be reused
+	// without ever waiting on a server that keeps the response open.
+	drainLimit = 4 << 10
+	drainWait  = 20 * time.Millisecond
+)
+
+var readConfig = &sse.ReadConfig{MaxEventSize: maxEventSize}
+
+// OpenAIConfig configures an OpenAI-compatible streaming client. The zero
+// value is not usable: BaseURL is required.
+type OpenAIConfig struct {
+	// BaseURL is the API root, the part before /chat/completions,
+	// e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1.
+	// Required; the scheme must be http or https.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer APIKey".
+	// default: empty, no Authorization header
+	APIKey string
+	// Client sends the requests. It must not have an overall Timeout: an
+	// answer streams for as long as it takes, and the caller's context
+	// bounds it.
+	// default: a client of its own, with a clone of http.DefaultTransport
+	// whose dials time out after ConnectTimeout
+	Client *http.Client
+	// ConnectTimeout bounds establishing the TCP connection of the default
+	// Client; it is ignored when Client is set. Negative: no bound but the
+	// operating system's.
+	// default: DefaultConnectTimeout (1s)
+	ConnectTimeout time.Duration
+	// Name identifies the upstream in budgets, breakers, metrics and logs.
+	// default: the host (and port) of BaseURL
+	Name string
+}
+
+// OpenAI streams answers from an OpenAI-compatible Chat Completions API
+// (OpenAI, vLLM, Ollama, llama.cpp server, ...). It is safe for concurrent
+// use.
+type OpenAI struct {
+	endpoint string // {BaseURL}/chat/completions
+	apiKey   string
+	client   *http.Client
+	name     string
+}
+
+var _ Upstream = (*OpenAI)(nil)
+
+// NewOpenAI returns a client for cfg, or an error if cfg.BaseURL is not an
+// absolute http or https URL.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	u, err := url.Parse(strings.TrimSpace(cfg.BaseURL))
+	if err != nil {
+		return nil, fmt.Errorf("stream: upstream base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("stream: upstream base URL %q: scheme must be http or https", cfg.BaseURL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("stream: upstream base URL %q: no host", cfg.BaseURL)
+	}
+	u.RawQuery, u.Fragment = "", ""
+	o := &OpenAI{
+		endpoint: u.JoinPath("chat", "completions").String(),
+		apiKey:   cfg.APIKey,
+		client:   cfg.Client,
+		name:     cfg.Name,
+	}
+	if o.name == "" {
+		o.name = u.Host
+	}
+	if o.client == nil {
+		o.client = newHTTPClient(cfg.ConnectTimeout)
+	}
+	return o, nil
+}
+
+func newHTTPClient(connect time.Duration) *http.Client {
+	switch {
+	case connect == 0:
+		connect = DefaultConnectTimeout
+	case connect < 0:
+		connect = 0
+	}
+	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = dialer.DialContext
+	// One upstream host carries up to a whole budget of streams; keep
+	// their connections rather than redial (and renegotiate TLS) each time.
+	tr.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: tr}
+}
+
+// Name identifies the upstream.
+func (o *OpenAI) Name() string { return o.name }
+
+type chatRequest struct {
+	Model     string    `json:"model"`
+	Messages  []Message `json:"messages"`
+	Stream    bool      `json:"stream"`
+	MaxTokens int       `json:"max_tokens,omitempty"`
+}
+
+// chatChunk is the part of a chat.completion.chunk (or, with Message, of a
+// whole chat.completion) that the client reads.
+type chatChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Error json.RawMessage `json:"error"`
+}
+
+// APIError is an error object that the upstream sent inside a 200 answer,
+// such as {"error": {"message": "...", "type": "server_error"}} in place of
+// a chunk. Stream returns it joined with ErrTruncated, since the answer
+// ends there without its final chunk.
+type APIError struct {
+	Message string
+	Type    string
+	Code    string
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("stream: upstream sent an error")
+	if e.Type != "" || e.Code != "" {
+		b.WriteString(" (")
+		b.WriteString(strings.Trim(e.Type+" "+e.Code, " "))
+		b.WriteString(")")
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// parseAPIError reads the OpenAI error object in its usual shapes: an
+// object with message, type and code (a string or a number), or a bare
+// string.
+func parseAPIError(raw json.RawMessage) *APIError {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return &APIError{Message: s}
+	}
+	var obj struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return &APIError{Message: truncate(string(raw), maxErrorBody)}
+	}
+	e := &APIError{Message: obj.Message, Type: obj.Type}
+	if len(obj.Code) > 0 && string(obj.Code) != "null" {
+		if json.Unmarshal(obj.Code, &e.Code) != nil {
+			e.Code = string(obj.Code)
+		}
+	}
+	return e
+}
+
+// Stream sends req to {BaseURL}/chat/completions with "stream": true and
+// sends each non-empty content delta on out. See Upstream for the contract.
+//
+// It returns nil after "data: [DONE]", or at the end of the body when a
+// finish_reason came first (some servers omit [DONE]); ErrTruncated
+// (wrapping the read error, if any) when the body ends before either;
+// a *StatusError for any status but 200; a *ConnectError when no response
+// arrived at all; the error object of an "error" chunk as an *APIError
+// joined with ErrTruncated; and ctx.Err() once ctx is done.
+func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
+	body, err := json.Marshal(chatRequest{
+		Model:     req.Model,
+		Messages:  req.Messages,
+		Stream:    true,
+		MaxTokens: max(req.MaxTokens, 0),
+	})
+	if err != nil {
+		return fmt.Errorf("stream: encode request: %w", err)
+	}
+	// reqCtx lets Stream cut the body read short after [DONE] (see drain)
+	// without touching the caller's ctx.
+	reqCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, o.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("stream: build request: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	if o.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+o.apiKey)
+	}
+
+	resp, err := o.client.Do(hreq)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return &ConnectError{Err: err}
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode != http.StatusOK {
+		return statusError(resp)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// The server ignored "stream": true and answered in one piece.
+		return o.relayObject(ctx, resp.Body, out)
+	}
+
+	finished := false // a choice carried a finish_reason.
+	for ev, err := range sse.Read(resp.Body, readConfig) {
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return ctxErr
+			}
+			if finished {
+				// The answer was whole; only the [DONE] marker was lost.
+				return nil
+			}
+			return fmt.Errorf("%w: %w", ErrTruncated, err)
+		}
+		data := strings.TrimSpace(ev.Data)
+		if data == "[DONE]" {
+			drain(resp.Body, cancel)
+			return nil
+		}
+		if data == "" {
+			continue
+		}
+		var c chatChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			if ev.Type == "error" {
+				return fmt.Errorf("%w: %w", ErrTruncated, &APIError{Message: truncate(data, maxErrorBody)})
+			}
+			return fmt.Errorf("%w: bad chunk %q: %w", ErrTruncated, truncate(data, 128), err)
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			return fmt.Errorf("%w: %w", ErrTruncated, parseAPIError(c.Error))
+		}
+		if len(c.Choices) == 0 {
+			continue // e.g. the usage chunk of stream_options.include_usage.
+		}
+		ch := c.Choices[0]
+		if ch.FinishReason != "" {
+			finished = true
+		}
+		if ch.Delta.Content == "" {
+			continue
+		}
+		select {
+		case out <- Chunk{Text: ch.Delta.Content}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if finished {
+		return nil
+	}
+	return ErrTruncated
+}
+
+// relayObject relays a whole chat.completion answer as one chunk.
+func (o *OpenAI) relayObject(ctx context.Context, body io.Reader, out chan<- Chunk) error {
+	var c chatChunk
+	if err := json.NewDecoder(io.LimitReader(body, maxEventSize)).Decode(&c); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("%w: bad chat.completion: %w", ErrTruncated, err)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return fmt.Errorf("%w: %w", ErrTruncated, parseAPIError(c.Error))
+	}
+	if len(c.Choices) == 0 {
+		return fmt.Errorf("%w: chat.completion without choices", ErrTruncated)
+	}
+	if text := c.Choices[0].Message.Content; text != "" {
+		select {
+		case out <- Chunk{Text: text}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// drain reads what little follows [DONE] so that the transport can reuse
+// the connection, giving up (by cancelling the request) after drainWait.
+func drain(body io.Reader, cancel context.CancelFunc) {
+	t := time.AfterFunc(drainWait, cancel)
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+}
+
+// statusError reads the start of a non-200 answer into a *StatusError.
+func statusError(resp *http.Response) *StatusError {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return &StatusError{
+		Code:       resp.StatusCode,
+		RetryAfter: retryAfter(resp.Header, time.Now()),
+		Body:       strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD")),
+	}
+}
+
+// retryAfter reads how long the upstream asks us to wait: the
+// Retry-After header in seconds or as an HTTP date, or the retry-after-ms
+// header that OpenAI sends and its SDKs prefer. It returns 0 when absent,
+// malformed or in the past.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 || secs > 1e9 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

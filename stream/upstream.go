@@ -1,0 +1,63 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Message is one chat message sent upstream, in the OpenAI shape.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is what sluice asks an upstream model for.
+type Request struct {
+	Model     string
+	Messages  []Message
+	MaxTokens int // 0 means the upstream's default.
+}
+
+// Chunk is one piece of a streamed answer. Text is never empty: upstream
+// keep-alives, role-only chunks and empty deltas are dropped by the client,
+// so that every Chunk counts as progress for the TTFT and idle watchdogs.
+type Chunk struct {
+	Text string
+}
+
+// Upstream streams one answer from a model.
+//
+// Stream sends the request, then sends each content chunk on out, and
+// returns when the answer is complete (nil), when ctx is done (ctx's error),
+// or when the upstream fails. An answer that ends without its final
+// chunk (a dropped connection, a missing [DONE]) returns ErrTruncated,
+// never nil. Stream never blocks on out after ctx is done, and it never
+// closes out. Implementations are safe for concurrent use.
+type Upstream interface {
+	// Name identifies the upstream in budgets, breakers, metrics and logs.
+	Name() string
+	Stream(ctx context.Context, req Request, out chan<- Chunk) error
+}
+
+// ErrTruncated reports an upstream stream that ended without its final chunk.
+var ErrTruncated = errors.New("stream: upstream ended without a final chunk")
+
+// StatusError is an upstream HTTP answer other than 200.
+type StatusError struct {
+	Code       int
+	RetryAfter time.Duration // from the Retry-After header; 0 when absent.
+	Body       string        // the start of the body, for logs.
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("stream: upstream answered %d: %s", e.Code, e.Body)
+}
+
+// ConnectError is a failure to reach the upstream at all (dial, TLS, reset
+// before any response). Such failures are retryable.
+type ConnectError struct{ Err error }
+
+func (e *ConnectError) Error() string { return "stream: upstream connection: " + e.Err.Error() }
+func (e *ConnectError) Unwrap() error { return e.Err }

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator"
+)
+
+// Error codes of the contract that belong to the HTTP layer.
+const (
+	codeInvalid          = "invalid_request"
+	codeUnauthorized     = "unauthorized"
+	codeNotFound         = "not_found"
+	codeMethod           = "method_not_allowed"
+	codeTooLarge         = "payload_too_large"
+	codeUnsupportedMedia = "unsupported_media_type"
+	codeInternal         = "internal_error"
+)
+
+// apiError is an error with its HTTP status and contract code.
+type apiError struct {
+	Status     int
+	Code       string
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func badRequest(msg string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: codeInvalid, Message: msg}
+}
+
+func notFound(msg string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Code: codeNotFound, Message: msg}
+}
+
+// statusError maps any error to the contract's status and body. It is
+// the only place where errors become HTTP statuses.
+func statusError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var ref *orchestrator.Refusal
+	if errors.As(err, &ref) {
+		msg := "the in-flight budget for upstream " + ref.Upstream + " is full; retry later"
+		switch ref.Reason {
+		case "queue_full":
+			msg = "the task queue for upstream " + ref.Upstream + " is full; retry later"
+		case "breaker_open":
+			msg = "upstream " + ref.Upstream + " is failing and its circuit is open; retry later"
+		}
+		return &apiError{Status: http.StatusServiceUnavailable, Code: ref.Code, Message: msg, RetryAfter: ref.RetryAfter}
+	}
+	if errors.Is(err, orchestrator.ErrClosed) {
+		return &apiError{Status: http.StatusServiceUnavailable, Code: orchestrator.CodeShuttingDown, Message: "the server is shutting down", RetryAfter: time.Second}
+	}
+	return &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"}
+}
+
+// errorBody is the contract's error JSON.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// writeError writes err as the contract's JSON error.
+func writeError(w http.ResponseWriter, err error) {
+	ae := statusError(err)
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
+	}
+	var b errorBody
+	b.Error.Code, b.Error.Message = ae.Code, ae.Message
+	writeJSON(w, ae.Status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+}

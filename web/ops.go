@@ -1,0 +1,67 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline"
+)
+
+// upstreamBudget is one upstream's entry in GET /v1/budget.
+type upstreamBudget struct {
+	pipeline.GateStats
+	Breaker string `json:"breaker"`
+}
+
+// budget is GET /v1/budget: in-flight, limit and queue per upstream. The
+// top-level fields sum over the upstreams.
+func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
+	out := struct {
+		Limit         int              `json:"limit"`
+		InFlight      int              `json:"in_flight"`
+		Queued        int              `json:"queued"`
+		RejectedTotal int64            `json:"rejected_total"`
+		Upstreams     []upstreamBudget `json:"upstreams"`
+	}{}
+	breakers := s.orch.Breakers()
+	for i, g := range s.orch.Gates() {
+		st := g.Stats()
+		out.Limit += st.Limit
+		out.InFlight += st.InFlight
+		out.Queued += st.Queued
+		out.RejectedTotal += st.RejectedTotal
+		out.Upstreams = append(out.Upstreams, upstreamBudget{GateStats: st, Breaker: breakers[i].State().String()})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// healthz says only that the process lives.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz fails while every upstream's circuit is open, or while a
+// configured dependency (Redis) is unreachable.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	open := 0
+	breakers := s.orch.Breakers()
+	for _, b := range breakers {
+		if b.State() == pipeline.BreakerOpen {
+			open++
+		}
+	}
+	if open == len(breakers) {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "every upstream's circuit is open"})
+		return
+	}
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,200 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// taskRequest is the body of POST /v1/tasks and POST /v1/stream.
+type taskRequest struct {
+	Prompt     *string        `json:"prompt"`
+	Messages   []messageIn    `json:"messages"`
+	Model      string         `json:"model"`
+	Namespace  string         `json:"namespace"`
+	NoCache    bool           `json:"nocache"`
+	MaxTokens  *int           `json:"max_tokens"`
+	DeadlineMs *int64         `json:"deadline_ms"`
+	Detach     *bool          `json:"detach"`
+	Sluice     *sluiceOptions `json:"sluice"` // sluice's options on the OpenAI-compatible door
+}
+
+// sluiceOptions are sluice's own options on the OpenAI-compatible door.
+type sluiceOptions struct {
+	Namespace string `json:"namespace"`
+	NoCache   bool   `json:"nocache"`
+}
+
+// messageIn is one chat message. Content is a string or an array of
+// OpenAI content parts, of which the text parts are kept.
+type messageIn struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (m messageIn) text() (string, error) {
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(m.Content, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", errors.New("content must be a string or an array of content parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+// decodeJSON reads one JSON value from the body into v, enforcing the
+// content type and the size limit.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+			return &apiError{Status: http.StatusUnsupportedMediaType, Code: codeUnsupportedMedia,
+				Message: fmt.Sprintf("the body must be JSON (Content-Type: application/json), not %q", ct)}
+		}
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err, limit)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return jsonError(err, limit)
+		}
+		return badRequest("the body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func jsonError(err error, limit int64) error {
+	var mbe *http.MaxBytesError
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mbe):
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: codeTooLarge,
+			Message: fmt.Sprintf("the body is larger than the limit of %d bytes", limit)}
+	case errors.Is(err, io.EOF):
+		return badRequest("the body is empty; send a JSON object")
+	case errors.As(err, &se):
+		return badRequest(fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return badRequest(fmt.Sprintf("field %q must be %s, not %s", field, te.Type.String(), te.Value))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("malformed JSON: the body ends early")
+	}
+	return badRequest("malformed JSON: " + err.Error())
+}
+
+// toOrchestrator validates a decoded task request and turns it into an
+// orchestrator.Request.
+func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, error) {
+	var req orchestrator.Request
+	req.Tenant = tenant
+	switch {
+	case tr.Prompt != nil && tr.Messages != nil:
+		return req, badRequest("send exactly one of prompt or messages, not both")
+	case tr.Prompt != nil:
+		if strings.TrimSpace(*tr.Prompt) == "" {
+			return req, badRequest("prompt is empty")
+		}
+		req.Question = *tr.Prompt
+		req.Messages = []stream.Message{{Role: "user", Content: *tr.Prompt}}
+	case tr.Messages != nil:
+		msgs, question, err := convertMessages(tr.Messages)
+		if err != nil {
+			return req, err
+		}
+		req.Messages, req.Question = msgs, question
+	default:
+		return req, badRequest("prompt or messages is required")
+	}
+	ns := tr.Namespace
+	nocache := tr.NoCache
+	if tr.Sluice != nil {
+		if tr.Sluice.Namespace != "" {
+			ns = tr.Sluice.Namespace
+		}
+		nocache = nocache || tr.Sluice.NoCache
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	if !namespaceRE.MatchString(ns) {
+		return req, badRequest("namespace must match [A-Za-z0-9._-]{1,64}")
+	}
+	if len(tr.Model) > 256 {
+		return req, badRequest("model is longer than 256 characters")
+	}
+	req.Model, req.Namespace, req.NoCache = tr.Model, ns, nocache
+	if tr.MaxTokens != nil {
+		if *tr.MaxTokens < 0 {
+			return req, badRequest("max_tokens must be >= 0")
+		}
+		req.MaxTokens = *tr.MaxTokens
+	}
+	if tr.DeadlineMs != nil {
+		if *tr.DeadlineMs <= 0 {
+			return req, badRequest("deadline_ms must be > 0")
+		}
+		req.Deadline = time.Duration(min(*tr.DeadlineMs, int64(time.Hour/time.Millisecond))) * time.Millisecond
+	}
+	return req, nil
+}
+
+func convertMessages(in []messageIn) ([]stream.Message, string, error) {
+	if len(in) == 0 {
+		return nil, "", badRequest("messages is empty")
+	}
+	out := make([]stream.Message, 0, len(in))
+	question := ""
+	for i, m := range in {
+		switch m.Role {
+		case "system", "user", "assistant", "developer", "tool":
+		default:
+			return nil, "", badRequest(fmt.Sprintf("messages[%d].role must be system, user, assistant, developer or tool", i))
+		}
+		text, err := m.text()
+		if err != nil {
+			return nil, "", badRequest(fmt.Sprintf("messages[%d]: %v", i, err))
+		}
+		if m.Role == "user" {
+			question = text
+		}
+		out = append(out, stream.Message{Role: m.Role, Content: text})
+	}
+	if strings.TrimSpace(question) == "" {
+		return nil, "", badRequest("messages needs a non-empty user message")
+	}
+	return out, question, nil
+}

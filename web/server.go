@@ -1,0 +1,151 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// Config configures the HTTP front. The zero value works.
+type Config struct {
+	// MaxBody is the request body limit in bytes. default: 1 MiB
+	MaxBody int64
+	// Conn is the per-connection SSE policy (heartbeat, send buffer,
+	// slow-reader limit).
+	Conn stream.ConnConfig
+	// APIKeys maps API keys to tenants; empty turns auth off.
+	APIKeys map[string]string
+	// Logger receives logs. default: slog.Default()
+	Logger *slog.Logger
+	// Ready, when set, is asked by /readyz for other dependencies (Redis);
+	// it returns nil when they are reachable.
+	Ready func(ctx context.Context) error
+	// Metrics, when set, serves GET /metrics.
+	Metrics http.Handler
+	// ConnObserver, when set, observes SSE connections.
+	ConnObserver ConnObserver
+}
+
+// ConnObserver receives per-connection SSE events for metrics.
+type ConnObserver interface {
+	ConnOpened()
+	ConnClosed(st stream.ConnStats)
+	ConnWrote(bytes, events, merged int)
+}
+
+// Server is sluice's HTTP handler.
+type Server struct {
+	cfg    Config
+	orch   *orchestrator.Orchestrator
+	cache  *cache.Cache // may be nil: cache off
+	mux    *http.ServeMux
+	secret []byte // signs events_url tokens
+	log    *slog.Logger
+}
+
+// New returns the HTTP handler for o and c (c may be nil).
+func New(cfg Config, o *orchestrator.Orchestrator, c *cache.Cache) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, orch: o, cache: c, mux: http.NewServeMux(), log: cfg.Logger}
+	s.secret = make([]byte, 32)
+	_, _ = rand.Read(s.secret) // crypto/rand never fails on supported platforms
+	s.routes()
+	return s
+}
+
+// ServeHTTP routes the request. Unknown paths and methods get the
+// contract's JSON errors; a panic in a handler becomes a JSON 500 (and
+// is logged with its stack) instead of a dropped connection.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("handler panicked", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			writeError(w, &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"})
+		}
+	}()
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.fallback(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// fallback turns the mux's plain-text 404 and 405 into JSON errors.
+func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
+	rec := &headerRecorder{h: http.Header{}}
+	s.mux.ServeHTTP(rec, r)
+	if allow := rec.h.Get("Allow"); allow != "" {
+		w.Header().Set("Allow", allow)
+	}
+	if rec.status == http.StatusMethodNotAllowed {
+		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: codeMethod, Message: r.Method + " is not allowed on " + r.URL.Path})
+		return
+	}
+	writeError(w, notFound("no such endpoint: "+r.Method+" "+r.URL.Path))
+}
+
+type headerRecorder struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (h *headerRecorder) Header() http.Header         { return h.h }
+func (h *headerRecorder) Write(b []byte) (int, error) { return h.body.Write(b) }
+func (h *headerRecorder) WriteHeader(code int)        { h.status = code }
+
+// tenant authenticates the request. With auth off every request is the
+// empty tenant. ok is false when a 401 has been written.
+func (s *Server) tenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if len(s.cfg.APIKeys) == 0 {
+		return "", true
+	}
+	key, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if found {
+		for k, t := range s.cfg.APIKeys {
+			if hmac.Equal([]byte(k), []byte(strings.TrimSpace(key))) {
+				return t, true
+			}
+		}
+	}
+	writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "a valid API key is required: Authorization: Bearer KEY"})
+	return "", false
+}
+
+// authed wraps a handler that needs the caller's tenant.
+func (s *Server) authed(h func(w http.ResponseWriter, r *http.Request, tenant string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if t, ok := s.tenant(w, r); ok {
+			h(w, r, t)
+		}
+	}
+}
+
+// eventsToken grants reading one task's events without a header, for
+// browsers' EventSource when auth is on.
+func (s *Server) eventsToken(tenant, id string) string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte(tenant))
+	m.Write([]byte{0})
+	m.Write([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}

@@ -1,0 +1,170 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// decodeTask reads and validates a task request body.
+func (s *Server) decodeTask(w http.ResponseWriter, r *http.Request, tenant string) (orchestrator.Request, *taskRequest, error) {
+	var tr taskRequest
+	if err := decodeJSON(w, r, s.cfg.MaxBody, &tr); err != nil {
+		return orchestrator.Request{}, nil, err
+	}
+	req, err := tr.toOrchestrator(tenant)
+	return req, &tr, err
+}
+
+// createTask is POST /v1/tasks: start a task in the background.
+func (s *Server) createTask(w http.ResponseWriter, r *http.Request, tenant string) {
+	req, _, err := s.decodeTask(w, r, tenant)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := s.orch.SubmitAsync(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	url := "/v1/tasks/" + t.ID
+	events := url + "/events"
+	if tenant != "" {
+		events += "?token=" + s.eventsToken(tenant, t.ID)
+	}
+	setCacheHeaders(w, t)
+	w.Header().Set("Location", url)
+	w.Header().Set("X-Task-Id", t.ID)
+	writeJSON(w, http.StatusAccepted, map[string]any{
+		"id": t.ID, "status": t.Status(), "url": url, "events_url": events,
+		"cache": t.Cache,
+	})
+}
+
+// streamTask is POST /v1/stream: start a task and stream it on this
+// response. Refusals are answered before the stream starts. The task goes
+// on when the client leaves, unless the request said "detach": false.
+func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant string) {
+	req, tr, err := s.decodeTask(w, r, tenant)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := s.orch.Submit(r.Context(), req)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client left while waiting for budget
+		}
+		writeError(w, err)
+		return
+	}
+	setCacheHeaders(w, t)
+	w.Header().Set("X-Task-Id", t.ID)
+	st := s.serveEvents(r.Context(), w, t, 0)
+	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach {
+		s.orch.Cancel(tenant, t.ID)
+	}
+}
+
+// taskEvents is GET /v1/tasks/{id}/events: replay and follow a task,
+// resuming after Last-Event-ID.
+func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var t *orchestrator.Task
+	if tok := r.URL.Query().Get("token"); tok != "" && len(s.cfg.APIKeys) > 0 {
+		if u, err := uuid.Parse(id); err == nil {
+			if cand := s.orch.GetAny(u.String()); cand != nil && tok == s.eventsToken(cand.Tenant, cand.ID) {
+				t = cand
+			}
+		}
+		if t == nil {
+			writeError(w, notFound("no task "+strconv.Quote(id)+" for this token"))
+			return
+		}
+	} else {
+		tenant, ok := s.tenant(w, r)
+		if !ok {
+			return
+		}
+		if t = s.lookup(w, id, tenant); t == nil {
+			return
+		}
+	}
+	setCacheHeaders(w, t)
+	w.Header().Set("X-Task-Id", t.ID)
+	s.serveEvents(r.Context(), w, t, stream.LastEventID(r))
+}
+
+func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orchestrator.Task, after int) stream.ConnStats {
+	meta, _ := json.Marshal(t.Meta()) // strings and numbers: cannot fail
+	c := stream.Conn{Config: s.cfg.Conn, Meta: meta}
+	obs := s.cfg.ConnObserver
+	if obs != nil {
+		obs.ConnOpened()
+		c.OnWrite = obs.ConnWrote
+	}
+	st := c.Serve(ctx, w, t.Transcript(), after)
+	if obs != nil {
+		obs.ConnClosed(st)
+	}
+	if st.Reason == stream.CloseSlowConsumer {
+		s.log.Warn("slow reader disconnected; it can resume with Last-Event-ID",
+			"task_id", t.ID, "cursor", st.Cursor, "bytes", st.Bytes)
+	}
+	return st
+}
+
+// lookup finds the tenant's task or writes a 404.
+func (s *Server) lookup(w http.ResponseWriter, id, tenant string) *orchestrator.Task {
+	u, err := uuid.Parse(id)
+	var t *orchestrator.Task
+	if err == nil {
+		t = s.orch.Get(tenant, u.String())
+	}
+	if t == nil {
+		writeError(w, notFound("no task "+strconv.Quote(id)))
+	}
+	return t
+}
+
+// getTask is GET /v1/tasks/{id}: poll a task.
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) {
+	if t := s.lookup(w, r.PathValue("id"), tenant); t != nil {
+		w.Header().Set("X-Task-Id", t.ID)
+		writeJSON(w, http.StatusOK, t.View())
+	}
+}
+
+// cancelTask is DELETE /v1/tasks/{id}: cancel a queued or running task.
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, tenant string) {
+	t := s.lookup(w, r.PathValue("id"), tenant)
+	if t == nil {
+		return
+	}
+	s.orch.CancelAndWait(r.Context(), tenant, t.ID)
+	writeJSON(w, http.StatusOK, t.View())
+}
+
+// setCacheHeaders writes the X-Cache headers of a task's cache decision.
+func setCacheHeaders(w http.ResponseWriter, t *orchestrator.Task) {
+	h := w.Header()
+	switch t.Cache.Status {
+	case "hit":
+		h.Set("X-Cache", "HIT")
+		h.Set("X-Cache-Kind", t.Cache.Kind)
+		if t.Cache.Kind == "semantic" {
+			h.Set("X-Cache-Score", strconv.FormatFloat(t.Cache.Score, 'f', 3, 64))
+		}
+	case "bypass":
+		h.Set("X-Cache", "BYPASS")
+	default:
+		h.Set("X-Cache", "MISS")
+	}
+}

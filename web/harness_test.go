@@ -1,0 +1,319 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sse "github.com/tmaxmax/go-sse"
+	"go.uber.org/goleak"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/web"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// env is one sluice under test: the real HTTP handler on a real
+// listener, in front of a fault-injecting fake upstream.
+type env struct {
+	t     testing.TB
+	URL   string // sluice's base URL
+	Up    *streamtest.Server
+	Orch  *orchestrator.Orchestrator
+	Cache *cache.Cache
+	HTTP  *http.Client
+	Srv   *httptest.Server
+}
+
+type envOpts struct {
+	Orch     orchestrator.Config
+	Web      web.Config
+	Upstream stream.Upstream // default: the OpenAI client to the fake
+	// Wrap, when set, wraps the upstream (e.g. to count calls).
+	Wrap     func(stream.Upstream) stream.Upstream
+	NoCache  bool // run without a cache
+	Observer orchestrator.Observer
+}
+
+func newEnv(t testing.TB, o envOpts) *env {
+	t.Helper()
+	e := &env{t: t, Up: streamtest.NewServer(t)}
+	up := o.Upstream
+	if up == nil {
+		var err error
+		up, err = stream.NewOpenAI(stream.OpenAIConfig{BaseURL: e.Up.URL(), Name: "fake"})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.Wrap != nil {
+		up = o.Wrap(up)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
+	var c orchestrator.Cache
+	if !o.NoCache {
+		e.Cache = cache.New(cache.Config{})
+		c = e.Cache
+	}
+	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Orch = orch
+	o.Web.Logger = log
+	e.Srv = httptest.NewServer(web.New(o.Web, orch, e.Cache))
+	e.URL = e.Srv.URL
+	e.HTTP = &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := orch.Shutdown(ctx); err != nil {
+			t.Errorf("orchestrator shutdown: %v", err)
+		}
+		e.HTTP.CloseIdleConnections()
+		e.Srv.Close()
+	})
+	return e
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// do sends a request with a JSON body (nil for none) and returns the
+// response; the caller closes its body.
+func (e *env) do(ctx context.Context, method, path string, body any, hdr ...string) *http.Response {
+	e.t.Helper()
+	var r io.Reader
+	if body != nil {
+		switch b := body.(type) {
+		case string:
+			r = strings.NewReader(b)
+		default:
+			buf, err := json.Marshal(b)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			r = bytes.NewReader(buf)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// doJSON sends a request and decodes the JSON answer into out (if not
+// nil), returning the status.
+func (e *env) doJSON(method, path string, body, out any, hdr ...string) (int, http.Header) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp := e.do(ctx, method, path, body, hdr...)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			e.t.Fatalf("%s %s: %d %q: %v", method, path, resp.StatusCode, raw, err)
+		}
+	}
+	return resp.StatusCode, resp.Header
+}
+
+// event is one SSE event as a client sees it.
+type event struct {
+	ID, Type, Data string
+}
+
+// readEvents parses an SSE body with go-sse until it ends.
+func readEvents(t testing.TB, body io.Reader) []event {
+	t.Helper()
+	var out []event
+	var lastID string
+	for ev, err := range sse.Read(body, &sse.ReadConfig{MaxEventSize: 1 << 20}) {
+		if err != nil {
+			t.Fatalf("reading events: %v", err)
+		}
+		id := ""
+		if ev.LastEventID != lastID {
+			id = ev.LastEventID
+			lastID = ev.LastEventID
+		}
+		out = append(out, event{ID: id, Type: ev.Type, Data: ev.Data})
+	}
+	return out
+}
+
+// streamResult summarises one event stream.
+type streamResult struct {
+	Events   []event
+	Text     string
+	Deltas   int
+	LastSeq  string
+	Terminal event
+	Meta     map[string]any
+}
+
+func summarise(t testing.TB, evs []event) streamResult {
+	t.Helper()
+	var r streamResult
+	r.Events = evs
+	terminals := 0
+	for i, ev := range evs {
+		switch ev.Type {
+		case "meta":
+			if i != 0 {
+				t.Fatalf("meta is event %d, must be first", i)
+			}
+			if err := json.Unmarshal([]byte(ev.Data), &r.Meta); err != nil {
+				t.Fatal(err)
+			}
+		case "delta":
+			var d struct{ Text string }
+			if err := json.Unmarshal([]byte(ev.Data), &d); err != nil {
+				t.Fatal(err)
+			}
+			r.Text += d.Text
+			r.Deltas++
+			r.LastSeq = ev.ID
+		case "done", "partial", "error":
+			terminals++
+			r.Terminal = ev
+			if i != len(evs)-1 {
+				t.Fatalf("terminal event %q is not the last", ev.Type)
+			}
+		default:
+			t.Fatalf("unexpected event %q", ev.Type)
+		}
+	}
+	if terminals != 1 {
+		t.Fatalf("%d terminal events, want exactly 1: %+v", terminals, evs)
+	}
+	return r
+}
+
+// stream POSTs body to /v1/stream and reads the whole event stream.
+func (e *env) stream(body any) (*http.Response, streamResult) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp := e.do(ctx, http.MethodPost, "/v1/stream", body)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		e.t.Fatalf("POST /v1/stream: %d %s", resp.StatusCode, raw)
+	}
+	return resp, summarise(e.t, readEvents(e.t, resp.Body))
+}
+
+// waitFinal polls a task until it is final.
+func (e *env) waitFinal(id string) orchestrator.View {
+	e.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var v orchestrator.View
+		if st, _ := e.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, &v); st != http.StatusOK {
+			e.t.Fatalf("GET task %s: %d", id, st)
+		}
+		if v.Status.Final() {
+			return v
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("task %s not final: %+v", id, v)
+		}
+		t := e.Orch.GetAny(id)
+		select {
+		case <-t.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// waitIdle waits until no slot is held and nothing waits in any gate.
+func (e *env) waitIdle() {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		idle := true
+		for _, g := range e.Orch.Gates() {
+			st := g.Stats()
+			if st.InFlight != 0 || st.Waiting != 0 || st.AcquiredTotal != st.ReleasedTotal {
+				idle = false
+			}
+		}
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("gate not idle: %+v", e.Orch.Gates()[0].Stats())
+		}
+		time.Sleep(5 * time.Millisecond) // polling a counter: nothing signals "idle"
+	}
+}
+
+// countingUpstream counts the upstream calls in progress on sluice's
+// side: from the call to its return, which is when sluice has closed the
+// connection. (The fake server's own count can lag behind a cancellation
+// by the time it takes to notice the closed connection.)
+type countingUpstream struct {
+	stream.Upstream
+	mu       sync.Mutex
+	cur, max int
+}
+
+func (c *countingUpstream) Stream(ctx context.Context, req stream.Request, out chan<- stream.Chunk) error {
+	c.mu.Lock()
+	c.cur++
+	c.max = max(c.max, c.cur)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.cur--
+		c.mu.Unlock()
+	}()
+	return c.Upstream.Stream(ctx, req, out)
+}
+
+func (c *countingUpstream) Max() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max
+}
+
+func (c *countingUpstream) Current() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur
+}

@@ -1,0 +1,199 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream/streamtest"
+)
+
+func TestCacheOverHTTP(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{TotalTimeout: 5 * time.Second}})
+	answer := []string{"Zone A ", "holds ", "42 ", "units."}
+	e.Up.SetScript(streamtest.Script{Chunks: answer})
+	q := "How many SKU-10234 are left in zone A?"
+
+	resp, r := e.stream(map[string]any{"prompt": q, "namespace": "wms"})
+	if resp.Header.Get("X-Cache") != "MISS" || r.Meta["cache"].(map[string]any)["status"] != "miss" {
+		t.Fatalf("first ask: X-Cache %q meta %v", resp.Header.Get("X-Cache"), r.Meta)
+	}
+
+	t.Run("exact hit replays the original chunking without the upstream", func(t *testing.T) {
+		before := e.Up.Requests()
+		resp, r := e.stream(map[string]any{"prompt": "  how many SKU-10234 are left in zone a？ ", "namespace": "wms"})
+		if resp.Header.Get("X-Cache") != "HIT" || resp.Header.Get("X-Cache-Kind") != "exact" {
+			t.Fatalf("headers %v", resp.Header)
+		}
+		if r.Text != strings.Join(answer, "") || r.Deltas != len(answer) || r.Terminal.Type != "done" {
+			t.Fatalf("replay: %d deltas %q %+v", r.Deltas, r.Text, r.Terminal)
+		}
+		if e.Up.Requests() != before {
+			t.Fatal("a hit called the upstream")
+		}
+		v := e.waitFinal(resp.Header.Get("X-Task-Id"))
+		if v.Cache.Status != "hit" || v.Cache.Kind != "exact" || v.Text != r.Text {
+			t.Fatalf("task %+v", v)
+		}
+	})
+	t.Run("semantic hit carries its score", func(t *testing.T) {
+		resp, r := e.stream(map[string]any{"prompt": "what quantity of SKU-10234 is left in zone A", "namespace": "wms"})
+		if resp.Header.Get("X-Cache") != "HIT" {
+			t.Fatalf("the builtin embedder missed a plain paraphrase: X-Cache %s", resp.Header.Get("X-Cache"))
+		}
+		if resp.Header.Get("X-Cache-Kind") != "semantic" || resp.Header.Get("X-Cache-Score") == "" || r.Text != strings.Join(answer, "") {
+			t.Fatalf("semantic hit: %v", resp.Header)
+		}
+	})
+	t.Run("a different SKU never hits", func(t *testing.T) {
+		resp, _ := e.stream(map[string]any{"prompt": "How many SKU-10235 are left in zone A?", "namespace": "wms"})
+		if resp.Header.Get("X-Cache") != "MISS" {
+			t.Fatalf("SKU-10235 got %s", resp.Header.Get("X-Cache"))
+		}
+	})
+	t.Run("nocache bypasses reads and writes", func(t *testing.T) {
+		before := e.Up.Requests()
+		resp, _ := e.stream(map[string]any{"prompt": q, "namespace": "wms", "nocache": true})
+		if resp.Header.Get("X-Cache") != "BYPASS" || e.Up.Requests() != before+1 {
+			t.Fatalf("nocache: %s, upstream calls %d", resp.Header.Get("X-Cache"), e.Up.Requests()-before)
+		}
+		e.stream(map[string]any{"prompt": "only asked with nocache", "nocache": true})
+		resp, _ = e.stream(map[string]any{"prompt": "only asked with nocache"})
+		if resp.Header.Get("X-Cache") != "MISS" {
+			t.Fatal("a nocache answer was stored")
+		}
+	})
+	t.Run("namespaces and models are separate", func(t *testing.T) {
+		resp, _ := e.stream(map[string]any{"prompt": q, "namespace": "other"})
+		if resp.Header.Get("X-Cache") != "MISS" {
+			t.Fatal("another namespace got a hit")
+		}
+		resp, _ = e.stream(map[string]any{"prompt": q, "namespace": "wms", "model": "another-model"})
+		if resp.Header.Get("X-Cache") != "MISS" {
+			t.Fatal("another model got a hit")
+		}
+	})
+	t.Run("async hit is done at once", func(t *testing.T) {
+		var created struct{ ID, Status string }
+		st, hdr := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": q, "namespace": "wms"}, &created)
+		if st != 202 || created.Status != "done" || hdr.Get("X-Cache") != "HIT" {
+			t.Fatalf("async hit: %d %+v %v", st, created, hdr)
+		}
+	})
+	t.Run("lookup explains and changes nothing", func(t *testing.T) {
+		stats := func() cache.NamespaceStats {
+			var out struct{ Namespaces []cache.NamespaceStats }
+			e.doJSON(http.MethodGet, "/v1/cache/stats", nil, &out)
+			for _, s := range out.Namespaces {
+				if s.Name == "wms" && s.Model == "sim-1" {
+					return s
+				}
+			}
+			t.Fatalf("no stats for wms: %+v", out)
+			return cache.NamespaceStats{}
+		}
+		before := stats()
+		var ex cache.Explanation
+		e.doJSON(http.MethodGet, "/v1/cache/lookup?namespace=wms&q="+strings.ReplaceAll("How many SKU-10236 are left in zone A?", " ", "+"), nil, &ex)
+		if ex.Decision != "miss" || !strings.Contains(ex.Reason, "facet mismatch") || ex.Threshold != 0.92 ||
+			len(ex.Candidates) == 0 || ex.Candidates[0].FacetsMatch || len(ex.Query.Facets) == 0 || ex.Key == "" {
+			t.Fatalf("explanation %+v", ex)
+		}
+		var ex2 cache.Explanation
+		e.doJSON(http.MethodPost, "/v1/cache/lookup", map[string]any{"q": q, "namespace": "wms"}, &ex2)
+		if ex2.Decision != "hit" || ex2.Kind != "exact" || ex2.Reason != "exact key" {
+			t.Fatalf("POST explanation %+v", ex2)
+		}
+		after := stats()
+		if after != before {
+			t.Fatalf("lookup changed counters: %+v -> %+v", before, after)
+		}
+		if before.Entries != 2 || before.HitsExact < 2 || before.Misses < 1 || before.Bypasses < 1 {
+			t.Fatalf("stats %+v", before)
+		}
+	})
+	t.Run("purge drops the namespace", func(t *testing.T) {
+		var out struct{ Deleted int }
+		if st, _ := e.doJSON(http.MethodDelete, "/v1/cache/namespaces/wms", nil, &out); st != 200 || out.Deleted < 1 {
+			t.Fatalf("purge: %d %+v", st, out)
+		}
+		resp, _ := e.stream(map[string]any{"prompt": q, "namespace": "wms"})
+		if resp.Header.Get("X-Cache") != "MISS" {
+			t.Fatal("hit after purge")
+		}
+	})
+}
+
+func TestCutAnswersAreNotCached(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{TTFTTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond, MaxRetries: -1}})
+	scripts := map[string]streamtest.Script{
+		"partial":   {Chunks: []string{"a", "b"}, StallAfterChunks: 1},
+		"failed":    {Status: 500},
+		"truncated": {Chunks: []string{"a", "b"}, DropAfterChunks: 1},
+		"no token":  {StallAfterHeaders: true},
+	}
+	for name, sc := range scripts {
+		e.Up.SetScript(sc)
+		e.stream(map[string]any{"prompt": "cut " + name})
+		e.Up.SetScript(streamtest.Script{Chunks: []string{"fresh"}})
+		resp, r := e.stream(map[string]any{"prompt": "cut " + name})
+		if resp.Header.Get("X-Cache") != "MISS" || r.Text != "fresh" {
+			t.Fatalf("%s answer was cached: %s %q", name, resp.Header.Get("X-Cache"), r.Text)
+		}
+	}
+}
+
+// TestCacheHitWhileBudgetFull: a hit needs no slot, so it is served even
+// when every slot is taken and misses are refused.
+func TestCacheHitWhileBudgetFull(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1}})
+	e.Up.SetScript(streamtest.Script{Chunks: []string{"cached answer"}})
+	e.stream(map[string]any{"prompt": "what is cached"})
+	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hold := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "hold the slot", "detach": false})
+	defer hold.Body.Close()
+	if hold.StatusCode != 200 {
+		t.Fatalf("holder: %d", hold.StatusCode)
+	}
+	var refusal struct{ Error struct{ Code string } }
+	if st, _ := e.doJSON(http.MethodPost, "/v1/stream", map[string]any{"prompt": "a miss"}, &refusal); st != 503 {
+		t.Fatalf("a miss with the budget full: %d", st)
+	}
+	resp, r := e.stream(map[string]any{"prompt": "what is cached"})
+	if resp.Header.Get("X-Cache") != "HIT" || r.Text != "cached answer" {
+		t.Fatalf("hit with the budget full: %s %q", resp.Header.Get("X-Cache"), r.Text)
+	}
+	cancel()
+	io.Copy(io.Discard, hold.Body)
+	e.waitIdle()
+}
+
+// BenchmarkCacheHitHTTP is a cache hit served end to end over HTTP: POST
+// /v1/stream, the whole replayed event stream read.
+func BenchmarkCacheHitHTTP(b *testing.B) {
+	e := newEnv(b, envOpts{})
+	e.Up.SetScript(streamtest.Script{Chunks: chunks(40, "word")})
+	e.stream(map[string]any{"prompt": "benchmark question about SKU-1"})
+	body := `{"prompt":"benchmark question about SKU-1"}`
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, e.URL+"/v1/stream", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := e.HTTP.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.Header.Get("X-Cache") != "HIT" {
+			b.Fatal("not a hit")
+		}
+	}
+}

@@ -250,6 +250,18 @@ func (g *Gate) TryAcquire() (*Permit, error) {
 // once when none is free). It returns ErrOverloaded when the wait runs out
 // and ctx's error when ctx ends first.
 func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error) {
+	// Fast path: a free slot and nobody in line.
+	g.mu.Lock()
+	if !g.closed && g.inFlight < g.cfg.Limit && g.waiters.Len() == 0 {
+		g.inFlight++
+		g.acquired.Add(1)
+		g.mu.Unlock()
+		if g.cfg.OnWait != nil {
+			g.cfg.OnWait(0)
+		}
+		return &Permit{g: g}, nil
+	}
+	g.mu.Unlock()
 	c, err := g.claim(false)
 	if err != nil {
 		return nil, err

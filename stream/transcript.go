@@ -67,7 +67,8 @@ type Transcript struct {
 	ends    []int         // ends[i] is the length of deltas[0..i] together
 	bytes   int           // total length of deltas
 	end     *End          // set once
-	changed chan struct{} // closed and replaced on every change
+	changed chan struct{} // closed and replaced on a change, if watched
+	watched bool          // a reader holds changed: the next change must close it
 }
 
 // NewTranscript returns an empty, open transcript.
@@ -119,9 +120,16 @@ func (t *Transcript) Finish(end End) bool {
 	return true
 }
 
+// wakeLocked wakes the readers waiting for a change. A channel nobody
+// was handed is left alone, which keeps Append allocation-free while no
+// reader waits. t.mu must be held.
 func (t *Transcript) wakeLocked() {
+	if !t.watched {
+		return
+	}
 	close(t.changed)
 	t.changed = make(chan struct{})
+	t.watched = false
 }
 
 // Snapshot returns the whole text so far, the number of deltas and the end
@@ -179,6 +187,7 @@ func (t *Transcript) Read(after, maxBytes int) Page {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	after = max(after, 0)
+	t.watched = true
 	p := Page{First: after + 1, Changed: t.changed, Pending: t.bytes - t.prefixBytes(after)}
 	if after >= len(t.deltas) {
 		p.End = t.end

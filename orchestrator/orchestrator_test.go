@@ -1,0 +1,132 @@
+package orchestrator_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// burst is an in-memory upstream that sends its chunks as fast as they
+// are taken.
+type burst struct{ chunks []string }
+
+func (b burst) Name() string { return "burst" }
+func (b burst) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+	for _, c := range b.chunks {
+		select {
+		case out <- stream.Chunk{Text: c}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func newOrch(t testing.TB, cfg orchestrator.Config, up stream.Upstream, c orchestrator.Cache) *orchestrator.Orchestrator {
+	t.Helper()
+	o, err := orchestrator.New(cfg, orchestrator.Deps{Upstream: up, Cache: c, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := o.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return o
+}
+
+func wait(t testing.TB, task *orchestrator.Task) orchestrator.View {
+	t.Helper()
+	select {
+	case <-task.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("task not final: %+v", task.View())
+	}
+	return task.View()
+}
+
+func TestNewNeedsAnUpstream(t *testing.T) {
+	if _, err := orchestrator.New(orchestrator.Config{}, orchestrator.Deps{}); err == nil {
+		t.Fatal("New without an upstream must fail")
+	}
+}
+
+func TestCacheHitTakesNoSlotAndOnlyStopIsStored(t *testing.T) {
+	c := cache.New(cache.Config{})
+	o := newOrch(t, orchestrator.Config{Budget: 1}, burst{[]string{"forty", "-two"}}, c)
+	req := orchestrator.Request{Question: "the answer?", Messages: []stream.Message{{Role: "user", Content: "the answer?"}}}
+	first, err := o.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := wait(t, first); v.Status != orchestrator.StatusDone || v.Text != "forty-two" || v.Cache.Status != "miss" {
+		t.Fatalf("first %+v", v)
+	}
+	// Hold the only slot, then ask again: the hit needs none.
+	hold, err := o.Gates()[0].TryAcquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Release()
+	hit, err := o.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatalf("a hit was refused with the budget full: %v", err)
+	}
+	v := hit.View()
+	if v.Status != orchestrator.StatusDone || v.Text != "forty-two" || v.Cache.Status != "hit" || v.Chunks != 2 {
+		t.Fatalf("hit %+v", v)
+	}
+	var ref *orchestrator.Refusal
+	if _, err := o.Submit(context.Background(), orchestrator.Request{Question: "a miss", NoCache: true}); !errors.As(err, &ref) || ref.Code != orchestrator.CodeOverloaded {
+		t.Fatalf("a miss with the budget full: %v", err)
+	}
+}
+
+func TestTenantsDoNotSeeEachOthersTasks(t *testing.T) {
+	o := newOrch(t, orchestrator.Config{}, burst{[]string{"x"}}, nil)
+	task, err := o.Submit(context.Background(), orchestrator.Request{Tenant: "a", Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, task)
+	if o.Get("b", task.ID) != nil || o.Cancel("b", task.ID) != nil {
+		t.Fatal("tenant b reached tenant a's task")
+	}
+	if o.Get("a", task.ID) == nil {
+		t.Fatal("tenant a lost its task")
+	}
+}
+
+// BenchmarkRelayPerChunk is the pipeline's own cost per chunk: upstream
+// channel -> watchdog -> transcript, for a task of 1000 chunks.
+func BenchmarkRelayPerChunk(b *testing.B) {
+	const n = 1000
+	chunks := strings.Split(strings.Repeat("tok ", n), " ")[:n]
+	o := newOrch(b, orchestrator.Config{Budget: 64}, burst{chunks}, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		task, err := o.Submit(context.Background(), orchestrator.Request{Question: "q", NoCache: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-task.Done()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/chunk")
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestSettingsDefaultsMatchTheContract(t *testing.T) {
+	s, err := loadSettings(nil, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr != ":8080" || s.Upstream != "sim" || s.Model != "sim-1" || s.Budget != 64 || s.AcquireTimeout != 0 ||
+		s.Queue != 1024 || s.ConnectTimeout != time.Second || s.TTFTTimeout != 10*time.Second ||
+		s.IdleTimeout != 5*time.Second || s.TotalTimeout != 30*time.Second || s.Heartbeat != 15*time.Second ||
+		s.ConnBuffer != 64<<10 || s.RedisURL != "" || s.CacheThreshold != 0.92 || s.CacheTTL != 24*time.Hour ||
+		s.Embeddings != "builtin" || len(s.APIKeys) != 0 || s.MaxBody != 1<<20 {
+		t.Fatalf("defaults %+v", s)
+	}
+}
+
+func TestSettingsEnvAndFlags(t *testing.T) {
+	s, err := loadSettings([]string{"-budget", "7"}, env("SLUICE_BUDGET", "3", "SLUICE_API_KEYS", "k1=a, k2=b",
+		"SLUICE_CONN_BUFFER", "2MiB", "SLUICE_UPSTREAM", "http://127.0.0.1:11434/v1/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Budget != 7 || s.APIKeys["k1"] != "a" || s.APIKeys["k2"] != "b" || s.ConnBuffer != 2<<20 || s.Upstream != "http://127.0.0.1:11434/v1" {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestInvalidSettingsNameTheSetting(t *testing.T) {
+	for _, kv := range [][2]string{
+		{"SLUICE_BUDGET", "0"}, {"SLUICE_BUDGET", "many"}, {"SLUICE_TTFT_TIMEOUT", "10"}, {"SLUICE_TOTAL_TIMEOUT", "-1s"},
+		{"SLUICE_UPSTREAM", "ftp://x"}, {"SLUICE_CACHE_THRESHOLD", "1.5"}, {"SLUICE_CONN_BUFFER", "lots"},
+		{"SLUICE_API_KEYS", "novalue"}, {"SLUICE_REDIS_URL", "http://x"}, {"SLUICE_LOG_FORMAT", "xml"},
+	} {
+		_, err := loadSettings(nil, env(kv[0], kv[1]))
+		if err == nil || !strings.Contains(err.Error(), kv[0]) {
+			t.Errorf("%s=%s: error %v does not name the setting", kv[0], kv[1], err)
+		}
+	}
+	if code := run([]string{"-budget", "0"}, env(), &strings.Builder{}, &strings.Builder{}); code != 2 {
+		t.Fatalf("invalid flag: exit %d", code)
+	}
+}
+
+// settingsDoc renders the settings table of docs/settings.md.
+func settingsDoc() string {
+	var b strings.Builder
+	b.WriteString("| variable | flag | default | meaning |\n|---|---|---|---|\n")
+	for _, st := range (&settings{}).table() {
+		def := "`" + st.def + "`"
+		if st.def == "" {
+			def = "empty"
+		}
+		fmt.Fprintf(&b, "| `%s` | `-%s` | %s | %s |\n", st.env, st.flag, def, strings.ReplaceAll(st.help, "|", "\\|"))
+	}
+	return b.String()
+}
+
+// TestSettingsDoc keeps docs/settings.md in step with the code. Run with
+// SLUICE_UPDATE_DOCS=1 to rewrite the table.
+func TestSettingsDoc(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "settings.md")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- settings:begin -->\n", "<!-- settings:end -->"
+	doc := string(raw)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the %q ... %q markers", path, begin, end)
+	}
+	want := settingsDoc()
+	if got := doc[i+len(begin) : j]; got != want {
+		if os.Getenv("SLUICE_UPDATE_DOCS") == "1" {
+			if err := os.WriteFile(path, []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Fatalf("docs/settings.md is out of date with cmd/sluice/config.go; run SLUICE_UPDATE_DOCS=1 go test ./cmd/sluice -run SettingsDoc")
+	}
+}

@@ -223,12 +223,10 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 
 	r := o.route
 	// Peek at the breaker before taking a place in line: an open circuit
-	// is refused at once, without a slot.
-	if r.breaker.State() == pipeline.BreakerOpen {
-		_, after, err := r.breaker.Allow()
-		if err != nil {
-			return nil, o.refuse(r, CodeUpstreamUnavailable, "breaker_open", after, err)
-		}
+	// (or a half-open one whose probe is out) is refused at once, without
+	// a slot and before any byte of a stream.
+	if blocked, after := r.breaker.Blocked(); blocked {
+		return nil, o.refuse(r, CodeUpstreamUnavailable, "breaker_open", after, pipeline.ErrBreakerOpen)
 	}
 	var (
 		permit *pipeline.Permit

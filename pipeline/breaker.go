@@ -99,6 +99,22 @@ func (b *Breaker) State() BreakerState {
 	return b.state
 }
 
+// Blocked reports whether a call would be refused now (open and cooling
+// down, or half-open with its probe out), and for how long, without
+// taking the probe.
+func (b *Breaker) Blocked() (bool, time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.cfg.Now()
+	switch {
+	case b.state == BreakerOpen && now.Before(b.openUntil):
+		return true, b.openUntil.Sub(now)
+	case b.state != BreakerClosed && b.probeActive:
+		return true, b.cfg.CoolDown
+	}
+	return false, 0
+}
+
 // Outcome is what a call allowed by a Breaker tells it.
 type Outcome int
 

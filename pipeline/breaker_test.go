@@ -111,3 +111,31 @@ func TestBreakerIgnoredProbeLetsNextProbe(t *testing.T) {
 		t.Fatalf("after an ignored probe another probe must pass: %v", err)
 	}
 }
+
+func TestBreakerBlocked(t *testing.T) {
+	clk := &clock{now: time.Unix(0, 0)}
+	b := pipeline.NewBreaker(pipeline.BreakerConfig{Failures: 1, CoolDown: time.Second, Now: clk.Now})
+	if blocked, _ := b.Blocked(); blocked {
+		t.Fatal("a closed breaker blocks")
+	}
+	d, _, _ := b.Allow()
+	d(pipeline.Failure)
+	if blocked, after := b.Blocked(); !blocked || after != time.Second {
+		t.Fatalf("open: %v %v", blocked, after)
+	}
+	clk.Add(time.Second)
+	if blocked, _ := b.Blocked(); blocked {
+		t.Fatal("after the cool-down a probe may go: not blocked")
+	}
+	probe, _, err := b.Allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocked, _ := b.Blocked(); !blocked {
+		t.Fatal("half-open with the probe out must block")
+	}
+	probe(pipeline.Success)
+	if blocked, _ := b.Blocked(); blocked {
+		t.Fatal("closed again, still blocked")
+	}
+}

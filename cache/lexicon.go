@@ -114,6 +114,8 @@ c:gateway|gateway|网关
 c:breaker|circuit breaker|breaker|熔断器|熔断|断路器
 c:halfopen|half-open|half open|半开|半开状态
 f:neg|not|no|never|none|nothing|nobody|without|cannot|neither|nor|不|没|没有|未|无|非|别|勿|否|并非|尚未完成|还没有|还没|未完成
+f:avail:yes|in stock|available|有货|有库存|可用
+f:avail:no|out of stock|sold out|unavailable|无货|没货|售罄|不可用
 f:flow:in|inbound|入库|入仓|入库单
 f:flow:out|outbound|出库|出仓|出库单
 f:shelf:up|putaway|put-away|put away|上架

@@ -61,7 +61,9 @@ var subcommands = map[string]func(args []string, getenv func(string) string, std
 // serve runs the service until ctx ends, then shuts down gracefully. If
 // ready is not nil it receives the listening address once serving.
 func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- string) error {
-	log := newLogger(s, logOut)
+	ob := newObservability(s, logOut)
+	defer ob.Close()
+	log := ob.Log
 	up, err := newUpstream(s)
 	if err != nil {
 		return err
@@ -80,12 +82,14 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
 		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model,
-	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log})
+	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics})
 	if err != nil {
 		return err
 	}
+	ob.watch(orch, c)
 	h := web.New(web.Config{
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, Logger: log,
+		Metrics: ob.Metrics.Handler(), ConnObserver: ob.Metrics,
 		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)
 

@@ -1,0 +1,201 @@
+package metrics
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/pipeline"
+)
+
+// GateSource is where the gates and breakers are read at scrape time; an
+// *orchestrator.Orchestrator is one.
+type GateSource interface {
+	Gates() []*pipeline.Gate
+	Breakers() []*pipeline.Breaker
+}
+
+// CacheSource is where the cache counters are read at scrape time; a
+// *cache.Cache is one.
+type CacheSource interface {
+	Stats() []cache.NamespaceStats
+}
+
+// scraper is the collector of everything read from its source at scrape
+// time: values already counted by the gate, the breaker and the cache are
+// never counted twice, so they cannot drift.
+type scraper struct {
+	mu    sync.Mutex // protects gates, cache and known
+	gates GateSource
+	cache CacheSource
+	// known are the request namespaces that have their own label value,
+	// at most max of them, admitted in scrape order and never forgotten:
+	// a namespace's counters must not move between series.
+	known map[string]struct{}
+	max   int
+
+	gateInFlight, gateLimit, gateWaiting, gateQueued, gateQueueLimit *prometheus.Desc
+	gateAcquired, gateReleased, gateRejected                         *prometheus.Desc
+	breakerState                                                     *prometheus.Desc
+	cacheLookups, cacheEntries, cacheBytes, cacheEvictions           *prometheus.Desc
+	cacheNamespaces                                                  *prometheus.Desc
+}
+
+func newDesc(name string) *prometheus.Desc {
+	d := doc(name)
+	return prometheus.NewDesc(d.Name, d.Help, d.Labels, nil)
+}
+
+func newScraper(maxNamespaces int) *scraper {
+	return &scraper{
+		known:           map[string]struct{}{},
+		max:             maxNamespaces,
+		gateInFlight:    newDesc(nameGateInFlight),
+		gateLimit:       newDesc(nameGateLimit),
+		gateWaiting:     newDesc(nameGateWaiting),
+		gateQueued:      newDesc(nameGateQueued),
+		gateQueueLimit:  newDesc(nameGateQueueLimit),
+		gateAcquired:    newDesc(nameGateAcquired),
+		gateReleased:    newDesc(nameGateReleased),
+		gateRejected:    newDesc(nameGateRejected),
+		breakerState:    newDesc(nameBreakerState),
+		cacheLookups:    newDesc(nameCacheLookups),
+		cacheEntries:    newDesc(nameCacheEntries),
+		cacheBytes:      newDesc(nameCacheBytes),
+		cacheEvictions:  newDesc(nameCacheEvictions),
+		cacheNamespaces: newDesc(nameCacheNamespaces),
+	}
+}
+
+func (s *scraper) setGates(src GateSource) {
+	s.mu.Lock()
+	s.gates = src
+	s.mu.Unlock()
+}
+
+func (s *scraper) setCache(src CacheSource) {
+	if c, ok := src.(*cache.Cache); ok && c == nil {
+		src = nil // a nil *cache.Cache would panic in Stats
+	}
+	s.mu.Lock()
+	s.cache = src
+	s.mu.Unlock()
+}
+
+func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		s.gateInFlight, s.gateLimit, s.gateWaiting, s.gateQueued, s.gateQueueLimit,
+		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
+		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
+	} {
+		ch <- d
+	}
+}
+
+func (s *scraper) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	gates, c := s.gates, s.cache
+	s.mu.Unlock()
+	if gates != nil {
+		s.collectGates(ch, gates)
+	}
+	if c != nil {
+		s.collectCache(ch, c)
+	}
+}
+
+func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	for _, g := range src.Gates() {
+		st := g.Stats() // one consistent snapshot
+		gauge(s.gateInFlight, float64(st.InFlight), st.Name)
+		gauge(s.gateLimit, float64(st.Limit), st.Name)
+		gauge(s.gateWaiting, float64(st.Waiting), st.Name)
+		gauge(s.gateQueued, float64(st.Queued), st.Name)
+		gauge(s.gateQueueLimit, float64(st.QueueLimit), st.Name)
+		counter(s.gateAcquired, float64(st.AcquiredTotal), st.Name)
+		counter(s.gateReleased, float64(st.ReleasedTotal), st.Name)
+		counter(s.gateRejected, float64(st.RejectedTotal), st.Name)
+	}
+	for _, b := range src.Breakers() {
+		cur := b.State()
+		for _, st := range []pipeline.BreakerState{pipeline.BreakerClosed, pipeline.BreakerOpen, pipeline.BreakerHalfOpen} {
+			v := 0.0
+			if st == cur {
+				v = 1
+			}
+			gauge(s.breakerState, v, b.Name(), st.String())
+		}
+	}
+}
+
+// nsCounters are the cache counters of one namespace label value.
+type nsCounters struct {
+	hitsExact, hitsSemantic, misses, bypasses, evictions int64
+	entries                                              int
+	bytes                                                int64
+}
+
+func (s *scraper) collectCache(ch chan<- prometheus.Metric, src CacheSource) {
+	stats := src.Stats()
+	byLabel := map[string]*nsCounters{}
+	s.mu.Lock()
+	for _, st := range stats {
+		l := s.labelLocked(st.Name)
+		c := byLabel[l]
+		if c == nil {
+			c = &nsCounters{}
+			byLabel[l] = c
+		}
+		c.hitsExact += st.HitsExact
+		c.hitsSemantic += st.HitsSemantic
+		c.misses += st.Misses
+		c.bypasses += st.Bypasses
+		c.evictions += st.Evictions
+		c.entries += st.Entries
+		c.bytes += st.Bytes
+	}
+	s.mu.Unlock()
+	labels := make([]string, 0, len(byLabel))
+	for l := range byLabel {
+		labels = append(labels, l)
+	}
+	slices.Sort(labels)
+	for _, l := range labels {
+		c := byLabel[l]
+		counter := func(d *prometheus.Desc, v int64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{l}, extra...)...)
+		}
+		counter(s.cacheLookups, c.hitsExact, "hit", "exact")
+		counter(s.cacheLookups, c.hitsSemantic, "hit", "semantic")
+		counter(s.cacheLookups, c.misses, "miss", "none")
+		counter(s.cacheLookups, c.bypasses, "bypass", "none")
+		counter(s.cacheEvictions, c.evictions)
+		ch <- prometheus.MustNewConstMetric(s.cacheEntries, prometheus.GaugeValue, float64(c.entries), l)
+		ch <- prometheus.MustNewConstMetric(s.cacheBytes, prometheus.GaugeValue, float64(c.bytes), l)
+	}
+	ch <- prometheus.MustNewConstMetric(s.cacheNamespaces, prometheus.GaugeValue, float64(len(stats)))
+}
+
+// labelLocked maps a request namespace to its label value. s.mu must be
+// held.
+func (s *scraper) labelLocked(name string) string {
+	if name == "" {
+		name = cache.DefaultNamespace
+	}
+	if _, ok := s.known[name]; ok {
+		return name
+	}
+	if len(s.known) < s.max {
+		s.known[name] = struct{}{}
+		return name
+	}
+	return OtherNamespace
+}

@@ -1,0 +1,206 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// MetricDoc documents one exported metric.
+type MetricDoc struct {
+	// Name is the metric's name. For a histogram it is the base name; the
+	// series are Name_bucket, Name_sum and Name_count.
+	Name string
+	// Type is counter, gauge or histogram.
+	Type string
+	// Help is the metric's HELP text.
+	Help string
+	// Labels are the metric's label names, in order.
+	Labels []string
+	// Buckets are a histogram's upper bounds, in seconds.
+	Buckets []float64
+	// Scraped is true for metrics read from their source at scrape time
+	// (gates, breakers, cache) rather than counted from events.
+	Scraped bool
+}
+
+// Bucket layouts. LLM latencies run from tens of milliseconds (a cache
+// hit, a fast first token) to the 30-60 s total caps; gaps between chunks
+// from a millisecond (a burst) to the 5-10 s idle timeouts.
+var (
+	latencyBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 12, 20, 30, 45, 60}
+	gapBuckets     = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	waitBuckets    = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	redisBuckets   = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
+)
+
+// The metric names, one constant each, so that code and catalog agree.
+const (
+	nameGateInFlight      = "sluice_gate_in_flight"
+	nameGateLimit         = "sluice_gate_limit"
+	nameGateWaiting       = "sluice_gate_waiting"
+	nameGateQueued        = "sluice_gate_queued"
+	nameGateQueueLimit    = "sluice_gate_queue_limit"
+	nameGateAcquired      = "sluice_gate_acquired_total"
+	nameGateReleased      = "sluice_gate_released_total"
+	nameGateRejected      = "sluice_gate_rejected_total"
+	nameGateWait          = "sluice_gate_wait_seconds"
+	nameRefusals          = "sluice_refusals_total"
+	nameBreakerState      = "sluice_breaker_state"
+	nameBreakerTrans      = "sluice_breaker_transitions_total"
+	nameUpstreamRequests  = "sluice_upstream_requests_total"
+	nameUpstreamRetries   = "sluice_upstream_retries_total"
+	nameTTFT              = "sluice_time_to_first_token_seconds"
+	nameChunkGap          = "sluice_chunk_gap_seconds"
+	nameTasks             = "sluice_tasks_total"
+	nameTaskDuration      = "sluice_task_duration_seconds"
+	nameConnsActive       = "sluice_sse_connections_active"
+	nameConnsOpened       = "sluice_sse_connections_opened_total"
+	nameConnsClosed       = "sluice_sse_connections_closed_total"
+	nameSentBytes         = "sluice_sse_sent_bytes_total"
+	nameSentEvents        = "sluice_sse_events_sent_total"
+	nameMergedEvents      = "sluice_sse_merged_events_total"
+	nameMergedDeltas      = "sluice_sse_merged_deltas_total"
+	nameCacheLookups      = "sluice_cache_lookups_total"
+	nameCacheEntries      = "sluice_cache_entries"
+	nameCacheBytes        = "sluice_cache_bytes"
+	nameCacheEvictions    = "sluice_cache_evictions_total"
+	nameCacheNamespaces   = "sluice_cache_namespaces"
+	nameRedisOps          = "sluice_redis_operations_total"
+	nameRedisDuration     = "sluice_redis_operation_duration_seconds"
+	nameLogSuppressed     = "sluice_log_records_suppressed_total"
+	nameLogAggregatorFull = "sluice_log_aggregator_untracked_total"
+)
+
+// catalog is the single source of every sluice_ metric: the collectors
+// are built from it and Describe returns it.
+var catalog = []MetricDoc{
+	// Admission gate, read from Gate.Stats at scrape time.
+	{Name: nameGateInFlight, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Upstream streams holding a budget slot now."},
+	{Name: nameGateLimit, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "The budget: the most upstream streams allowed in flight at once."},
+	{Name: nameGateWaiting, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Requests waiting for a slot now: queued async tasks plus interactive requests within their acquire timeout."},
+	{Name: nameGateQueued, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Async tasks waiting in the bounded queue now."},
+	{Name: nameGateQueueLimit, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "The bound of the async queue (0: no queue)."},
+	{Name: nameGateAcquired, Type: "counter", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Budget slots granted (first attempts and retries)."},
+	{Name: nameGateReleased, Type: "counter", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Budget slots given back."},
+	{Name: nameGateRejected, Type: "counter", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Claims the gate refused (no slot in time, or the queue full)."},
+	{Name: nameGateWait, Type: "histogram", Labels: []string{"upstream"}, Buckets: waitBuckets,
+		Help: "How long each granted claim waited for its slot, in seconds."},
+	{Name: nameRefusals, Type: "counter", Labels: []string{"upstream", "reason"},
+		Help: "Requests refused before their task started, by reason: overloaded, queue_full or breaker_open."},
+
+	// Circuit breakers.
+	{Name: nameBreakerState, Type: "gauge", Labels: []string{"upstream", "state"}, Scraped: true,
+		Help: "1 for the breaker's current state (closed, open or half_open), 0 for the others."},
+	{Name: nameBreakerTrans, Type: "counter", Labels: []string{"upstream", "from", "to"},
+		Help: "Circuit breaker state changes."},
+
+	// Upstream calls.
+	{Name: nameUpstreamRequests, Type: "counter", Labels: []string{"upstream", "outcome", "status"},
+		Help: "Upstream calls by outcome (ok, http_error, connect_error, truncated, ttft_timeout, idle_timeout, cancelled, deadline, error) and HTTP status (0: no response)."},
+	{Name: nameUpstreamRetries, Type: "counter", Labels: []string{"upstream"},
+		Help: "Upstream calls retried."},
+	{Name: nameTTFT, Type: "histogram", Labels: []string{"upstream"}, Buckets: latencyBuckets,
+		Help: "Time from a task's acceptance (so including its budget wait) to its first content chunk, in seconds. Cache hits are not observed."},
+	{Name: nameChunkGap, Type: "histogram", Labels: []string{"upstream"}, Buckets: gapBuckets,
+		Help: "Gap between two content chunks of an upstream stream, in seconds."},
+
+	// Tasks.
+	{Name: nameTasks, Type: "counter", Labels: []string{"upstream", "status", "finish_reason", "cache"},
+		Help: "Tasks ended, by final status (done, partial, failed, cancelled), finish_reason and cache status (hit, miss, bypass)."},
+	{Name: nameTaskDuration, Type: "histogram", Labels: []string{"upstream", "status", "cache"}, Buckets: latencyBuckets,
+		Help: "Total duration of ended tasks, from acceptance to the final status, in seconds (millisecond resolution)."},
+
+	// SSE connections.
+	{Name: nameConnsActive, Type: "gauge",
+		Help: "SSE connections streaming now."},
+	{Name: nameConnsOpened, Type: "counter",
+		Help: "SSE connections opened."},
+	{Name: nameConnsClosed, Type: "counter", Labels: []string{"reason"},
+		Help: "SSE connections closed, by reason: end, client_gone, slow_consumer or write_error."},
+	{Name: nameSentBytes, Type: "counter",
+		Help: "Bytes written to SSE connections, heartbeat comments included."},
+	{Name: nameSentEvents, Type: "counter",
+		Help: "SSE events written (heartbeat comments are not events)."},
+	{Name: nameMergedEvents, Type: "counter",
+		Help: "Catch-up events that merged several deltas for a reader lagging more than its send buffer."},
+	{Name: nameMergedDeltas, Type: "counter",
+		Help: "Deltas merged into catch-up events."},
+
+	// Answer cache, read from Cache.Stats at scrape time.
+	{Name: nameCacheLookups, Type: "counter", Labels: []string{"namespace", "result", "kind"}, Scraped: true,
+		Help: "Cache lookups by request namespace (capped, see docs), result (hit, miss, bypass) and kind (exact, semantic, none)."},
+	{Name: nameCacheEntries, Type: "gauge", Labels: []string{"namespace"}, Scraped: true,
+		Help: "Cache entries stored, by request namespace."},
+	{Name: nameCacheBytes, Type: "gauge", Labels: []string{"namespace"}, Scraped: true,
+		Help: "Bytes of cached questions and answers, by request namespace."},
+	{Name: nameCacheEvictions, Type: "counter", Labels: []string{"namespace"}, Scraped: true,
+		Help: "Cache entries evicted (capacity or TTL), by request namespace."},
+	{Name: nameCacheNamespaces, Type: "gauge", Scraped: true,
+		Help: "Effective cache namespaces (tenant, request namespace, model) the cache has counters for."},
+
+	// Redis (defined now, fed by ObserveRedis once Redis is wired).
+	{Name: nameRedisOps, Type: "counter", Labels: []string{"op", "result"},
+		Help: "Redis operations by operation name and result (ok, error)."},
+	{Name: nameRedisDuration, Type: "histogram", Labels: []string{"op"}, Buckets: redisBuckets,
+		Help: "Redis operation latency, in seconds."},
+
+	// Logging.
+	{Name: nameLogSuppressed, Type: "counter", Labels: []string{"level"},
+		Help: "Repeated log records held back by the log aggregator (summarised once per window)."},
+	{Name: nameLogAggregatorFull, Type: "counter",
+		Help: "Log records passed through unaggregated because the aggregator tracked its maximum of distinct records."},
+}
+
+// Describe returns the documentation of every sluice_ metric, sorted by
+// name. The Go runtime (go_*), process (process_*) and promhttp_* metrics
+// of the registry are not listed.
+func Describe() []MetricDoc {
+	out := make([]MetricDoc, len(catalog))
+	for i, d := range catalog {
+		d.Labels = slices.Clone(d.Labels)
+		d.Buckets = slices.Clone(d.Buckets)
+		out[i] = d
+	}
+	slices.SortFunc(out, func(a, b MetricDoc) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// doc returns the catalog entry of name; a missing one is a bug.
+func doc(name string) MetricDoc {
+	for _, d := range catalog {
+		if d.Name == name {
+			return d
+		}
+	}
+	panic("metrics: no catalog entry for " + name)
+}
+
+// WriteMarkdown writes Describe as a Markdown table (docs/metrics.md
+// embeds it).
+func WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| Metric | Type | Labels | Help |\n|---|---|---|---|\n")
+	for _, d := range Describe() {
+		labels := "—"
+		if len(d.Labels) > 0 {
+			labels = "`" + strings.Join(d.Labels, "`, `") + "`"
+		}
+		help := d.Help
+		if d.Scraped {
+			help += " *(read at scrape time)*"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", d.Name, d.Type, labels, strings.ReplaceAll(help, "|", "\\|"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

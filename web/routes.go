@@ -10,6 +10,10 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /v1/tasks/{id}", s.authed(s.cancelTask))
 	m.HandleFunc("GET /v1/tasks/{id}/events", s.taskEvents) // header key or events token
 
+	// The OpenAI-compatible door (openai.go).
+	m.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	m.HandleFunc("GET /v1/models", s.listModels)
+
 	// Cache (cachehttp.go).
 	m.HandleFunc("GET /v1/cache/lookup", s.authed(s.cacheLookup))
 	m.HandleFunc("POST /v1/cache/lookup", s.authed(s.cacheLookup))

@@ -1,0 +1,756 @@
+package main
+
+// The terminal client: sluice ask, sluice task, sluice cache. It speaks
+// the public HTTP API of a running sluice and follows event streams with
+// github.com/r3labs/sse/v2, an SSE implementation independent of the
+// server's, with reconnection and Last-Event-ID resume.
+//
+// Exit codes: 0 the answer is done (or the command succeeded), 2 the
+// answer is partial (cut by a timeout; the text so far was printed), 1
+// anything else (failed, overloaded, cancelled, bad usage, unreachable
+// server), always with a one-line reason on stderr.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	sse "github.com/r3labs/sse/v2"
+	"gopkg.in/cenkalti/backoff.v1"
+)
+
+func init() {
+	subcommands["ask"] = cmdAsk
+	subcommands["task"] = cmdTask
+	subcommands["cache"] = cmdCache
+}
+
+// Exit codes of the client commands.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitPartial = 2
+)
+
+// Reconnection policy of the event stream follower.
+const (
+	// resumeTries is the most reconnections of one stream in a row
+	// without a new event in between.
+	resumeTries = 8
+	// resumeMaxBackoff caps the pause between two reconnections.
+	resumeMaxBackoff = 2 * time.Second
+)
+
+// client talks to one sluice server.
+type client struct {
+	server string // base URL, without a trailing slash
+	apiKey string
+	http   *http.Client
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// clientFlags registers the flags every client command has.
+func clientFlags(fs *flag.FlagSet, getenv func(string) string) (server, apiKey *string) {
+	defServer := getenv("SLUICE_SERVER")
+	if defServer == "" {
+		defServer = "http://127.0.0.1:8080"
+	}
+	server = fs.String("server", defServer, "sluice base URL (SLUICE_SERVER)")
+	apiKey = fs.String("api-key", getenv("SLUICE_API_KEY"), "API key sent as Authorization: Bearer (SLUICE_API_KEY)")
+	return server, apiKey
+}
+
+func newClient(server, apiKey string, stdout, stderr io.Writer) (*client, error) {
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--server %q is not an http(s) URL", server)
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+		MaxIdleConnsPerHost:   4,
+	}
+	return &client{
+		server: strings.TrimRight(server, "/"), apiKey: apiKey,
+		http: &http.Client{Transport: tr}, stdout: stdout, stderr: stderr,
+	}, nil
+}
+
+func (c *client) close() { c.http.CloseIdleConnections() }
+
+// serverError is an error answered by the server: {"error": {code, message}}.
+type serverError struct {
+	Status     int
+	Code       string
+	Message    string
+	RetryAfter string
+}
+
+func (e *serverError) Error() string {
+	s := e.Code + ": " + e.Message
+	if e.Code == "" {
+		s = fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
+	}
+	if e.RetryAfter != "" {
+		s += " (retry after " + e.RetryAfter + "s)"
+	}
+	return s
+}
+
+// readServerError turns a non-2xx response into a *serverError. It reads
+// (a bounded part of) the body but does not close it.
+func readServerError(resp *http.Response) *serverError {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var b struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	e := &serverError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+	if json.Unmarshal(raw, &b) == nil && b.Error.Message != "" {
+		e.Code, e.Message = b.Error.Code, b.Error.Message
+	} else {
+		e.Message = strings.TrimSpace(string(raw))
+		if e.Message == "" {
+			e.Message = http.StatusText(resp.StatusCode)
+		}
+	}
+	return e
+}
+
+// doJSON sends a request with an optional JSON body and decodes a 2xx
+// JSON answer into out. It returns the response headers.
+func (c *client) doJSON(ctx context.Context, method, path string, body, out any) (http.Header, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	c.auth(req.Header)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return resp.Header, readServerError(resp)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return resp.Header, fmt.Errorf("%s %s: bad JSON answer: %w", method, path, err)
+		}
+	}
+	return resp.Header, nil
+}
+
+func (c *client) auth(h http.Header) {
+	if c.apiKey != "" {
+		h.Set("Authorization", "Bearer "+c.apiKey)
+	}
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments ("sluice ask 'q' --json"), and returns the
+// positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// After a "--" everything is positional.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet returns a flag set that prints its usage to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// usageExit is the exit code of a flag parsing error: 0 for -h.
+func usageExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitFailed
+}
+
+func fail(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "sluice: "+format+"\n", a...)
+	return exitFailed
+}
+
+// interruptible returns a context cancelled by Ctrl-C.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+const askUsage = `usage: sluice ask [flags] "question"
+
+Asks a running sluice and streams the answer to stdout as it arrives; the
+task id, cache status and time to first token go to stderr. The task is
+started with POST /v1/tasks (it waits in the server's queue when the
+budget is full) and followed on its events_url; a dropped connection is
+resumed with Last-Event-ID. Ctrl-C cancels the task.
+
+Exit codes: 0 done, 2 partial (cut; the text so far was printed),
+1 failed, overloaded, cancelled or any other error.
+
+flags:
+`
+
+// cmdAsk is "sluice ask".
+func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sluice ask", askUsage, stderr)
+	server, apiKey := clientFlags(fs, getenv)
+	asJSON := fs.Bool("json", false, "print the raw events, one JSON object a line, instead of the text")
+	ns := fs.String("namespace", "", "cache namespace (default \"default\")")
+	nocache := fs.Bool("nocache", false, "neither read nor write the cache")
+	model := fs.String("model", "", "model (default: the server's)")
+	maxTokens := fs.Int("max-tokens", 0, "most tokens in the answer (0: the server's default)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		fs.Usage()
+		return fail(stderr, "ask needs exactly one non-empty question (quote it)")
+	}
+	c, err := newClient(*server, *apiKey, stdout, stderr)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer c.close()
+	ctx, stop := interruptible()
+	defer stop()
+
+	body := map[string]any{"prompt": pos[0], "nocache": *nocache}
+	if *ns != "" {
+		body["namespace"] = *ns
+	}
+	if *model != "" {
+		body["model"] = *model
+	}
+	if *maxTokens > 0 {
+		body["max_tokens"] = *maxTokens
+	}
+	var created struct {
+		ID        string `json:"id"`
+		Status    string `json:"status"`
+		EventsURL string `json:"events_url"`
+	}
+	start := time.Now()
+	h, err := c.doJSON(ctx, http.MethodPost, "/v1/tasks", body, &created)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	fmt.Fprintf(stderr, "sluice: task %s · cache %s%s · %s\n", created.ID, h.Get("X-Cache"), cacheDetail(h), created.Status)
+	f := &follower{c: c, json: *asJSON, start: start, quietMeta: true}
+	res := f.follow(ctx, created.EventsURL)
+	if res.interrupted {
+		// The user gave up on this answer: free its budget slot.
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.doJSON(cctx, http.MethodDelete, "/v1/tasks/"+url.PathEscape(created.ID), nil, nil)
+		return fail(stderr, "interrupted; task %s cancelled", created.ID)
+	}
+	return f.report(res, created.ID)
+}
+
+func cacheDetail(h http.Header) string {
+	s := ""
+	if k := h.Get("X-Cache-Kind"); k != "" {
+		s += " " + k
+	}
+	if sc := h.Get("X-Cache-Score"); sc != "" {
+		s += " " + sc
+	}
+	return s
+}
+
+const taskUsage = `usage: sluice task [flags] ID
+
+Attaches to an existing task and streams it to stdout: the text so far at
+once, then live until its end. A dropped connection is resumed after the
+last event received (Last-Event-ID). Ctrl-C detaches (the task goes on).
+--poll prints GET /v1/tasks/ID instead.
+
+Exit codes: 0 done (or, with --poll, still running), 2 partial,
+1 failed, cancelled, unknown task or any other error.
+
+flags:
+`
+
+// cmdTask is "sluice task".
+func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sluice task", taskUsage, stderr)
+	server, apiKey := clientFlags(fs, getenv)
+	poll := fs.Bool("poll", false, "print the task's JSON (GET /v1/tasks/ID) and exit")
+	asJSON := fs.Bool("json", false, "print the raw events, one JSON object a line, instead of the text")
+	after := fs.Int("after", 0, "start after this delta sequence number (as Last-Event-ID)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		fs.Usage()
+		return fail(stderr, "task needs exactly one task id")
+	}
+	id := pos[0]
+	c, err := newClient(*server, *apiKey, stdout, stderr)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer c.close()
+	ctx, stop := interruptible()
+	defer stop()
+
+	if *poll {
+		var v json.RawMessage
+		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &v); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		var out bytes.Buffer
+		_ = json.Indent(&out, v, "", "  ") // valid: it was decoded
+		out.WriteByte('\n')
+		_, _ = stdout.Write(out.Bytes())
+		var st struct{ Status string }
+		_ = json.Unmarshal(v, &st)
+		switch st.Status {
+		case "partial":
+			return exitPartial
+		case "failed", "cancelled":
+			return exitFailed
+		}
+		return exitOK
+	}
+	f := &follower{c: c, json: *asJSON, start: time.Now(), after: *after}
+	res := f.follow(ctx, "/v1/tasks/"+url.PathEscape(id)+"/events")
+	if res.interrupted {
+		return fail(stderr, "detached; task %s goes on", id)
+	}
+	return f.report(res, id)
+}
+
+// follower reads one task's event stream. Its handler runs on the
+// goroutine that calls follow, so its fields need no lock.
+type follower struct {
+	c         *client
+	json      bool      // print raw events instead of the text
+	start     time.Time // when the request was made, for the TTFT
+	after     int       // resume point of the first connection
+	quietMeta bool      // the caller already printed the task line
+
+	meta      bool // a meta event was seen (it is replayed on every reconnect)
+	lastSeq   int  // the last delta written
+	firstAt   time.Duration
+	wrote     bool   // any answer text was written to stdout
+	lastByte  byte   // the last byte of text written
+	cacheLine string // from meta, for the summary
+}
+
+// followResult is how a stream ended.
+type followResult struct {
+	event       string          // done, partial, error; "" if none came
+	data        json.RawMessage // the terminal event's data
+	interrupted bool            // the caller's context ended first
+	err         error           // the stream could not be followed
+	reconnects  int
+}
+
+// follow subscribes to path (relative to the server) and writes the
+// stream until its terminal event.
+func (f *follower) follow(parent context.Context, path string) followResult {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var res followResult
+
+	sc := sse.NewClient(f.c.server+path, sse.ClientMaxBufferSize(4<<20))
+	sc.Connection = f.c.http
+	if f.c.apiKey != "" {
+		sc.Headers["Authorization"] = "Bearer " + f.c.apiKey
+	}
+	if f.after > 0 {
+		f.lastSeq = f.after
+		sc.LastEventID.Store([]byte(strconv.Itoa(f.after)))
+	}
+	sc.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+		err := readServerError(resp)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			return err // worth another try
+		}
+		return backoff.Permanent(err) // 401, 404, ...: no use retrying
+	}
+	sc.ReconnectNotify = func(err error, d time.Duration) {
+		if ctx.Err() != nil {
+			return
+		}
+		res.reconnects++
+		fmt.Fprintf(f.c.stderr, "sluice: stream interrupted (%v); resuming after event %d in %s\n", err, f.lastSeq, d.Round(time.Millisecond))
+	}
+	handler := func(ev *sse.Event) {
+		if res.event != "" {
+			return
+		}
+		typ := string(ev.Event)
+		switch typ {
+		case "meta":
+			if f.meta {
+				return // replayed on reconnect
+			}
+			f.meta = true
+			f.onMeta(ev.Data)
+		case "delta":
+			seq, err := strconv.Atoi(string(ev.ID))
+			if err == nil && seq <= f.lastSeq {
+				return // never happens with a correct server; be safe
+			}
+			var d struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				return
+			}
+			f.lastSeq = seq
+			if !f.wrote {
+				f.firstAt = time.Since(f.start)
+			}
+			if !f.json {
+				_, _ = io.WriteString(f.c.stdout, d.Text)
+				if d.Text != "" {
+					f.lastByte = d.Text[len(d.Text)-1]
+				}
+			}
+			f.wrote = true
+		case "done", "partial", "error":
+			res.event, res.data = typ, append(json.RawMessage(nil), ev.Data...)
+			cancel() // the server closes now; do not reconnect
+		default:
+			return
+		}
+		if f.json {
+			f.printJSON(typ, ev)
+		}
+	}
+
+	// The SSE client reconnects on errors (bounded backoff, Last-Event-ID)
+	// but returns nil when the server ends the response cleanly, which a
+	// server does without a terminal event only when it dropped this
+	// reader (slow reader, restart): subscribe again then, within the
+	// same bounds.
+	b := newBackoff()
+	for tries := 0; ; tries++ {
+		// Within one subscription the SSE client retries failed
+		// connections itself: at most resumeTries times, stopping at once
+		// when ctx ends (after the terminal event, or Ctrl-C).
+		sc.ReconnectStrategy = backoff.WithContext(backoff.WithMaxTries(newBackoff(), resumeTries), ctx)
+		seqBefore := f.lastSeq
+		err := sc.SubscribeRawWithContext(ctx, handler)
+		switch {
+		case res.event != "":
+			return res
+		case parent.Err() != nil:
+			res.interrupted = true
+			return res
+		case err != nil:
+			res.err = err
+			return res
+		}
+		if f.lastSeq > seqBefore {
+			tries = 0
+			b.Reset()
+		}
+		if tries >= resumeTries {
+			res.err = errors.New("the server kept closing the stream before its end")
+			return res
+		}
+		d := b.NextBackOff()
+		res.reconnects++
+		fmt.Fprintf(f.c.stderr, "sluice: stream closed before its end; resuming after event %d in %s\n", f.lastSeq, d.Round(time.Millisecond))
+		select {
+		case <-time.After(d):
+		case <-parent.Done():
+			res.interrupted = true
+			return res
+		}
+	}
+}
+
+// newBackoff is the pause between reconnections: 100ms doubling (with
+// jitter) up to resumeMaxBackoff, with no overall time limit (the number
+// of tries bounds it).
+func newBackoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 100*time.Millisecond, resumeMaxBackoff, 0
+	b.Reset()
+	return b
+}
+
+func (f *follower) onMeta(data []byte) {
+	var m struct {
+		ID        string `json:"id"`
+		Model     string `json:"model"`
+		Namespace string `json:"namespace"`
+		Cache     struct {
+			Status string  `json:"status"`
+			Kind   string  `json:"kind"`
+			Score  float64 `json:"score"`
+		} `json:"cache"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return
+	}
+	f.cacheLine = strings.ToUpper(m.Cache.Status)
+	if m.Cache.Kind != "" {
+		f.cacheLine += " " + m.Cache.Kind
+	}
+	if m.Cache.Kind == "semantic" {
+		f.cacheLine += fmt.Sprintf(" %.3f", m.Cache.Score)
+	}
+	if !f.quietMeta {
+		fmt.Fprintf(f.c.stderr, "sluice: task %s · cache %s · model %s · namespace %s\n", m.ID, f.cacheLine, m.Model, m.Namespace)
+	}
+}
+
+// printJSON prints one event as {"event", "id", "data"}.
+func (f *follower) printJSON(typ string, ev *sse.Event) {
+	line := struct {
+		Event string          `json:"event"`
+		ID    string          `json:"id,omitempty"`
+		Data  json.RawMessage `json:"data"`
+	}{Event: typ, Data: ev.Data}
+	if typ == "delta" {
+		line.ID = string(ev.ID)
+	}
+	if !json.Valid(ev.Data) {
+		line.Data, _ = json.Marshal(string(ev.Data)) // a string cannot fail
+	}
+	b, _ := json.Marshal(line) // valid raw JSON inside: cannot fail
+	b = append(b, '\n')
+	_, _ = f.c.stdout.Write(b)
+}
+
+// report prints the summary line on stderr and returns the exit code.
+func (f *follower) report(res followResult, id string) int {
+	stderr := f.c.stderr
+	// End the answer with a newline on a terminal, so the prompt does
+	// not follow it; redirected output stays exactly the task's text.
+	if f.wrote && !f.json && f.lastByte != '\n' && isTerminal(f.c.stdout) {
+		_, _ = io.WriteString(f.c.stdout, "\n")
+	}
+	if res.err != nil {
+		return fail(stderr, "following task %s: %v", id, res.err)
+	}
+	var end struct {
+		FinishReason string `json:"finish_reason"`
+		Notice       string `json:"notice"`
+		Code         string `json:"code"`
+		Message      string `json:"message"`
+		FirstTokenMs *int64 `json:"first_token_ms"`
+		TotalMs      int64  `json:"total_ms"`
+		Chunks       int    `json:"chunks"`
+	}
+	_ = json.Unmarshal(res.data, &end) // a field that is missing stays zero
+	timing := ""
+	if f.wrote {
+		timing = fmt.Sprintf(" · ttft %s", f.firstAt.Round(time.Millisecond))
+		if end.FirstTokenMs != nil {
+			timing += fmt.Sprintf(" (server %dms)", *end.FirstTokenMs)
+		}
+	}
+	summary := fmt.Sprintf("%s · %s%s · total %dms · %d chunks · cache %s · task %s",
+		res.event, end.FinishReason, timing, end.TotalMs, end.Chunks, f.cacheLine, id)
+	switch res.event {
+	case "done":
+		fmt.Fprintln(stderr, "sluice:", summary)
+		return exitOK
+	case "partial":
+		fmt.Fprintln(stderr, "sluice:", summary)
+		fmt.Fprintln(stderr, "sluice: partial answer:", end.Notice)
+		return exitPartial
+	}
+	return fail(stderr, "task %s failed: %s: %s", id, end.Code, end.Message)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+const cacheUsage = `usage: sluice cache lookup [flags] "question"
+       sluice cache stats [flags]
+
+lookup explains the cache decision for a question without changing
+anything (GET /v1/cache/lookup): decision, score against the threshold,
+facets, the nearest candidates and the reason. stats prints the counters
+per namespace (GET /v1/cache/stats).
+
+flags:
+`
+
+// cmdCache is "sluice cache".
+func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sluice cache", cacheUsage, stderr)
+	server, apiKey := clientFlags(fs, getenv)
+	ns := fs.String("namespace", "", "cache namespace (default \"default\")")
+	model := fs.String("model", "", "model (default: the server's)")
+	asJSON := fs.Bool("json", false, "print the server's JSON")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return fail(stderr, "cache needs a subcommand: lookup or stats")
+	}
+	c, err := newClient(*server, *apiKey, stdout, stderr)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	defer c.close()
+	ctx, stop := interruptible()
+	defer stop()
+
+	switch pos[0] {
+	case "lookup":
+		if len(pos) != 2 || pos[1] == "" {
+			fs.Usage()
+			return fail(stderr, "cache lookup needs exactly one question (quote it)")
+		}
+		var raw json.RawMessage
+		body := map[string]string{"q": pos[1], "namespace": *ns, "model": *model}
+		if _, err := c.doJSON(ctx, http.MethodPost, "/v1/cache/lookup", body, &raw); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		if *asJSON {
+			return printIndented(stdout, raw)
+		}
+		printExplanation(stdout, raw)
+		return exitOK
+	case "stats":
+		var raw json.RawMessage
+		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/cache/stats", nil, &raw); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return printIndented(stdout, raw)
+	}
+	fs.Usage()
+	return fail(stderr, "unknown cache subcommand %q (lookup, stats)", pos[0])
+}
+
+func printIndented(w io.Writer, raw json.RawMessage) int {
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return exitFailed
+	}
+	out.WriteByte('\n')
+	_, _ = w.Write(out.Bytes())
+	return exitOK
+}
+
+// printExplanation prints a cache lookup explanation for people.
+func printExplanation(w io.Writer, raw json.RawMessage) {
+	var x struct {
+		Decision  string  `json:"decision"`
+		Kind      string  `json:"kind"`
+		Score     float64 `json:"score"`
+		Threshold float64 `json:"threshold"`
+		Namespace string  `json:"namespace"`
+		Key       string  `json:"key"`
+		Query     struct {
+			Normalized string   `json:"normalized"`
+			Facets     []string `json:"facets"`
+		} `json:"query"`
+		Candidates []struct {
+			Question    string   `json:"question"`
+			Score       float64  `json:"score"`
+			Facets      []string `json:"facets"`
+			FacetsMatch bool     `json:"facets_match"`
+			AgeS        int64    `json:"age_s"`
+			TTLS        int64    `json:"ttl_s"`
+			Hits        int64    `json:"hits"`
+		} `json:"candidates"`
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(raw, &x) // missing fields print as zero values
+	decision := strings.ToUpper(x.Decision)
+	if x.Kind != "" {
+		decision += " (" + x.Kind + ")"
+	}
+	cmp := "<"
+	if x.Score >= x.Threshold {
+		cmp = ">="
+	}
+	fmt.Fprintf(w, "decision:   %s\n", decision)
+	fmt.Fprintf(w, "score:      %.3f %s threshold %.3f\n", x.Score, cmp, x.Threshold)
+	fmt.Fprintf(w, "reason:     %s\n", x.Reason)
+	fmt.Fprintf(w, "namespace:  %s\n", x.Namespace)
+	fmt.Fprintf(w, "question:   %q\n", x.Query.Normalized)
+	fmt.Fprintf(w, "facets:     %s\n", facetList(x.Query.Facets))
+	if len(x.Candidates) == 0 {
+		fmt.Fprintln(w, "candidates: none")
+		return
+	}
+	fmt.Fprintln(w, "candidates:")
+	for i, c := range x.Candidates {
+		match := "facets match"
+		if !c.FacetsMatch {
+			match = "facets differ"
+		}
+		fmt.Fprintf(w, "  %d. %.3f  %s %s  %q  (age %ds, ttl %ds, %d hits)\n",
+			i+1, c.Score, match, facetList(c.Facets), c.Question, c.AgeS, c.TTLS, c.Hits)
+	}
+}
+
+func facetList(f []string) string {
+	if len(f) == 0 {
+		return "[]"
+	}
+	return "[" + strings.Join(f, ", ") + "]"
+}

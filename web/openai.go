@@ -1,0 +1,499 @@
+package web
+
+// The OpenAI-compatible front door: POST /v1/chat/completions and
+// GET /v1/models, so that the official OpenAI SDKs work against sluice
+// unchanged once their base URL points at it (http://host:8080/v1).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// startedAt is the "created" time of the models listed by GET /v1/models.
+var startedAt = time.Now().Unix()
+
+// chatRequest is the body of POST /v1/chat/completions, the OpenAI Chat
+// Completions request. Fields:
+//
+//   - model: the model; empty means the server's default (SLUICE_MODEL).
+//     The cache namespace includes it, so models never share answers.
+//   - messages: required; content is a string or an array of content
+//     parts, of which the text parts are kept. The cache question is the
+//     last user message.
+//   - stream: true answers chat.completion.chunk Server-Sent Events ending
+//     in "data: [DONE]"; false answers one chat.completion object.
+//   - max_tokens, or max_completion_tokens (which wins when both are
+//     set): passed upstream as max_tokens.
+//   - stream_options.include_usage: adds the usage chunk before [DONE].
+//   - n: only 1 (or absent) is accepted; anything else is a 400.
+//   - sluice: sluice's own options, {"namespace": "wms-prod",
+//     "nocache": true}, the same as the task API's fields. The headers
+//     X-Sluice-Namespace and X-Sluice-NoCache: true do the same for
+//     clients that cannot add body fields; the body wins for the
+//     namespace, and nocache is on when either asks for it.
+//
+// Every other field (temperature, top_p, stop, seed, user, tools,
+// response_format, logprobs, ...) is accepted and ignored: the pipeline
+// forwards only the messages, the model and max_tokens upstream, and the
+// cache answers by question, so sampling options could not be honoured
+// consistently anyway.
+type chatRequest struct {
+	Model               *string        `json:"model"`
+	Messages            []messageIn    `json:"messages"`
+	Stream              *bool          `json:"stream"`
+	MaxTokens           *int           `json:"max_tokens"`
+	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	StreamOptions       *streamOptions `json:"stream_options"`
+	N                   *int           `json:"n"`
+	Sluice              *sluiceOptions `json:"sluice"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// Response objects of the Chat Completions API.
+type (
+	chatCompletion struct {
+		ID      string       `json:"id"`
+		Object  string       `json:"object"` // "chat.completion"
+		Created int64        `json:"created"`
+		Model   string       `json:"model"`
+		Choices []chatChoice `json:"choices"`
+		Usage   chatUsage    `json:"usage"`
+	}
+	chatChoice struct {
+		Index        int         `json:"index"`
+		Message      chatMessage `json:"message"`
+		Logprobs     *struct{}   `json:"logprobs"`
+		FinishReason string      `json:"finish_reason"`
+	}
+	chatMessage struct {
+		Role    string  `json:"role"`
+		Content string  `json:"content"`
+		Refusal *string `json:"refusal"`
+	}
+	chatChunk struct {
+		ID      string            `json:"id"`
+		Object  string            `json:"object"` // "chat.completion.chunk"
+		Created int64             `json:"created"`
+		Model   string            `json:"model"`
+		Choices []chatChunkChoice `json:"choices"`
+		Usage   *chatUsage        `json:"usage,omitempty"`
+	}
+	chatChunkChoice struct {
+		Index        int       `json:"index"`
+		Delta        chatDelta `json:"delta"`
+		Logprobs     *struct{} `json:"logprobs"`
+		FinishReason *string   `json:"finish_reason"`
+	}
+	chatDelta struct {
+		Role    string  `json:"role,omitempty"`
+		Content *string `json:"content,omitempty"`
+	}
+	// chatUsage counts are estimates: sluice has no tokenizer. The prompt
+	// counts one token per 4 bytes of message text, the completion one
+	// token per streamed chunk (most upstreams send one token a chunk).
+	chatUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+)
+
+// openAIErrorBody is the OpenAI error shape. It is the contract's error
+// body ({"error": {"code", "message"}}) plus "type" and "param", so both
+// the SDKs and contract clients read it.
+type openAIErrorBody struct {
+	Error openAIError `json:"error"`
+}
+
+type openAIError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code"`
+}
+
+// writeOpenAIError writes err as an OpenAI-shaped error with the
+// contract's status, code and Retry-After.
+func writeOpenAIError(w http.ResponseWriter, err error) {
+	ae := statusError(err)
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
+	}
+	writeJSON(w, ae.Status, openAIErrorBody{Error: openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}})
+}
+
+// openAIErrorType is the OpenAI "type" of an error status.
+func openAIErrorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusConflict:
+		return "conflict_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+// openAITenant authenticates like Server.tenant but answers a 401 in the
+// OpenAI shape.
+func (s *Server) openAITenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+	rec := &headerRecorder{h: http.Header{}}
+	tenant, ok := s.tenant(rec, r)
+	if !ok {
+		var b errorBody
+		_ = json.Unmarshal(rec.body.Bytes(), &b) // our own JSON
+		writeOpenAIError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: b.Error.Message})
+	}
+	return tenant, ok
+}
+
+// endError maps a task's terminal "error" event to the HTTP error of a
+// call that has not answered yet.
+func (s *Server) endError(end *stream.End) *apiError {
+	ae := &apiError{Status: http.StatusBadGateway, Code: end.Code, Message: end.Message}
+	switch end.Code {
+	case orchestrator.CodeUpstreamError:
+	case orchestrator.CodeUpstreamUnavailable:
+		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, s.orch.Config().BreakerCoolDown
+	case orchestrator.CodeTTFTTimeout, "idle_timeout":
+		ae.Status = http.StatusGatewayTimeout
+	case orchestrator.CodeShuttingDown:
+		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, time.Second
+	case orchestrator.CodeCancelled:
+		ae.Status = http.StatusConflict
+	default:
+		if ae.Code == "" {
+			ae.Code = orchestrator.CodeUpstreamError
+		}
+	}
+	if ae.Message == "" {
+		ae.Message = "the task failed: " + ae.Code
+	}
+	return ae
+}
+
+// listModels is GET /v1/models: the server's default model. Requests may
+// name other models; they are passed upstream as they are.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.openAITenant(w, r); !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id": s.orch.Config().DefaultModel, "object": "model", "created": startedAt, "owned_by": "sluice",
+		}},
+	})
+}
+
+// chatCompletions is POST /v1/chat/completions (see chatRequest for the
+// body). It runs the same pipeline as POST /v1/stream: cache, interactive
+// budget (503 overloaded with Retry-After, before any byte), timeouts,
+// retries, breaker and partial answers. Every response carries X-Task-Id
+// (the task can be inspected at /v1/tasks/{id}) and the X-Cache headers.
+//
+// A cut answer (task status partial) is the text produced so far, then
+// the notice as content ("\n\n[notice]"), then finish_reason "length".
+// A failure before any output is an HTTP error with the contract's status
+// and code in the OpenAI error shape: 502 upstream_error, 503
+// upstream_unavailable, 504 ttft_timeout, 409 cancelled (the task was
+// cancelled through DELETE /v1/tasks/{id}), 503 shutting_down.
+//
+// Streaming holds back the 200 until the first delta or the end of the
+// task, so that a failure before any output is still a proper HTTP error
+// that the SDKs raise. If the heartbeat interval (SLUICE_HEARTBEAT)
+// passes first, the 200 is sent with a ": ping" comment line (sent on
+// every heartbeat while waiting) to keep proxies from closing the
+// connection, and a later failure is then sent in the
+// stream as {"error": {...}}, which the SDKs also raise.
+//
+// The task does not depend on the caller: if the client leaves, the task
+// goes on (its answer fills the cache and stays readable by its id).
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := s.openAITenant(w, r)
+	if !ok {
+		return
+	}
+	cr, req, err := s.decodeChat(w, r, tenant)
+	if err != nil {
+		writeOpenAIError(w, err)
+		return
+	}
+	t, err := s.orch.Submit(r.Context(), req)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client left while waiting for budget
+		}
+		writeOpenAIError(w, err)
+		return
+	}
+	setCacheHeaders(w, t)
+	w.Header().Set("X-Task-Id", t.ID)
+	c := &completion{
+		s: s, t: t, w: w, rc: http.NewResponseController(w),
+		id: "chatcmpl-" + t.ID, created: t.CreatedAt.Unix(),
+		promptTokens: estimateTokens(req.Messages),
+	}
+	if cr.Stream != nil && *cr.Stream {
+		c.usage = cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage
+		c.stream(r.Context())
+		return
+	}
+	c.object(r.Context())
+}
+
+// decodeChat reads and validates a chat completions request.
+func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant string) (*chatRequest, orchestrator.Request, error) {
+	var cr chatRequest
+	if err := decodeJSON(w, r, s.cfg.MaxBody, &cr); err != nil {
+		return nil, orchestrator.Request{}, err
+	}
+	if cr.Messages == nil {
+		return nil, orchestrator.Request{}, badRequest("messages is required")
+	}
+	if cr.N != nil && *cr.N != 1 {
+		return nil, orchestrator.Request{}, badRequest("n must be 1: sluice returns one choice")
+	}
+	tr := taskRequest{Messages: cr.Messages, MaxTokens: cr.MaxTokens, Sluice: cr.Sluice}
+	if cr.Model != nil {
+		tr.Model = *cr.Model
+	}
+	if cr.MaxCompletionTokens != nil {
+		tr.MaxTokens = cr.MaxCompletionTokens
+	}
+	if ns := r.Header.Get("X-Sluice-Namespace"); ns != "" {
+		tr.Namespace = ns
+	}
+	if v := r.Header.Get("X-Sluice-NoCache"); v != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, orchestrator.Request{}, badRequest("X-Sluice-NoCache must be true or false")
+		}
+		tr.NoCache = b
+	}
+	req, err := tr.toOrchestrator(tenant)
+	return &cr, req, err
+}
+
+// estimateTokens is the prompt's token count for usage: one token per 4
+// bytes of text, at least one per message.
+func estimateTokens(msgs []stream.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += max(1, (len(m.Content)+3)/4)
+	}
+	return n
+}
+
+// completion answers one chat completions call for task t. Its methods
+// run on the handler goroutine, the only writer of w.
+type completion struct {
+	s            *Server
+	t            *orchestrator.Task
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	id           string
+	created      int64
+	usage        bool // stream_options.include_usage
+	promptTokens int
+	committed    bool // the 200 and the stream's headers are sent
+}
+
+func (c *completion) usageOf(end *stream.End, notice bool) chatUsage {
+	n := end.Chunks
+	if notice {
+		n++
+	}
+	return chatUsage{PromptTokens: c.promptTokens, CompletionTokens: n, TotalTokens: c.promptTokens + n}
+}
+
+// noticeText is the content appended to a cut answer.
+func noticeText(end *stream.End) string {
+	if end.Notice == "" {
+		return ""
+	}
+	return "\n\n[" + end.Notice + "]"
+}
+
+// object waits for the end of the task and answers one chat.completion.
+func (c *completion) object(ctx context.Context) {
+	select {
+	case <-c.t.Done():
+	case <-ctx.Done():
+		return // the client left; the task goes on
+	}
+	text, _, end := c.t.Transcript().Snapshot()
+	if end == nil { // Done is closed after Finish; cannot happen
+		writeOpenAIError(c.w, errors.New("web: task done without an end"))
+		return
+	}
+	finish := "stop"
+	switch end.Event {
+	case "partial":
+		text += noticeText(end)
+		finish = "length"
+	case "error":
+		writeOpenAIError(c.w, c.s.endError(end))
+		return
+	}
+	writeJSON(c.w, http.StatusOK, chatCompletion{
+		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.t.Model,
+		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: text}, FinishReason: finish}},
+		Usage:   c.usageOf(end, end.Event == "partial"),
+	})
+}
+
+// connConfig returns the SSE policy with its defaults filled in.
+func (c *completion) connConfig() (heartbeat, writeTimeout time.Duration, pageBytes int) {
+	cfg := c.s.cfg.Conn
+	heartbeat, writeTimeout, pageBytes = cfg.Heartbeat, cfg.WriteTimeout, cfg.MaxPendingBytes
+	if heartbeat == 0 {
+		heartbeat = 15 * time.Second
+	}
+	if writeTimeout == 0 {
+		writeTimeout = 10 * time.Second
+	}
+	if pageBytes <= 0 {
+		pageBytes = 64 << 10
+	}
+	return heartbeat, writeTimeout, pageBytes
+}
+
+// stream follows the task's transcript with a cursor and writes it as
+// chat.completion.chunk events, one per delta, flushing every write.
+func (c *completion) stream(ctx context.Context) {
+	heartbeat, writeTimeout, pageBytes := c.connConfig()
+	tr := c.t.Transcript()
+	var hbC <-chan time.Time
+	var hb *time.Timer
+	if heartbeat > 0 {
+		hb = time.NewTimer(heartbeat)
+		defer hb.Stop()
+		hbC = hb.C
+	}
+	var buf strings.Builder
+	flush := func() bool {
+		if writeTimeout > 0 {
+			_ = c.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) // not every writer supports it
+		}
+		_, err := c.w.Write([]byte(buf.String()))
+		if err == nil {
+			err = c.rc.Flush()
+		}
+		buf.Reset()
+		if hb != nil {
+			hb.Reset(heartbeat)
+		}
+		return err == nil
+	}
+	chunk := func(delta chatDelta, finish *string, usage *chatUsage) {
+		ch := chatChunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.t.Model,
+			Choices: []chatChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage}
+		if usage != nil {
+			ch.Choices = []chatChunkChoice{}
+		}
+		b, _ := json.Marshal(ch) // strings and numbers: cannot fail
+		buf.WriteString("data: ")
+		buf.Write(b)
+		buf.WriteString("\n\n")
+	}
+	commit := func() {
+		h := c.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		c.w.WriteHeader(http.StatusOK)
+		empty := ""
+		chunk(chatDelta{Role: "assistant", Content: &empty}, nil, nil)
+		c.committed = true
+	}
+
+	cursor := 0
+	for {
+		p := tr.Read(cursor, pageBytes)
+		if !c.committed && len(p.Deltas) == 0 && p.End != nil && p.End.Event == "error" {
+			// Nothing was sent: the failure is still an HTTP error.
+			writeOpenAIError(c.w, c.s.endError(p.End))
+			return
+		}
+		if !c.committed && (len(p.Deltas) > 0 || p.End != nil) {
+			commit()
+		}
+		for _, d := range p.Deltas {
+			chunk(chatDelta{Content: &d}, nil, nil)
+		}
+		cursor = p.Last()
+		if p.End != nil {
+			c.finish(p.End, chunk, &buf)
+			flush()
+			return
+		}
+		if buf.Len() > 0 {
+			if !flush() {
+				return
+			}
+			continue // more may be pending already
+		}
+		select {
+		case <-p.Changed:
+		case <-hbC:
+			if !c.committed {
+				// NOTE: the first token is late; keeping the connection
+				// alive wins over answering a later failure as a status.
+				commit()
+			}
+			// NOTE: a comment line without the blank line that would end
+			// an event. Spec parsers ignore it either way, but the
+			// official Go SDK (openai-go v1.12.0) dispatches an empty
+			// event at every blank line and fails to decode it.
+			buf.WriteString(": ping\n")
+			if !flush() {
+				return
+			}
+		case <-ctx.Done():
+			return // the client left; the task goes on
+		}
+	}
+}
+
+// finish writes the end of a committed stream into buf: the notice of a
+// cut answer, the finish_reason chunk, the usage chunk and [DONE]; or an
+// in-stream error object when the task failed after the 200 was sent.
+func (c *completion) finish(end *stream.End, chunk func(chatDelta, *string, *chatUsage), buf *strings.Builder) {
+	finish := "stop"
+	switch end.Event {
+	case "error":
+		ae := c.s.endError(end)
+		b, _ := json.Marshal(openAIErrorBody{Error: openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}})
+		buf.WriteString("data: ")
+		buf.Write(b)
+		buf.WriteString("\n\n")
+		return
+	case "partial":
+		if n := noticeText(end); n != "" {
+			chunk(chatDelta{Content: &n}, nil, nil)
+		}
+		finish = "length"
+	}
+	chunk(chatDelta{}, &finish, nil)
+	if c.usage {
+		u := c.usageOf(end, end.Event == "partial")
+		chunk(chatDelta{}, nil, &u)
+	}
+	buf.WriteString("data: [DONE]\n\n")
+}

@@ -32,6 +32,8 @@ type settings struct {
 	CacheEntries   int
 	CacheBytes     int64
 	Embeddings     string
+	EmbedModel     string
+	EmbedAPIKey    string
 	APIKeys        map[string]string
 	MaxBody        int64
 	TaskTTL        time.Duration
@@ -78,6 +80,8 @@ func (s *settings) table() []setting {
 		{"SLUICE_CACHE_ENTRIES", "cache-entries", "100000", "most cache entries kept (oldest evicted first)", posInt(&s.CacheEntries)},
 		{"SLUICE_CACHE_BYTES", "cache-bytes", "256MiB", "most bytes of cached questions and answers", size(&s.CacheBytes)},
 		{"SLUICE_EMBEDDINGS", "embeddings", "builtin", "`builtin` or an OpenAI-compatible base URL serving /embeddings", upstream(&s.Embeddings)},
+		{"SLUICE_EMBEDDINGS_MODEL", "embeddings-model", "text-embedding-3-small", "model named in /embeddings requests (e.g. nomic-embed-text for Ollama)", nonEmpty(&s.EmbedModel)},
+		{"SLUICE_EMBEDDINGS_API_KEY", "embeddings-api-key", "", "bearer key for the embeddings endpoint; empty = SLUICE_UPSTREAM_API_KEY", str(&s.EmbedAPIKey)},
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
 		{"SLUICE_MAX_BODY", "max-body", "1MiB", "request body limit", size(&s.MaxBody)},
 		{"SLUICE_TASK_TTL", "task-ttl", "1h", "how long a finished task stays readable", dur(&s.TaskTTL, false)},

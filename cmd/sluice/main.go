@@ -163,7 +163,11 @@ func newEmbedder(s *settings) (cache.Embedder, error) {
 	if s.Embeddings == "builtin" {
 		return nil, nil // the cache's default
 	}
-	return &cache.OpenAIEmbedder{BaseURL: s.Embeddings, APIKey: s.UpstreamAPIKey}, nil
+	key := s.EmbedAPIKey
+	if key == "" {
+		key = s.UpstreamAPIKey
+	}
+	return &cache.OpenAIEmbedder{BaseURL: s.Embeddings, APIKey: key, Model: s.EmbedModel}, nil
 }
 
 func newLogger(s *settings, w io.Writer) *slog.Logger {

@@ -1,0 +1,326 @@
+#!/usr/bin/env node
+// Real-browser end-to-end test of the sluice page, driven by playwright-core
+// against a system Chromium.
+//
+//   node browser.mjs URL_A URL_B [SCREENSHOT_DIR]
+//
+// URL_A: a sluice with a normal simulated upstream (answers complete).
+// URL_B: a sluice whose answers get cut (short total timeout, slow upstream),
+//        e.g. -total-timeout 1s -sim-gap 150ms.
+// The arguments may also come from SLUICE_E2E_A, SLUICE_E2E_B and
+// SLUICE_ARTIFACTS; CHROMIUM overrides /usr/bin/chromium.
+// Prints one line per check and ends with "browser e2e: N passed, M failed";
+// the exit code is non-zero when anything failed.
+
+import { chromium } from "playwright-core";
+import { mkdtempSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const A = (process.argv[2] || process.env.SLUICE_E2E_A || "").replace(/\/+$/, "");
+const B = (process.argv[3] || process.env.SLUICE_E2E_B || "").replace(/\/+$/, "");
+let shots = process.argv[4] || process.env.SLUICE_ARTIFACTS || "";
+if (!A || !B) {
+  console.error("usage: node browser.mjs URL_A URL_B [SCREENSHOT_DIR]");
+  process.exit(2);
+}
+if (!shots) shots = mkdtempSync(join(tmpdir(), "sluice-e2e-"));
+mkdirSync(shots, { recursive: true });
+console.log(`screenshots: ${shots}`);
+
+const T = 20_000; // per wait
+const run = Date.now().toString(36);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HOOKS = ["prompt", "namespace", "send", "answer", "task-id", "status", "cache-status", "ttft", "notice"];
+
+let passed = 0;
+let failed = 0;
+const problems = []; // console errors, page errors, foreign requests
+let allowed = null; // a console error a step expects (Chromium logs HTTP errors)
+
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${(e && e.stack) || e}`);
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+/** Wires the failure detectors onto a page. */
+function watch(page, label) {
+  page.on("console", (m) => {
+    if (m.type() !== "error") return;
+    if (allowed && allowed.test(m.text())) return;
+    problems.push(`${label}: console error: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
+  page.on("request", (r) => {
+    const u = new URL(r.url());
+    if (u.protocol.startsWith("http") && u.origin !== new URL(A).origin && u.origin !== new URL(B).origin) {
+      problems.push(`${label}: external request: ${r.url()}`);
+    }
+  });
+  return page;
+}
+
+const tid = (id) => `[data-testid="${id}"]`;
+const text = (page, id) => page.locator(tid(id)).textContent();
+const waitText = (page, id, re, timeout = T) =>
+  page.waitForFunction(([sel, src]) => {
+    const el = document.querySelector(sel);
+    return el && new RegExp(src).test(el.textContent);
+  }, [tid(id), re.source], { timeout });
+
+/** Records every answer length change (with the status at that moment). */
+async function recordLengths(page) {
+  await page.evaluate(() => {
+    const a = document.querySelector('[data-testid="answer"]');
+    const s = document.querySelector('[data-testid="status"]');
+    window.__lens = [];
+    window.__statuses = new Set();
+    const note = () => {
+      window.__lens.push({ len: a.textContent.length, status: s.textContent });
+      window.__statuses.add(s.textContent);
+    };
+    new MutationObserver(note).observe(a, { characterData: true, childList: true, subtree: true });
+    new MutationObserver(note).observe(s, { characterData: true, childList: true, subtree: true });
+  });
+}
+
+/** A full-page screenshot from the top (the side column is sticky). */
+async function fullShot(page, name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(shots, name), fullPage: true });
+}
+
+async function ask(page, q, ns, { key = false } = {}) {
+  await page.fill(tid("prompt"), q);
+  await page.fill(tid("namespace"), ns);
+  if (key) {
+    await page.focus(tid("prompt"));
+    await page.keyboard.press("Enter");
+  } else {
+    await page.click(tid("send"));
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+
+try {
+  const desktop = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  desktop.setDefaultTimeout(T);
+  const page = watch(await desktop.newPage(), "desktop");
+  const q1 = `how many SKU-${run} are left in zone A?`;
+  const ns = "e2e";
+  let id1 = "";
+  let answer1 = "";
+
+  await check("page loads with every data-testid hook", async () => {
+    const resp = await page.goto(A + "/");
+    assert(resp && resp.ok(), `GET / -> ${resp && resp.status()}`);
+    for (const h of HOOKS) {
+      assert(await page.locator(tid(h)).count() === 1, `missing data-testid=${h}`);
+    }
+    assert(/sluice/i.test(await page.title()), "title");
+  });
+
+  await check("asks a question and watches the answer stream in (MISS, then done)", async () => {
+    await recordLengths(page);
+    await ask(page, q1, ns);
+    await waitText(page, "status", /^done$/, 30_000);
+    const lens = await page.evaluate(() => window.__lens);
+    const statuses = await page.evaluate(() => [...window.__statuses]);
+    const before = new Set(lens.filter((l) => l.status !== "done" && l.len > 0).map((l) => l.len));
+    assert(before.size >= 2, `answer did not grow while streaming: distinct lengths before done = ${[...before]}`);
+    assert(statuses.includes("running"), `status never showed running: ${statuses}`);
+    id1 = (await text(page, "task-id")).trim();
+    assert(UUID.test(id1), `task id ${id1}`);
+    answer1 = await text(page, "answer");
+    assert(answer1.length > 10, "answer is empty");
+    assert(/MISS/.test(await text(page, "cache-status")), `cache-status ${await text(page, "cache-status")}`);
+    assert(/\d+(\.\d+)? (ms|s)/.test(await text(page, "ttft")), `ttft ${await text(page, "ttft")}`);
+    assert(Number(await text(page, "chunks")) >= 2, "chunks");
+    assert(new URL(page.url()).searchParams.get("task") === id1, `address does not carry the task: ${page.url()}`);
+    assert(await page.locator(tid("notice")).isHidden(), "notice shown on a complete answer");
+    console.log(`     streamed ${before.size} intermediate lengths, ${await text(page, "chunks")} chunks, ttft ${await text(page, "ttft")}`);
+  });
+  await fullShot(page, "desktop-1-streamed.png");
+
+  await check("asks again (Enter key) and sees a cache HIT", async () => {
+    await ask(page, q1, ns, { key: true });
+    await page.waitForFunction(([sel, id]) => {
+      const el = document.querySelector(sel);
+      return el && el.textContent !== id && el.textContent !== "—";
+    }, [tid("task-id"), id1]);
+    await waitText(page, "status", /^done$/);
+    const cs = await text(page, "cache-status");
+    assert(/HIT/.test(cs), `cache-status ${cs}`);
+    assert((await text(page, "answer")) === answer1, "cached answer differs from the first");
+    assert(/cache/i.test(await text(page, "why")), "why line does not mention the cache");
+  });
+
+  await check("no-cache switch gives BYPASS", async () => {
+    await page.check(tid("nocache"));
+    await ask(page, q1, ns);
+    await waitText(page, "cache-status", /BYPASS/);
+    await waitText(page, "status", /^done$/, 30_000);
+    await page.uncheck(tid("nocache"));
+  });
+
+  await check("cache inspector shows the decision, score vs threshold, facets and candidates", async () => {
+    await page.fill(tid("inspector-q"), q1);
+    await page.fill(tid("inspector-namespace"), ns);
+    await page.click(tid("inspect"));
+    await waitText(page, "inspector-decision", /HIT/);
+    const facets = await text(page, "inspector-facets");
+    assert(facets.includes(`sku-${run}`), `facets: ${facets}`);
+    assert(/threshold/.test(await text(page, "inspector-score")), "score vs threshold");
+    assert(await page.locator(`${tid("inspector-candidates")} li`).count() >= 1, "no candidates listed");
+    // A different SKU: a facet mismatch, shown as a MISS with its reason.
+    await page.fill(tid("inspector-q"), `how many SKU-${run}9 are left in zone A?`);
+    await page.click(tid("inspect"));
+    await waitText(page, "inspector-decision", /MISS/);
+    assert(/facet/i.test(await text(page, "inspector-reason")), `reason: ${await text(page, "inspector-reason")}`);
+  });
+
+  await check("budget gauge renders and updates", async () => {
+    await waitText(page, "budget-limit", /^[1-9]\d*$/);
+    const first = await text(page, "budget-updated");
+    await page.waitForFunction(([sel, v]) => document.querySelector(sel).textContent !== v,
+      [tid("budget-updated"), first], { timeout: 5000 });
+    assert(await page.locator(`${tid("budget")} .upstream`).count() >= 1, "no upstream rows");
+  });
+  await fullShot(page, "desktop-2-inspector.png");
+
+  await check("re-attaches after a reload with ?task=ID", async () => {
+    await page.goto(`${A}/?task=${id1}`);
+    await waitText(page, "status", /^done$/);
+    assert((await text(page, "task-id")) === id1, "task id");
+    assert((await text(page, "answer")) === answer1, "replayed answer differs");
+    assert(/MISS/.test(await text(page, "cache-status")), "cache decision of the original task");
+  });
+
+  await check("re-attaches by pasting a task id", async () => {
+    await page.goto(`${A}/`);
+    await page.fill(tid("attach-id"), id1);
+    await page.click(tid("attach"));
+    await waitText(page, "status", /^done$/);
+    assert((await text(page, "answer")) === answer1, "replayed answer differs");
+    assert(new URL(page.url()).searchParams.get("task") === id1, "address");
+  });
+
+  await check("unknown task id shows a readable message", async () => {
+    await page.fill(tid("attach-id"), "00000000-0000-4000-8000-000000000000");
+    allowed = /status of 404/; // Chromium logs the 404 answer; expected here
+    await page.click(tid("attach"));
+    await waitText(page, "error", /No task/);
+    assert(await page.locator(tid("retry")).isHidden(), "retry offered for a missing task");
+  });
+
+  await check("overload (503 + Retry-After) shows a message and a counting-down retry", async () => {
+    await page.goto(`${A}/`);
+    // The one simulated response in this test: sluice's 503 answer, so the
+    // countdown can be seen without saturating a real budget.
+    allowed = /status of 503/;
+    let refused = 0;
+    await page.route("**/v1/tasks", (route) => {
+      if (route.request().method() !== "POST" || refused > 0) return route.fallback();
+      refused++;
+      return route.fulfill({
+        status: 503, contentType: "application/json", headers: { "Retry-After": "2" },
+        body: JSON.stringify({ error: { code: "overloaded", message: "the task queue for upstream sim is full; retry later" } }),
+      });
+    });
+    await ask(page, `overload ${run}`, ns);
+    await waitText(page, "error", /capacity/);
+    const retry = page.locator(tid("retry"));
+    assert(await retry.isDisabled(), "retry enabled before Retry-After passed");
+    assert(/Retry in \d s/.test(await retry.textContent()), `retry label: ${await retry.textContent()}`);
+    await page.screenshot({ path: join(shots, "desktop-3-overload.png") });
+    await page.waitForFunction((sel) => !document.querySelector(sel).disabled, tid("retry"), { timeout: 5000 });
+    await retry.click();
+    await waitText(page, "status", /^done$/, 30_000);
+    assert(await page.locator(tid("error")).isHidden(), "error still shown after a good retry");
+    await page.unroute("**/v1/tasks");
+    allowed = null;
+  });
+
+  const pageB = watch(await desktop.newPage(), "desktop-B");
+  await check("a cut answer shows the partial text and the notice", async () => {
+    await pageB.goto(`${B}/`);
+    await ask(pageB, `tell me everything about pallet ${run}`, ns);
+    await waitText(pageB, "status", /^partial$/);
+    const notice = pageB.locator(tid("notice"));
+    assert(await notice.isVisible(), "notice hidden");
+    assert(/cut/i.test(await notice.textContent()), `notice: ${await notice.textContent()}`);
+    assert((await text(pageB, "answer")).length > 0, "no partial text");
+  });
+  await fullShot(pageB, "desktop-4-partial.png");
+
+  await check("reload while streaming re-attaches to the running task", async () => {
+    await ask(pageB, `describe dock door ${run} in detail`, ns);
+    await waitText(pageB, "status", /^running$/);
+    await pageB.waitForFunction((sel) => document.querySelector(sel).textContent.length > 0, tid("answer"));
+    const id = await text(pageB, "task-id");
+    await pageB.screenshot({ path: join(shots, "desktop-5-streaming.png") });
+    await pageB.reload();
+    await waitText(pageB, "status", /^partial$/);
+    assert((await text(pageB, "task-id")) === id, "re-attached to another task");
+    assert((await text(pageB, "answer")).length > 0, "no text after re-attach");
+    assert(await pageB.locator(tid("notice")).isVisible(), "notice hidden after re-attach");
+  });
+  await desktop.close();
+
+  const phone = await browser.newContext({
+    viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
+  });
+  phone.setDefaultTimeout(T);
+  const pp = watch(await phone.newPage(), "phone");
+  await check("phone width: asks, streams, no horizontal scrolling", async () => {
+    await pp.goto(`${A}/`);
+    await ask(pp, `is SKU-${run}7 in stock in zone B?`, ns);
+    await waitText(pp, "status", /^done$/, 30_000);
+    const overflow = await pp.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert(overflow <= 0, `page is ${overflow}px wider than the phone`);
+    await pp.fill(tid("inspector-q"), `is SKU-${run}7 in stock in zone B?`);
+    await pp.fill(tid("inspector-namespace"), ns);
+    await pp.click(tid("inspect"));
+    await waitText(pp, "inspector-decision", /HIT/);
+  });
+  await pp.screenshot({ path: join(shots, "phone-1-viewport.png") });
+  await fullShot(pp, "phone-1-answer.png");
+  await check("phone width: cut answer notice", async () => {
+    await pp.goto(`${B}/`);
+    await ask(pp, `list every bin in aisle ${run}`, ns);
+    await waitText(pp, "status", /^partial$/);
+    assert(await pp.locator(tid("notice")).isVisible(), "notice hidden");
+    const overflow = await pp.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert(overflow <= 0, `page is ${overflow}px wider than the phone`);
+  });
+  await pp.screenshot({ path: join(shots, "phone-2-partial.png") });
+  await phone.close();
+
+  await check("no console errors, page errors or external requests", async () => {
+    assert(problems.length === 0, "\n  " + problems.join("\n  "));
+  });
+} catch (e) {
+  failed++;
+  console.log(`FAIL harness: ${(e && e.stack) || e}`);
+} finally {
+  await browser.close();
+}
+
+console.log(`browser e2e: ${passed} passed, ${failed} failed`);
+process.exitCode = failed > 0 ? 1 : 0;

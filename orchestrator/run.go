@@ -277,7 +277,13 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	case errors.Is(err, pipeline.ErrIdleTimeout):
 		reason, code, message = "idle_timeout", "idle_timeout", fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
 	case ctx.Err() != nil && errors.Is(cause, ErrDeadline):
-		reason, code = "deadline", CodeTTFTTimeout
+		// With output it is a cut (code "deadline"); with none, no first
+		// token came in the time there was (code ttft_timeout, 504 on the
+		// OpenAI door).
+		reason, code = "deadline", "deadline"
+		if !output {
+			code = CodeTTFTTimeout
+		}
 		message = fmt.Sprintf("the total time cap (%s) was reached", req.Deadline)
 	case ctx.Err() != nil && errors.Is(cause, ErrShutdown):
 		reason, code, message = "cancelled", CodeShuttingDown, "the server is shutting down"

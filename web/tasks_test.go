@@ -257,7 +257,7 @@ func TestTimeouts(t *testing.T) {
 				t.Fatalf("text %q, want %q", v.Text, tc.text)
 			}
 			if tc.status == orchestrator.StatusPartial {
-				if !strings.Contains(r.Terminal.Data, `"notice":"The answer was cut short`) || v.Text == "" || v.Text != r.Text {
+				if !strings.Contains(r.Terminal.Data, `"notice":"The answer was cut short`) || !strings.Contains(r.Terminal.Data, `"code":"`+tc.reason+`"`) || v.Text == "" || v.Text != r.Text {
 					t.Fatalf("partial without notice or text: %+v / %q", r.Terminal, v.Text)
 				}
 			} else if v.Error == nil || v.Error.Code != "ttft_timeout" {

@@ -87,8 +87,20 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		return err
 	}
 	ob.watch(orch, c)
+	var readiness func(context.Context) error
+	if s.RedisURL != "" {
+		rd, err := newRedis(s.RedisURL, ob.Metrics.ObserveRedis)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		readiness = rd.Ready
+		if err := rd.Ready(ctx); err != nil {
+			log.Warn("redis not reachable at start; /readyz fails until it is", "err", err.Error())
+		}
+	}
 	h := web.New(web.Config{
-		MaxBody: s.MaxBody, APIKeys: s.APIKeys, Logger: log,
+		MaxBody: s.MaxBody, APIKeys: s.APIKeys, Logger: log, Ready: readiness,
 		Metrics: ob.Metrics.Handler(), ConnObserver: ob.Metrics,
 		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)

@@ -42,6 +42,10 @@ type Config struct {
 	TaskTTL time.Duration
 	// DefaultModel is used when a request names none. default: "sim-1"
 	DefaultModel string
+	// LogPrompts adds the question and the answer to each task's end log
+	// line. For debugging only: prompts and answers may be sensitive.
+	// default: false
+	LogPrompts bool
 }
 
 func (c *Config) setDefaults() {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,4 +130,51 @@ func BenchmarkRelayPerChunk(b *testing.B) {
 		<-task.Done()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/chunk")
+}
+
+// TestPromptsAreNotLoggedByDefault: the question and the answer reach
+// the log only with LogPrompts.
+func TestPromptsAreNotLoggedByDefault(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		var buf syncBuffer
+		o, err := orchestrator.New(orchestrator.Config{LogPrompts: on}, orchestrator.Deps{
+			Upstream: burst{[]string{"private ", "answer"}}, Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := o.Submit(context.Background(), orchestrator.Request{Question: "my secret question", NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, task)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		o.Shutdown(ctx)
+		cancel()
+		logged := buf.String()
+		if !strings.Contains(logged, "task_id="+task.ID) {
+			t.Fatalf("no task end line: %s", logged)
+		}
+		has := strings.Contains(logged, "secret question") || strings.Contains(logged, "private answer")
+		if has != on {
+			t.Fatalf("LogPrompts=%v, prompt or answer in the log: %v\n%s", on, has, logged)
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -324,8 +324,12 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	t.mu.Unlock()
 	close(t.done)
 	o.obs.TaskEnded(t.View())
-	_, chunks, _ := t.tr.Snapshot()
-	log.Info("task end", "status", status, "finish_reason", reason, "ttft_ms", first,
+	text, chunks, _ := t.tr.Snapshot()
+	attrs := []any{"status", status, "finish_reason", reason, "ttft_ms", first,
 		"total_ms", total.Milliseconds(), "chunks", chunks,
-		"cache", t.Cache.Status, "upstream", t.Upstream, "upstream_status", upstreamCode, "retries", retries)
+		"cache", t.Cache.Status, "upstream", t.Upstream, "upstream_status", upstreamCode, "retries", retries}
+	if o.cfg.LogPrompts {
+		attrs = append(attrs, "prompt", req.Question, "answer", text)
+	}
+	log.Info("task end", attrs...)
 }

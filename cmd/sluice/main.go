@@ -81,7 +81,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
 		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
 		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
-		TaskTTL: s.TaskTTL, DefaultModel: s.Model,
+		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics})
 	if err != nil {
 		return err

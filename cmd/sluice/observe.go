@@ -32,9 +32,7 @@ func newObservability(s *settings, logOut io.Writer) *observability {
 	})
 	log := slog.New(agg)
 	if s.LogPrompts {
-		// NOTE: prompts and answers are never logged; the setting is
-		// accepted for compatibility but has no effect yet.
-		log.Warn("SLUICE_LOG_PROMPTS=true has no effect: prompt and answer logging is not implemented")
+		log.Warn("SLUICE_LOG_PROMPTS=true: questions and answers are written to the log; for debugging only")
 	}
 	return &observability{Log: log, Metrics: m, agg: agg}
 }

@@ -13,8 +13,8 @@ import (
 // client on one side and the door on the other. The front must relay the
 // back's (deterministic) answer exactly.
 func TestSluiceBehindSluice(t *testing.T) {
-	back := startServe(t, "-sim-ttft", "5ms", "-sim-gap", "1ms")
-	front := startServe(t, "-upstream", back+"/v1", "-sim-ttft", "5ms")
+	back := startSluice(t, "-sim-ttft", "5ms", "-sim-gap", "1ms")
+	front := startSluice(t, "-upstream", back+"/v1", "-sim-ttft", "5ms")
 	ask := func(base, prompt string) map[string]any {
 		t.Helper()
 		c := &http.Client{Timeout: 30 * time.Second}

@@ -29,6 +29,8 @@ import (
 
 	sse "github.com/r3labs/sse/v2"
 	"gopkg.in/cenkalti/backoff.v1"
+
+	"github.com/sluice-dev/sluice/cache"
 )
 
 func init() {
@@ -696,28 +698,7 @@ func printIndented(w io.Writer, raw json.RawMessage) int {
 
 // printExplanation prints a cache lookup explanation for people.
 func printExplanation(w io.Writer, raw json.RawMessage) {
-	var x struct {
-		Decision  string  `json:"decision"`
-		Kind      string  `json:"kind"`
-		Score     float64 `json:"score"`
-		Threshold float64 `json:"threshold"`
-		Namespace string  `json:"namespace"`
-		Key       string  `json:"key"`
-		Query     struct {
-			Normalized string   `json:"normalized"`
-			Facets     []string `json:"facets"`
-		} `json:"query"`
-		Candidates []struct {
-			Question    string   `json:"question"`
-			Score       float64  `json:"score"`
-			Facets      []string `json:"facets"`
-			FacetsMatch bool     `json:"facets_match"`
-			AgeS        int64    `json:"age_s"`
-			TTLS        int64    `json:"ttl_s"`
-			Hits        int64    `json:"hits"`
-		} `json:"candidates"`
-		Reason string `json:"reason"`
-	}
+	var x cache.Explanation
 	_ = json.Unmarshal(raw, &x) // missing fields print as zero values
 	decision := strings.ToUpper(x.Decision)
 	if x.Kind != "" {

@@ -1,42 +1,11 @@
 package main
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"os"
 	"testing"
 	"time"
 )
-
-// startServe runs serve with args and returns its base URL; it stops
-// when the test ends.
-func startServe(t *testing.T, args ...string) string {
-	t.Helper()
-	s, err := loadSettings(append([]string{"-addr", "127.0.0.1:0"}, args...), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, s, io.Discard, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	select {
-	case addr := <-ready:
-		return "http://" + addr
-	case err := <-done:
-		t.Fatalf("serve ended: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not start")
-	}
-	return ""
-}
 
 func status(t *testing.T, url string) int {
 	t.Helper()
@@ -57,11 +26,11 @@ func TestReadyzFollowsRedis(t *testing.T) {
 	if url == "" {
 		t.Skip("SLUICE_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379/9): skipping the Redis readiness test")
 	}
-	up := startServe(t, "-redis-url", url)
+	up := startSluice(t, "-redis-url", url)
 	if st := status(t, up+"/readyz"); st != 200 {
 		t.Fatalf("/readyz with Redis up: %d", st)
 	}
-	down := startServe(t, "-redis-url", "redis://127.0.0.1:1/0")
+	down := startSluice(t, "-redis-url", "redis://127.0.0.1:1/0")
 	if st := status(t, down+"/readyz"); st != 503 {
 		t.Fatalf("/readyz with Redis down: %d", st)
 	}

@@ -13,4 +13,9 @@
 // runs in-process with no network; OpenAIEmbedder calls any
 // OpenAI-compatible /embeddings endpoint. Explain gives the decision of
 // Lookup and why, as a dry run.
+//
+// Vectors are stored sparsely (6 bytes per nonzero) when at most a quarter
+// of their elements are nonzero, as with Builtin, and densely (4 bytes per
+// element) otherwise; a semantic scan costs time in proportion to the
+// stored size, and MaxBytes counts the stored size.
 package cache

@@ -69,11 +69,14 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	if !explain {
 		bucket = &facetKey
 	}
-	c.st.scan(nsKey, bucket, func(e *entry, v []float32) bool {
-		if e.expired(now) || len(v) != len(vec) {
+	c.st.scan(nsKey, bucket, vec, func(e *entry, score float32) bool {
+		s := float64(score)
+		if !explain && best.e != nil && s <= best.score {
+			return true // cannot replace best: skip reading e
+		}
+		if e.expired(now) {
 			return true
 		}
-		s := float64(dot(vec, v))
 		if e.facetKey == facetKey && (best.e == nil || s > best.score) {
 			best = scored{e, s}
 		}

@@ -15,13 +15,13 @@ type entry struct {
 	facets     []string
 	facetKey   string // facets joined by 0x1f: the semantic bucket
 	answer     Answer
-	vec        []float32 // the vector until put copies it into the namespace matrix; nil when the embedder failed
+	vec        vector // the vector until put copies it into the namespace arenas; zero when the embedder failed
 	created    time.Time
 	expires    time.Time // zero: never
 	hits       int64
 	size       int64
 	lru        *list.Element
-	row        int // index of vec in its namespace's matrix, -1 if none
+	row        int // index of vec in its namespace's rows, -1 if none
 }
 
 // expired reports whether e is past its TTL at now.
@@ -31,7 +31,9 @@ func (e *entry) expired(now time.Time) bool {
 
 // store is the cache index behind Cache. The in-memory memStore is the
 // only implementation today; a Redis-backed one (vectors as little-endian
-// float32, see EncodeVector) can slot in behind the same methods.
+// float32, see EncodeVector and vector.dense) can slot in behind the same
+// methods. The store scores candidates itself, so that it may keep vectors
+// in whatever form it scans fastest.
 // Callers hold the Cache lock: implementations need no locking of their own.
 type store interface {
 	// get returns the entry with exact key id.
@@ -40,10 +42,12 @@ type store interface {
 	put(e *entry) (replaced *entry)
 	// remove deletes the entry with key id and returns it.
 	remove(id string) (*entry, bool)
-	// scan calls fn for every entry of namespace nsKey that has a vector,
-	// with that vector, until fn returns false. When facetKey is not nil,
-	// only entries with exactly those facets are visited.
-	scan(nsKey string, facetKey *string, fn func(e *entry, vec []float32) bool)
+	// scan calls fn for every entry of namespace nsKey that has a vector
+	// of q's dimension, with the dot product of q and that vector (float32
+	// sums in the order of dot, so every store scores alike), until fn
+	// returns false. When facetKey is not nil, only entries with exactly
+	// those facets are visited.
+	scan(nsKey string, facetKey *string, q []float32, fn func(e *entry, score float32) bool)
 	// namespace returns every entry of namespace nsKey.
 	namespace(nsKey string) []*entry
 	// oldest returns the least recently used entry.
@@ -59,17 +63,46 @@ type store interface {
 	nsCount(nsKey string) (int, int64)
 }
 
-// nsIndex holds the vectors of one namespace in one contiguous matrix, so
-// that a semantic scan streams through memory: row r is
-// vecs[r*dim : (r+1)*dim], owned by rows[r].
+// nsIndex holds the vectors of one namespace in contiguous arenas, so that
+// a semantic scan streams through memory. Row r, owned by rows[r].e, is
+// sparse (its nonzeros are sidx and sval [off, off+n)) or dense (dim
+// elements of dval from off; n is -1). Rows are numbered densely: removing
+// one moves the last row descriptor into its place, so scan order is
+// insertion order up to those moves. A removed dense row's slot is filled
+// by the last dense slot (one row copied, as before sparse rows existed).
+// Sparse rows vary in length, so a removed one leaves dead space, and the
+// sparse arena is compacted once dead space exceeds a quarter of it: it
+// stays within 4/3 of the live nonzeros (plus compactMin) at an amortized
+// O(1) copy per removed element.
+//
+// There is no inverted index (feature -> rows): skipping the rows that
+// share no feature with the query would be exact (they score 0), but with
+// real questions nearly every row shares some common feature (a question
+// form, a frequent concept, or a hash collision among 1024 buckets): in
+// BenchmarkSemanticScanAll every one of 100k rows does, so the prefilter
+// skips nothing, while it costs memory and upkeep on every put and remove.
 type nsIndex struct {
 	dim     int
-	vecs    []float32
-	rows    []*entry
+	rows    []row
+	sidx    []uint16         // sparse rows' indices
+	sval    []float32        // sparse rows' values
+	sdead   int              // dead elements of sidx and sval
+	dval    []float32        // dense rows, slot k at k*dim, no gaps
+	dslot   []int            // dense slot -> row
 	buckets map[string][]int // facetKey -> rows with those facets
 	entries map[string]*entry
 	bytes   int64
 }
+
+// row locates one stored vector in its namespace's arenas.
+type row struct {
+	e   *entry
+	off int
+	n   int // nonzeros of a sparse row; -1 for a dense row
+}
+
+// compactMin is the arena length below which dead space is not reclaimed.
+const compactMin = 4096
 
 // memStore is the in-memory store.
 type memStore struct {
@@ -103,19 +136,31 @@ func (s *memStore) put(e *entry) *entry {
 	ix.entries[e.id] = e
 	ix.bytes += e.size
 	e.row = -1
-	if e.vec != nil {
+	if e.vec.dim != 0 {
 		if ix.dim == 0 {
-			ix.dim = len(e.vec)
+			ix.dim = e.vec.dim
 		}
-		if len(e.vec) == ix.dim {
-			e.row = len(ix.rows)
-			ix.rows = append(ix.rows, e)
-			ix.vecs = append(ix.vecs, e.vec...)
-			e.vec = nil
-			ix.buckets[e.facetKey] = append(ix.buckets[e.facetKey], e.row)
+		if e.vec.dim == ix.dim {
+			ix.addRow(e)
 		}
 	}
 	return old
+}
+
+// addRow appends e's vector to the arenas and releases e.vec.
+func (ix *nsIndex) addRow(e *entry) {
+	e.row = len(ix.rows)
+	if e.vec.sparse {
+		ix.rows = append(ix.rows, row{e: e, off: len(ix.sidx), n: len(e.vec.idx)})
+		ix.sidx = append(ix.sidx, e.vec.idx...)
+		ix.sval = append(ix.sval, e.vec.val...)
+	} else {
+		ix.rows = append(ix.rows, row{e: e, off: len(ix.dval), n: -1})
+		ix.dval = append(ix.dval, e.vec.val...)
+		ix.dslot = append(ix.dslot, e.row)
+	}
+	e.vec = vector{}
+	ix.buckets[e.facetKey] = append(ix.buckets[e.facetKey], e.row)
 }
 
 func (s *memStore) remove(id string) (*entry, bool) {
@@ -138,28 +183,67 @@ func (s *memStore) remove(id string) (*entry, bool) {
 	return e, true
 }
 
-// dropRow removes e's row by moving the last row into its place.
+// dropRow removes e's row by moving the last row into its place, and
+// reclaims its vector's space.
 func (ix *nsIndex) dropRow(e *entry) {
 	r, last := e.row, len(ix.rows)-1
 	ix.buckets[e.facetKey] = removeInt(ix.buckets[e.facetKey], r)
 	if len(ix.buckets[e.facetKey]) == 0 {
 		delete(ix.buckets, e.facetKey)
 	}
+	if w := ix.rows[r]; w.n >= 0 {
+		ix.sdead += w.n
+	} else {
+		ix.dropDense(w.off / ix.dim)
+	}
 	if r != last {
 		m := ix.rows[last]
-		copy(ix.vecs[r*ix.dim:(r+1)*ix.dim], ix.vecs[last*ix.dim:(last+1)*ix.dim])
 		ix.rows[r] = m
-		b := ix.buckets[m.facetKey]
+		b := ix.buckets[m.e.facetKey]
 		for i, x := range b {
 			if x == last {
 				b[i] = r
 			}
 		}
-		m.row = r
+		if m.n < 0 {
+			ix.dslot[m.off/ix.dim] = r
+		}
+		m.e.row = r
 	}
+	ix.rows[last] = row{}
 	ix.rows = ix.rows[:last]
-	ix.vecs = ix.vecs[:last*ix.dim]
 	e.row = -1
+	if ix.sdead > compactMin && 4*ix.sdead > len(ix.sidx) {
+		ix.compact()
+	}
+}
+
+// dropDense frees dense slot k by moving the last dense slot into it.
+func (ix *nsIndex) dropDense(k int) {
+	last := len(ix.dslot) - 1
+	if k != last {
+		copy(ix.dval[k*ix.dim:(k+1)*ix.dim], ix.dval[last*ix.dim:])
+		m := ix.dslot[last]
+		ix.dslot[k] = m
+		ix.rows[m].off = k * ix.dim
+	}
+	ix.dslot = ix.dslot[:last]
+	ix.dval = ix.dval[:last*ix.dim]
+}
+
+// compact copies the live sparse rows into new arenas, in row order.
+func (ix *nsIndex) compact() {
+	n := len(ix.sidx) - ix.sdead
+	sidx, sval := make([]uint16, 0, n+n/8), make([]float32, 0, n+n/8)
+	for r := range ix.rows {
+		if w := &ix.rows[r]; w.n >= 0 {
+			off := len(sidx)
+			sidx = append(sidx, ix.sidx[w.off:w.off+w.n]...)
+			sval = append(sval, ix.sval[w.off:w.off+w.n]...)
+			w.off = off
+		}
+	}
+	ix.sidx, ix.sval, ix.sdead = sidx, sval, 0
 }
 
 func removeInt(s []int, v int) []int {
@@ -172,21 +256,31 @@ func removeInt(s []int, v int) []int {
 	return s
 }
 
-func (s *memStore) scan(nsKey string, facetKey *string, fn func(*entry, []float32) bool) {
+// score returns the dot product of the query q (len(q) == ix.dim) with
+// row r: O(nnz) for a sparse row, O(dim) for a dense one.
+func (ix *nsIndex) score(r int, q []float32) float32 {
+	w := &ix.rows[r]
+	if w.n >= 0 {
+		return sparseDot(q, ix.sidx[w.off:w.off+w.n], ix.sval[w.off:w.off+w.n])
+	}
+	return dot(q, ix.dval[w.off:w.off+ix.dim])
+}
+
+func (s *memStore) scan(nsKey string, facetKey *string, q []float32, fn func(*entry, float32) bool) {
 	ix := s.ns[nsKey]
-	if ix == nil {
+	if ix == nil || len(q) != ix.dim {
 		return
 	}
 	if facetKey != nil {
 		for _, r := range ix.buckets[*facetKey] {
-			if !fn(ix.rows[r], ix.vecs[r*ix.dim:(r+1)*ix.dim]) {
+			if !fn(ix.rows[r].e, ix.score(r, q)) {
 				return
 			}
 		}
 		return
 	}
-	for r, e := range ix.rows {
-		if !fn(e, ix.vecs[r*ix.dim:(r+1)*ix.dim]) {
+	for r := range ix.rows {
+		if !fn(ix.rows[r].e, ix.score(r, q)) {
 			return
 		}
 	}
@@ -229,22 +323,4 @@ func (s *memStore) nsCount(nsKey string) (int, int64) {
 		return len(ix.entries), ix.bytes
 	}
 	return 0, 0
-}
-
-// dot returns the dot product of two vectors of equal length: with unit
-// vectors, their cosine similarity.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }

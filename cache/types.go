@@ -80,7 +80,8 @@ type Config struct {
 	// MaxEntries bounds the entries of the whole cache; the oldest are
 	// evicted first. default: 100000
 	MaxEntries int
-	// MaxBytes bounds the stored questions and answers, in bytes.
+	// MaxBytes bounds the stored questions, answers and vectors, in bytes
+	// (a builtin-embedder entry is ~0.4 KiB plus its answer).
 	// default: 256 MiB
 	MaxBytes int64
 	// Embedder turns a normalized question into a vector for the semantic

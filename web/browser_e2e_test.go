@@ -19,9 +19,11 @@ import (
 )
 
 // TestBrowserE2E drives the browser page in a real Chromium (through
-// web/e2e/browser.mjs and playwright-core) against two real sluice
+// web/e2e/browser.mjs and playwright-core) against three real sluice
 // processes: A answers normally, B cuts answers (short total timeout,
-// slow simulated upstream). It skips when node, /usr/bin/chromium or
+// slow simulated upstream), C has one slot and no queue, so a second
+// question while one is streaming is refused with a real 503 overloaded
+// and Retry-After. It skips when node, /usr/bin/chromium or
 // web/e2e/node_modules/playwright-core is missing, unless
 // SLUICE_REQUIRE_E2E=1. Screenshots go to $SLUICE_ARTIFACTS or a temp dir.
 //
@@ -67,10 +69,11 @@ func TestBrowserE2E(t *testing.T) {
 	bin := buildSluice(t, moduleRoot(t, webDir))
 	a := startSluice(t, bin, "A", "-sim-ttft", "100ms", "-sim-gap", "30ms")
 	b := startSluice(t, bin, "B", "-total-timeout", "1s", "-sim-gap", "150ms", "-sim-ttft", "50ms")
+	c := startSluice(t, bin, "C", "-budget", "1", "-queue", "0", "-sim-ttft", "50ms", "-sim-gap", "100ms")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, a.url, b.url, shots)
+	cmd := exec.CommandContext(ctx, node, script, a.url, b.url, c.url, shots)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
 	// node and the Chromium it starts share a process group, so a timeout
@@ -111,6 +114,7 @@ func TestBrowserE2E(t *testing.T) {
 	if t.Failed() {
 		a.dumpLog(t)
 		b.dumpLog(t)
+		c.dumpLog(t)
 	}
 }
 

@@ -2,13 +2,16 @@
 // Real-browser end-to-end test of the sluice page, driven by playwright-core
 // against a system Chromium.
 //
-//   node browser.mjs URL_A URL_B [SCREENSHOT_DIR]
+//   node browser.mjs URL_A URL_B URL_C [SCREENSHOT_DIR]
 //
 // URL_A: a sluice with a normal simulated upstream (answers complete).
 // URL_B: a sluice whose answers get cut (short total timeout, slow upstream),
 //        e.g. -total-timeout 1s -sim-gap 150ms.
-// The arguments may also come from SLUICE_E2E_A, SLUICE_E2E_B and
-// SLUICE_ARTIFACTS; CHROMIUM overrides /usr/bin/chromium.
+// URL_C: a sluice with one slot and no queue, whose answers take seconds,
+//        e.g. -budget 1 -queue 0 -sim-ttft 50ms -sim-gap 100ms: while one
+//        task streams, the next POST /v1/tasks gets a real 503 overloaded.
+// The arguments may also come from SLUICE_E2E_A, SLUICE_E2E_B, SLUICE_E2E_C
+// and SLUICE_ARTIFACTS; CHROMIUM overrides /usr/bin/chromium.
 // Prints one line per check and ends with "browser e2e: N passed, M failed";
 // the exit code is non-zero when anything failed.
 
@@ -19,9 +22,10 @@ import { join } from "node:path";
 
 const A = (process.argv[2] || process.env.SLUICE_E2E_A || "").replace(/\/+$/, "");
 const B = (process.argv[3] || process.env.SLUICE_E2E_B || "").replace(/\/+$/, "");
-let shots = process.argv[4] || process.env.SLUICE_ARTIFACTS || "";
-if (!A || !B) {
-  console.error("usage: node browser.mjs URL_A URL_B [SCREENSHOT_DIR]");
+const C = (process.argv[4] || process.env.SLUICE_E2E_C || "").replace(/\/+$/, "");
+let shots = process.argv[5] || process.env.SLUICE_ARTIFACTS || "";
+if (!A || !B || !C) {
+  console.error("usage: node browser.mjs URL_A URL_B URL_C [SCREENSHOT_DIR]");
   process.exit(2);
 }
 if (!shots) shots = mkdtempSync(join(tmpdir(), "sluice-e2e-"));
@@ -36,7 +40,10 @@ const HOOKS = ["prompt", "namespace", "send", "answer", "task-id", "status", "ca
 let passed = 0;
 let failed = 0;
 const problems = []; // console errors, page errors, foreign requests
-let allowed = null; // a console error a step expects (Chromium logs HTTP errors)
+// Console errors a step expects (Chromium logs HTTP errors): {re, max, seen}.
+// Matches beyond max, or with no allowance set, are problems.
+let allowed = null;
+const allow = (re, max = Infinity) => (allowed = { re, max, seen: 0 });
 
 async function check(name, fn) {
   const t0 = Date.now();
@@ -58,13 +65,16 @@ function assert(cond, msg) {
 function watch(page, label) {
   page.on("console", (m) => {
     if (m.type() !== "error") return;
-    if (allowed && allowed.test(m.text())) return;
+    if (allowed && allowed.seen < allowed.max && allowed.re.test(m.text())) {
+      allowed.seen++;
+      return;
+    }
     problems.push(`${label}: console error: ${m.text()}`);
   });
   page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
   page.on("request", (r) => {
     const u = new URL(r.url());
-    if (u.protocol.startsWith("http") && u.origin !== new URL(A).origin && u.origin !== new URL(B).origin) {
+    if (u.protocol.startsWith("http") && ![A, B, C].some((x) => u.origin === new URL(x).origin)) {
       problems.push(`${label}: external request: ${r.url()}`);
     }
   });
@@ -99,6 +109,17 @@ async function recordLengths(page) {
 async function fullShot(page, name) {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(shots, name), fullPage: true });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A JSON call from node (not the page): {status, body}. */
+async function api(method, url, body) {
+  const r = await fetch(url, {
+    method, headers: body ? { "Content-Type": "application/json" } : {},
+    body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(T),
+  });
+  return { status: r.status, body: await r.json() };
 }
 
 async function ask(page, q, ns, { key = false } = {}) {
@@ -223,38 +244,74 @@ try {
 
   await check("unknown task id shows a readable message", async () => {
     await page.fill(tid("attach-id"), "00000000-0000-4000-8000-000000000000");
-    allowed = /status of 404/; // Chromium logs the 404 answer; expected here
+    allow(/status of 404/); // Chromium logs the 404 answer; expected here
     await page.click(tid("attach"));
     await waitText(page, "error", /No task/);
     assert(await page.locator(tid("retry")).isHidden(), "retry offered for a missing task");
   });
 
-  await check("overload (503 + Retry-After) shows a message and a counting-down retry", async () => {
-    await page.goto(`${A}/`);
-    // The one simulated response in this test: sluice's 503 answer, so the
-    // countdown can be seen without saturating a real budget.
-    allowed = /status of 503/;
-    let refused = 0;
-    await page.route("**/v1/tasks", (route) => {
-      if (route.request().method() !== "POST" || refused > 0) return route.fallback();
-      refused++;
-      return route.fulfill({
-        status: 503, contentType: "application/json", headers: { "Retry-After": "2" },
-        body: JSON.stringify({ error: { code: "overloaded", message: "the task queue for upstream sim is full; retry later" } }),
-      });
-    });
-    await ask(page, `overload ${run}`, ns);
-    await waitText(page, "error", /capacity/);
-    const retry = page.locator(tid("retry"));
-    assert(await retry.isDisabled(), "retry enabled before Retry-After passed");
-    assert(/Retry in \d s/.test(await retry.textContent()), `retry label: ${await retry.textContent()}`);
-    await page.screenshot({ path: join(shots, "desktop-3-overload.png") });
-    await page.waitForFunction((sel) => !document.querySelector(sel).disabled, tid("retry"), { timeout: 5000 });
-    await retry.click();
-    await waitText(page, "status", /^done$/, 30_000);
-    assert(await page.locator(tid("error")).isHidden(), "error still shown after a good retry");
-    await page.unroute("**/v1/tasks");
-    allowed = null;
+  await check("overload (real 503 + Retry-After) shows a message and a counting-down retry", async () => {
+    allowed = null; // nothing carried over from an earlier step
+    try {
+      await page.goto(`${C}/`);
+      // Hold C's only slot (no queue) with a long answer started from here.
+      const held = await api("POST", `${C}/v1/tasks`, { prompt: `tell me everything about holding slot ${run}`, namespace: ns });
+      assert(held.status === 202, `holding task: POST /v1/tasks -> ${held.status} ${JSON.stringify(held.body)}`);
+      assert(held.body.status === "running", `holding task is ${held.body.status}, not running`);
+      const holdId = held.body.id;
+
+      // Every state of the Retry button, timed in the page.
+      await page.evaluate((sel) => {
+        const b = document.querySelector(sel);
+        window.__retry = [];
+        const note = () => window.__retry.push({ t: performance.now(), disabled: b.disabled, hidden: b.hidden, label: b.textContent });
+        new MutationObserver(note).observe(b, { attributes: true, characterData: true, childList: true, subtree: true });
+      }, tid("retry"));
+      // Chromium logs the one refused POST; exactly that one is expected.
+      const once = allow(/status of 503/, 1);
+      const refusal = page.waitForResponse((r) => r.url() === `${C}/v1/tasks` && r.request().method() === "POST");
+      await ask(page, `overload ${run}`, ns);
+      const resp = await refusal;
+      assert(resp.status() === 503, `POST /v1/tasks -> ${resp.status()}, not 503`);
+      assert(resp.headers()["retry-after"] === "1", `Retry-After: ${resp.headers()["retry-after"]}`);
+      const body = await resp.json();
+      assert(body && body.error && body.error.code === "overloaded", `503 body: ${JSON.stringify(body)}`);
+      const during = await api("GET", `${C}/v1/tasks/${holdId}`);
+      assert(during.body.status === "running", `holding task is ${during.body.status} at the refusal: the 503 was not from a held slot`);
+      await waitText(page, "error", /capacity/);
+      assert(/Try again in 1 s/.test(await text(page, "error")), `error: ${await text(page, "error")}`);
+      const retry = page.locator(tid("retry"));
+      assert(await retry.isDisabled(), "retry enabled before Retry-After passed");
+      assert(/Retry in \d s/.test(await retry.textContent()), `retry label: ${await retry.textContent()}`);
+      await page.screenshot({ path: join(shots, "desktop-3-overload.png") });
+      await page.waitForFunction((sel) => !document.querySelector(sel).disabled, tid("retry"), { timeout: 5000 });
+      assert(/Retry now/.test(await retry.textContent()), `retry label: ${await retry.textContent()}`);
+      const states = await page.evaluate(() => window.__retry);
+      const shown = states.find((x) => !x.hidden && x.disabled && /Retry in 1 s/.test(x.label));
+      const enabled = states.find((x) => !x.hidden && !x.disabled);
+      assert(shown && enabled, `retry states: ${JSON.stringify(states)}`);
+      assert(enabled.t - shown.t >= 900, `retry enabled ${Math.round(enabled.t - shown.t)} ms after the refusal, before Retry-After (1 s) passed`);
+      for (const end = Date.now() + 5000; once.seen < 1 && Date.now() < end;) await sleep(50); // events arrive async
+      assert(once.seen === 1, `console errors for the 503: ${once.seen}, want exactly 1`);
+
+      // Free the slot: wait for the holding task to finish, then retry.
+      const deadline = Date.now() + 30_000;
+      let st = during.body.status;
+      while (st !== "done") {
+        assert(st === "running", `holding task ended ${st}`);
+        assert(Date.now() < deadline, "holding task still running after 30 s");
+        await sleep(100);
+        st = (await api("GET", `${C}/v1/tasks/${holdId}`)).body.status;
+      }
+      allowed = null; // from here on, another 503 is a failure
+      await retry.click();
+      await waitText(page, "status", /^done$/, 30_000);
+      assert(await page.locator(tid("error")).isHidden(), "error still shown after a good retry");
+      assert((await text(page, "answer")).length > 10, "answer is empty after the retry");
+      assert(UUID.test((await text(page, "task-id")).trim()), `task id ${await text(page, "task-id")}`);
+    } finally {
+      allowed = null;
+    }
   });
 
   const pageB = watch(await desktop.newPage(), "desktop-B");

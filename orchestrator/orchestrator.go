@@ -235,16 +235,21 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	)
 	if mode == Interactive {
 		permit, err = r.gate.Acquire(ctx, o.cfg.AcquireTimeout)
-		if err != nil {
-			if errors.Is(err, pipeline.ErrOverloaded) {
-				return nil, o.refuse(r, CodeOverloaded, "overloaded", o.cfg.RetryAfter, err)
-			}
+		switch {
+		case errors.Is(err, pipeline.ErrOverloaded):
+			return nil, o.refuse(r, CodeOverloaded, "overloaded", o.cfg.RetryAfter, err)
+		case errors.Is(err, pipeline.ErrGateClosed):
+			return nil, ErrClosed // shutting down
+		case err != nil:
 			return nil, err // the caller left while waiting
 		}
 		t.status = StatusRunning
 	} else {
 		claim, err = r.gate.Enqueue()
-		if err != nil {
+		switch {
+		case errors.Is(err, pipeline.ErrGateClosed):
+			return nil, ErrClosed
+		case err != nil:
 			return nil, o.refuse(r, CodeOverloaded, "queue_full", o.cfg.RetryAfter, err)
 		}
 		t.status = StatusQueued

@@ -255,6 +255,11 @@ const noticeFmt = "The answer was cut short (%s): the text above is everything g
 // who sees the end and asks again gets a hit), then the transcript's
 // terminal event, then the status.
 func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.Namespace, err error, log *slog.Logger) {
+	if !t.ended.CompareAndSwap(false, true) {
+		// A panic after the end (in an observer, say) must not end the
+		// task a second time.
+		return
+	}
 	total := time.Since(t.CreatedAt)
 	output := hasOutput(t.tr)
 	var (

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-dev/sluice/stream"
@@ -53,6 +54,7 @@ type Task struct {
 	tr     *stream.Transcript
 	cancel context.CancelCauseFunc // nil for tasks that never run (cache hits)
 	done   chan struct{}           // closed when the task is final
+	ended  atomic.Bool             // end has run: it runs once
 
 	mu           sync.Mutex // protects the fields below
 	status       Status

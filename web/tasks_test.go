@@ -644,3 +644,29 @@ func TestShutdownEndsRunningTasks(t *testing.T) {
 		t.Fatalf("after shutdown: %d %+v", st, body)
 	}
 }
+
+// TestWriteDeadlineDoesNotOutliveTheStream: the slow-reader deadline set
+// on a stream's writes must not stay on the keep-alive connection, where
+// it would break the next response sent on it.
+func TestWriteDeadlineDoesNotOutliveTheStream(t *testing.T) {
+	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{WriteTimeout: 100 * time.Millisecond}}})
+	e.Up.SetScript(streamtest.Script{Chunks: []string{"a"}})
+	for _, path := range []string{"/v1/stream", "/v1/chat/completions"} {
+		body := map[string]any{"prompt": "keep-alive", "nocache": true}
+		if path == "/v1/chat/completions" {
+			body = map[string]any{"stream": true, "messages": []map[string]string{{"role": "user", "content": "keep-alive"}}, "sluice": map[string]any{"nocache": true}}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp := e.do(ctx, http.MethodPost, path, body)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cancel()
+		time.Sleep(300 * time.Millisecond) // let the stale deadline pass: the clock is the subject here
+		// The client reuses the idle connection for the next request (a
+		// POST, which the client does not silently retry elsewhere).
+		var ex struct{ Decision string }
+		if st, _ := e.doJSON(http.MethodPost, "/v1/cache/lookup", map[string]any{"q": "anything"}, &ex); st != 200 || ex.Decision == "" {
+			t.Fatalf("after %s: POST /v1/cache/lookup on the reused connection: %d %+v", path, st, ex)
+		}
+	}
+}

@@ -29,7 +29,10 @@ import (
 // light stemming).
 const lexiconText = `
 -|a|an|the|is|are|was|were|be|been|being|do|does|did|of|in|on|at|for|by|with|into|onto|about|as|it|its|this|that|these|those|there|here
--|me|my|i|you|your|we|our|us|they|their|them|he|she|his|her|someone|anyone
+-|someone|anyone
+f:person:1|me|my|mine|myself|i|we|our|ours|us|ourselves
+f:person:2|you|your|yours|yourself
+f:person:3|they|their|theirs|them|he|him|his|she|her|hers
 -|please|kindly|could|would|can|will|shall|should|might|must|let|tell|show|list|give|get|gets|got|find|check|see|look|know|want|help|need|needs
 -|need to|needs to|to be|have to|has to|going to|want to|wants to|used to
 -|just|currently|now|still|already|also|all|any|some|each|every|which|what|whats|so|then|both|either|one of|out|up
@@ -50,10 +53,10 @@ f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|dro
 -|哪些|有哪些|都有哪些|哪个|哪一个|哪|什么|是什么|啥|如何|怎样|怎么样
 q:qty|how many|how much|what number of|what quantity of|number of|quantity|quantities|amount|count|多少|几个|几|数量|多少个|多少钱|是多少|要多少钱|多少分
 q:how|how|how to|how do i|how can i|怎么|怎么办|怎样做|如何做|要怎么
-q:who|who|whom|whose|谁|哪位
-q:when|when|what time|是什么时候|时候|什么时候|何时|时间|几点|啥时候
-q:where|where|location|locations|located|whereabouts|哪里|哪儿|在哪|在哪里|在哪儿|位置|什么地方
-q:why|why|cause|causes|caused|reason|reasons|how come|what causes|为什么|为啥|原因|导致|为何
+f:ask:who|who|whom|whose|谁|哪位
+f:ask:when|when|what time|是什么时候|时候|什么时候|何时|时间|几点|啥时候
+f:ask:where|where|location|locations|located|whereabouts|哪里|哪儿|在哪|在哪里|在哪儿|位置|什么地方
+f:ask:why|why|cause|causes|caused|reason|reasons|how come|what causes|为什么|为啥|原因|导致|为何
 q:meaning|mean|means|meaning|meant|stand for|stands for|definition|意思|什么意思|是什么意思|代表什么|代表|指的是什么|指什么|含义|表示什么|表示|意味着
 q:diff|difference|differences|differ|different|vs|versus|区别|差别|不同|有什么区别|有什么不同|差异在哪
 q:advice|ok|okay|good idea|a good idea|advisable|recommended|safe|sensible|reasonable|合适|合理|推荐|建议|好|可行

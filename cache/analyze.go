@@ -449,7 +449,7 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 	nt, hasNext := a.next(i)
 	if hasNext {
 		switch {
-		case nt.kind == tSym && nt.text == "%" && nt.adj:
+		case nt.kind == tSym && nt.text == "%": // "10%" and "10 %" alike
 			a.facet("pct:" + v)
 			return 2
 		case nt.kind == tWord:
@@ -684,6 +684,8 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 		{"件", "qty:#pcs"}, {"箱", "qty:#case"}, {"托盘", "qty:#pallet"}, {"托", "qty:#pallet"},
 		{"美元", "usd:#"}, {"元", "cny:#"}, {"块钱", "cny:#"}, {"欧元", "eur:#"},
 		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
+		{"年级", "grade:#"}, {"级", "level:#"}, {"班", "class:#"}, {"季度", "quarter:#"},
+		{"期", "phase:#"}, {"届", "cohort:#"}, {"版", "ver:#"},
 		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#"}, {"条", "num:#"}, {"张", "num:#"}, {"台", "num:#"}, {"所", "num:#"}, {"家", "num:#"},
 	} {
 		if has(u.prefix) {

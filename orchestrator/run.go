@@ -92,7 +92,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.mu.Unlock()
 		}
 		done(breakerOutcome(outcome, t.tr))
-		if err == nil || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
+		if err == nil || errors.Is(err, stream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
 		delay, ok := o.retryDelay(ctx, err)
@@ -153,7 +153,7 @@ func classify(ctx context.Context, err error) (outcome string, status int) {
 	var se *stream.StatusError
 	var ce *stream.ConnectError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, stream.ErrLength):
 		return "ok", 200
 	case errors.As(err, &se):
 		return "http_error", se.Code
@@ -274,6 +274,10 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	switch {
 	case err == nil:
 		status, reason, event = StatusDone, "stop", "done"
+	case errors.Is(err, stream.ErrLength):
+		// Complete as far as it goes, but cut at the token limit: done,
+		// with finish_reason length, and never cached.
+		status, reason, event = StatusDone, "length", "done"
 	case errors.As(err, &ref):
 		status, reason, code, message = StatusFailed, CodeUpstreamError, ref.Code, "the upstream's circuit is open: it failed repeatedly; retry later"
 	case errors.Is(err, pipeline.ErrTTFTTimeout):
@@ -306,7 +310,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 			status = StatusFailed
 		}
 	}
-	if status == StatusDone && !req.NoCache && o.cache != nil {
+	if status == StatusDone && reason == "stop" && !req.NoCache && o.cache != nil {
 		o.cache.Store(context.WithoutCancel(ctx), ns, req.Question, cache.Answer{Chunks: t.tr.Chunks()})
 	}
 	t.mu.Lock()

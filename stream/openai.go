@@ -245,6 +245,13 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 	}
 
 	finished := false // a choice carried a finish_reason.
+	length := false   // ... and it was "length".
+	done := func() error {
+		if length {
+			return ErrLength
+		}
+		return nil
+	}
 	for ev, err := range sse.Read(resp.Body, readConfig) {
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -252,14 +259,14 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 			}
 			if finished {
 				// The answer was whole; only the [DONE] marker was lost.
-				return nil
+				return done()
 			}
 			return fmt.Errorf("%w: %w", ErrTruncated, err)
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "[DONE]" {
 			drain(resp.Body, cancel)
-			return nil
+			return done()
 		}
 		if data == "" {
 			continue
@@ -280,6 +287,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 		ch := c.Choices[0]
 		if ch.FinishReason != "" {
 			finished = true
+			length = ch.FinishReason == "length"
 		}
 		if ch.Delta.Content == "" {
 			continue
@@ -294,7 +302,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 		return ctxErr
 	}
 	if finished {
-		return nil
+		return done()
 	}
 	return ErrTruncated
 }
@@ -320,6 +328,9 @@ func (o *OpenAI) relayObject(ctx context.Context, body io.Reader, out chan<- Chu
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	if c.Choices[0].FinishReason == "length" {
+		return ErrLength
 	}
 	return nil
 }

@@ -173,7 +173,9 @@ func TestOpenAINoKeyNoAuthorization(t *testing.T) {
 	}
 }
 
-func TestOpenAIMaxTokensCutIsComplete(t *testing.T) {
+// TestOpenAIMaxTokensCut: an answer the upstream ends with finish_reason
+// "length" is whole as far as it goes and reported as ErrLength.
+func TestOpenAIMaxTokensCut(t *testing.T) {
 	t.Parallel()
 	srv := streamtest.NewServer(t)
 	srv.SetScript(streamtest.Script{Chunks: []string{"a", "b", "c", "d"}})
@@ -181,8 +183,8 @@ func TestOpenAIMaxTokensCutIsComplete(t *testing.T) {
 	req := ask("hi")
 	req.MaxTokens = 2
 	got, err := collect(t, testCtx(t), o, req)
-	if err != nil || !reflect.DeepEqual(got, []string{"a", "b"}) {
-		t.Errorf("got %q, %v; expected [a b], nil", got, err)
+	if !errors.Is(err, stream.ErrLength) || !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("got %q, %v; expected [a b], ErrLength", got, err)
 	}
 }
 
@@ -368,7 +370,8 @@ func TestOpenAIParsesRawBodies(t *testing.T) {
 			name: "usage chunk without choices, empty data, content with finish",
 			body: "data:\n\ndata: {\"choices\":[],\"usage\":{\"total_tokens\":3}}\n\n" +
 				"data: {\"choices\":[{\"delta\":{\"content\":\"last\"},\"finish_reason\":\"length\"}]}\n\n",
-			want: []string{"last"},
+			want:    []string{"last"},
+			wantErr: stream.ErrLength,
 		},
 		{
 			name: "event larger than 64 KB",

@@ -94,13 +94,14 @@ func (s *Sim) Config() SimConfig { return s.cfg }
 
 // Stream sends Answer(req) on out, one chunk at a time: the first after a
 // log-normal TTFT delay, the others after log-normal gaps. It returns nil
-// when every chunk was sent (also when MaxTokens cut the answer), or
+// when every chunk was sent, ErrLength when MaxTokens cut the answer, or
 // ctx.Err() as soon as ctx is done.
 func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	chunks := s.Answer(req)
+	cut := req.MaxTokens > 0 && len(s.Answer(Request{Model: req.Model, Messages: req.Messages})) > len(chunks)
 	var t *time.Timer
 	defer func() {
 		if t != nil {
@@ -129,6 +130,9 @@ func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	if cut {
+		return ErrLength
 	}
 	return nil
 }

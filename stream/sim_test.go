@@ -107,8 +107,8 @@ func TestSimChunksAndMaxTokens(t *testing.T) {
 	for _, max := range []int{1, 7, 49} {
 		req.MaxTokens = max
 		got, err := collect(t, testCtx(t), sim, req)
-		if err != nil {
-			t.Fatalf("Stream: %v", err)
+		if !errors.Is(err, stream.ErrLength) {
+			t.Fatalf("Stream cut by MaxTokens %d: got %v; expected ErrLength", max, err)
 		}
 		if !reflect.DeepEqual(got, full[:max]) {
 			t.Errorf("MaxTokens %d: got %q; expected the first %d chunks of %q", max, got, max, full)

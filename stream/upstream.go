@@ -30,16 +30,23 @@ type Chunk struct {
 // Upstream streams one answer from a model.
 //
 // Stream sends the request, then sends each content chunk on out, and
-// returns when the answer is complete (nil), when ctx is done (ctx's error),
-// or when the upstream fails. An answer that ends without its final
-// chunk (a dropped connection, a missing [DONE]) returns ErrTruncated,
-// never nil. Stream never blocks on out after ctx is done, and it never
-// closes out. Implementations are safe for concurrent use.
+// returns when the answer is complete (nil), when the upstream ended the
+// answer at its token limit (ErrLength: complete as far as it goes, but
+// cut), when ctx is done (ctx's error), or when the upstream fails. An
+// answer that ends without its final chunk (a dropped connection, a
+// missing [DONE]) returns ErrTruncated, never nil. Stream never blocks on
+// out after ctx is done, and it never closes out. Implementations are
+// safe for concurrent use.
 type Upstream interface {
 	// Name identifies the upstream in budgets, breakers, metrics and logs.
 	Name() string
 	Stream(ctx context.Context, req Request, out chan<- Chunk) error
 }
+
+// ErrLength reports an answer the upstream ended normally but at its token
+// limit (finish_reason "length", e.g. max_tokens): whole as far as it goes,
+// never to be served to someone who asked without that limit.
+var ErrLength = errors.New("stream: upstream stopped at its token limit")
 
 // ErrTruncated reports an upstream stream that ended without its final chunk.
 var ErrTruncated = errors.New("stream: upstream ended without a final chunk")

@@ -197,3 +197,35 @@ func BenchmarkCacheHitHTTP(b *testing.B) {
 		}
 	}
 }
+
+// TestTokenLimitedAnswersAreDoneButNotCached: an answer the upstream ends
+// at max_tokens is done with finish_reason "length" (on the task API and
+// the OpenAI door), and never cached: a later request without the limit
+// must not get the short answer.
+func TestTokenLimitedAnswersAreDoneButNotCached(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.Up.SetScript(streamtest.Script{Chunks: []string{"one ", "two ", "three ", "four"}})
+	resp, r := e.stream(map[string]any{"prompt": "count to four", "max_tokens": 2})
+	if r.Text != "one two " || r.Terminal.Type != "done" || !strings.Contains(r.Terminal.Data, `"finish_reason":"length"`) {
+		t.Fatalf("limited answer: %q %+v", r.Text, r.Terminal)
+	}
+	if v := e.waitFinal(resp.Header.Get("X-Task-Id")); v.Status != orchestrator.StatusDone || v.FinishReason != "length" {
+		t.Fatalf("task %+v", v)
+	}
+	resp, r = e.stream(map[string]any{"prompt": "count to four"})
+	if resp.Header.Get("X-Cache") != "MISS" || r.Text != "one two three four" {
+		t.Fatalf("after a limited answer: %s %q", resp.Header.Get("X-Cache"), r.Text)
+	}
+	var out struct {
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+			Message      struct{ Content string }
+		}
+	}
+	e.doJSON(http.MethodPost, "/v1/chat/completions", map[string]any{
+		"messages": []map[string]string{{"role": "user", "content": "count again"}}, "max_tokens": 3,
+	}, &out)
+	if len(out.Choices) != 1 || out.Choices[0].FinishReason != "length" || out.Choices[0].Message.Content != "one two three " {
+		t.Fatalf("OpenAI door with max_tokens: %+v", out)
+	}
+}

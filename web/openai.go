@@ -343,6 +343,9 @@ func (c *completion) object(ctx context.Context) {
 		return
 	}
 	finish := "stop"
+	if end.FinishReason == "length" {
+		finish = "length" // the upstream's own token limit
+	}
 	switch end.Event {
 	case "partial":
 		text += noticeText(end)
@@ -476,6 +479,9 @@ func (c *completion) stream(ctx context.Context) {
 // in-stream error object when the task failed after the 200 was sent.
 func (c *completion) finish(end *stream.End, chunk func(chatDelta, *string, *chatUsage), buf *strings.Builder) {
 	finish := "stop"
+	if end.FinishReason == "length" {
+		finish = "length" // the upstream's own token limit
+	}
 	switch end.Event {
 	case "error":
 		ae := c.s.endError(end)

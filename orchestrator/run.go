@@ -83,6 +83,9 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: "breaker_open", Upstream: r.up.Name(), RetryAfter: after, Err: berr}
 			break
 		}
+		// Only the first outcome counts: this one matters if a panic
+		// skips the real one, so that a half-open probe is never stuck.
+		defer done(pipeline.Ignore)
 		err = o.attempt(ctx, r, upReq, emit, log)
 		outcome, status := classify(ctx, err)
 		o.obs.UpstreamAttempt(r.up.Name(), outcome, status)

@@ -225,6 +225,17 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
+// connect makes the client of a subcommand and its Ctrl-C context; done
+// releases both.
+func connect(server, apiKey string, stdout, stderr io.Writer) (*client, context.Context, func(), error) {
+	c, err := newClient(server, apiKey, stdout, stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, stop := interruptible()
+	return c, ctx, func() { stop(); c.close() }, nil
+}
+
 const askUsage = `usage: sluice ask [flags] "question"
 
 Asks a running sluice and streams the answer to stdout as it arrives; the
@@ -256,13 +267,11 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 		fs.Usage()
 		return fail(stderr, "ask needs exactly one non-empty question (quote it)")
 	}
-	c, err := newClient(*server, *apiKey, stdout, stderr)
+	c, ctx, done, err := connect(*server, *apiKey, stdout, stderr)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	defer c.close()
-	ctx, stop := interruptible()
-	defer stop()
+	defer done()
 
 	body := map[string]any{"prompt": pos[0], "nocache": *nocache}
 	if *ns != "" {
@@ -337,13 +346,11 @@ func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return fail(stderr, "task needs exactly one task id")
 	}
 	id := pos[0]
-	c, err := newClient(*server, *apiKey, stdout, stderr)
+	c, ctx, done, err := connect(*server, *apiKey, stdout, stderr)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	defer c.close()
-	ctx, stop := interruptible()
-	defer stop()
+	defer done()
 
 	if *poll {
 		var v json.RawMessage
@@ -651,13 +658,11 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 		fs.Usage()
 		return fail(stderr, "cache needs a subcommand: lookup or stats")
 	}
-	c, err := newClient(*server, *apiKey, stdout, stderr)
+	c, ctx, done, err := connect(*server, *apiKey, stdout, stderr)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	defer c.close()
-	ctx, stop := interruptible()
-	defer stop()
+	defer done()
 
 	switch pos[0] {
 	case "lookup":

@@ -127,6 +127,13 @@ f:op:add|add|adds|added|adding|添加|增加|加入|新增|加上
 f:op:remove|remove|removes|removed|removing|delete|deletes|deleted|deleting|删除|移除|去掉|删掉|去除
 f:ext:min|min|minimum|lowest|least|smallest|最小|最低|最少|最低分
 f:ext:max|max|maximum|highest|largest|biggest|most|最大|最高|最多|最高分
+f:len:long|longest|最长|最久
+f:len:short|shortest|最短
+f:speed:fast|fastest|quickest|最快
+f:speed:slow|slowest|最慢
+f:freq:day|daily|every day|每天|每日
+f:freq:week|weekly|every week|每周|每星期
+f:freq:month|monthly|every month|每月|每个月
 f:toggle:on|enable|enables|enabled|enabling|turn on|switch on|启用|开启|打开|开通
 f:toggle:off|disable|disables|disabled|disabling|turn off|switch off|禁用|关闭|关掉|停用
 f:rel:before|before|prior to|earlier than|之前|以前|点前

@@ -156,10 +156,11 @@ func (t *Transcript) Ended() *End {
 
 // prefixBytes is the length of the first n deltas. t.mu must be held.
 func (t *Transcript) prefixBytes(n int) int {
+	n = min(n, len(t.ends))
 	if n <= 0 {
 		return 0
 	}
-	return t.ends[min(n, len(t.ends))-1]
+	return t.ends[n-1]
 }
 
 // Page is what a reader gets from Read: the deltas after its cursor (the

@@ -48,6 +48,24 @@ func TestTranscriptAppendReadFinish(t *testing.T) {
 	}
 }
 
+// TestTranscriptReadBeyondTheEnd: a cursor past the last delta (a
+// client's Last-Event-ID ahead of the task) reads an empty page, also
+// while there is no delta at all.
+func TestTranscriptReadBeyondTheEnd(t *testing.T) {
+	tr := stream.NewTranscript()
+	if p := tr.Read(5, 0); len(p.Deltas) != 0 || p.Pending != 0 || p.End != nil {
+		t.Fatalf("empty transcript, cursor 5: %+v", p)
+	}
+	tr.Append("a")
+	if p := tr.Read(7, 0); len(p.Deltas) != 0 || p.Pending != 0 {
+		t.Fatalf("one delta, cursor 7: %+v", p)
+	}
+	tr.Finish(stream.End{Event: "done"})
+	if p := tr.Read(7, 0); p.End == nil {
+		t.Fatalf("a cursor past the end must still see the end: %+v", p)
+	}
+}
+
 // TestTranscriptReadersNeverBlockTheWriter: many readers follow one
 // transcript concurrently; each sees every delta exactly once and the end.
 func TestTranscriptReadersNeverBlockTheWriter(t *testing.T) {

@@ -670,3 +670,20 @@ func TestWriteDeadlineDoesNotOutliveTheStream(t *testing.T) {
 		}
 	}
 }
+
+// TestLastEventIDAheadOfTheTask: a Last-Event-ID beyond what the task has
+// (no delta yet) is not an error: the stream waits and ends normally.
+func TestLastEventIDAheadOfTheTask(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{TTFTTimeout: 300 * time.Millisecond}})
+	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	var created struct{ ID string }
+	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "ahead", "nocache": true}, &created)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := e.do(ctx, http.MethodGet, "/v1/tasks/"+created.ID+"/events", nil, "Last-Event-ID", "3")
+	defer resp.Body.Close()
+	r := summarise(t, readEvents(t, resp.Body))
+	if r.Terminal.Type != "error" || r.Deltas != 0 {
+		t.Fatalf("stream %+v", r.Events)
+	}
+}

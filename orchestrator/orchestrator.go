@@ -231,6 +231,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	var (
 		permit *pipeline.Permit
 		claim  *pipeline.Claim
+		probe  func(pipeline.Outcome)
 		err    error
 	)
 	if mode == Interactive {
@@ -242,6 +243,15 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 			return nil, ErrClosed // shutting down
 		case err != nil:
 			return nil, err // the caller left while waiting
+		}
+		// Take the breaker's permission now, so that a half-open circuit
+		// lets exactly one interactive request through and refuses the
+		// others before their streams start.
+		var after time.Duration
+		probe, after, err = r.breaker.Allow()
+		if err != nil {
+			permit.Release()
+			return nil, o.refuse(r, CodeUpstreamUnavailable, "breaker_open", after, err)
 		}
 		t.status = StatusRunning
 	} else {
@@ -259,6 +269,17 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		default:
 		}
 	}
+	sl := &slot{permit: permit, claim: claim, probe: probe}
+	// Register the task goroutine under the lock that Shutdown takes to
+	// close: a task either starts before Shutdown waits, or not at all.
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		sl.release()
+		return nil, ErrClosed
+	}
+	o.running.Add(1)
+	o.mu.Unlock()
 	// From here on the slot (or the place in line) belongs to the task
 	// goroutine, which releases it exactly once on every path.
 	t.tr = stream.NewTranscript()
@@ -266,12 +287,11 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	tctx, stopTimer := context.WithDeadlineCause(cctx, accepted.Add(req.Deadline), ErrDeadline)
 	t.cancel = cancel
 	o.store.Put(t)
-	o.running.Add(1)
 	go func() {
 		defer o.running.Done()
 		defer cancel(nil) // detach from root once final
 		defer stopTimer()
-		o.run(tctx, t, req, ns, &slot{permit: permit, claim: claim}, mode)
+		o.run(tctx, t, req, ns, sl, mode)
 	}()
 	return t, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream"
 )
 
@@ -177,4 +178,121 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestSubmitRacingShutdown: tasks submitted while Shutdown runs either
+// start before it waits (and are final when it returns) or are refused
+// with ErrClosed. Quick tasks let the running count touch zero often, the
+// moment a late registration would slip past Shutdown's wait.
+func TestSubmitRacingShutdown(t *testing.T) {
+	for i := range 200 {
+		o, err := orchestrator.New(orchestrator.Config{Budget: 64}, orchestrator.Deps{Upstream: burst{[]string{"a"}}, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var tasks []*orchestrator.Task
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 20 {
+					task, err := o.SubmitAsync(context.Background(), orchestrator.Request{Question: "q", NoCache: true})
+					if err != nil {
+						if !errors.Is(err, orchestrator.ErrClosed) {
+							t.Errorf("submit: %v", err)
+						}
+						continue
+					}
+					mu.Lock()
+					tasks = append(tasks, task)
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(i%50) * time.Microsecond) // vary where Shutdown lands among the submits
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := o.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		mu.Lock()
+		for _, task := range tasks {
+			if !task.Status().Final() {
+				t.Fatalf("task %s still %s after Shutdown returned", task.ID, task.Status())
+			}
+		}
+		mu.Unlock()
+		wg.Wait()
+		if st := o.Gates()[0].Stats(); st.InFlight != 0 || st.AcquiredTotal != st.ReleasedTotal {
+			t.Fatalf("gate after shutdown: %+v", st)
+		}
+	}
+}
+
+// stall is an upstream that sends nothing until cancelled.
+type stall struct{}
+
+func (stall) Name() string { return "stall" }
+func (stall) Stream(ctx context.Context, _ stream.Request, _ chan<- stream.Chunk) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// panickyCache panics on Store: the task must still end.
+type panickyCache struct{}
+
+func (panickyCache) Lookup(context.Context, cache.Namespace, string) cache.Result {
+	return cache.Result{}
+}
+func (panickyCache) Store(context.Context, cache.Namespace, string, cache.Answer) {
+	panic("cache bug")
+}
+func (panickyCache) Bypass(cache.Namespace) {}
+
+func TestPanicInCacheStoreStillEndsTheTask(t *testing.T) {
+	o := newOrch(t, orchestrator.Config{}, burst{[]string{"a"}}, panickyCache{})
+	task, err := o.Submit(context.Background(), orchestrator.Request{Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := wait(t, task); v.Status != orchestrator.StatusDone || task.Transcript().Ended() == nil {
+		t.Fatalf("task %+v", v)
+	}
+}
+
+// TestHalfOpenAdmitsOneInteractiveProbe: after the cool-down exactly one
+// interactive request is let through as the probe; the others are refused
+// before their stream starts, not failed inside it.
+func TestHalfOpenAdmitsOneInteractiveProbe(t *testing.T) {
+	o := newOrch(t, orchestrator.Config{BreakerFailures: 1, BreakerCoolDown: 50 * time.Millisecond, MaxRetries: -1}, stall{}, nil)
+	// Open the breaker (the stalling upstream cannot fail by itself).
+	b := o.Breakers()[0]
+	d, _, _ := b.Allow()
+	d(pipeline.Failure)
+	deadline := time.Now().Add(5 * time.Second)
+	for b.State().String() != "half_open" {
+		if time.Now().After(deadline) {
+			t.Fatal("breaker never half-opened")
+		}
+		time.Sleep(5 * time.Millisecond) // waiting out the cool-down is waiting for the clock
+	}
+	admitted, refused := 0, 0
+	for range 5 {
+		task, err := o.Submit(context.Background(), orchestrator.Request{Question: "probe", NoCache: true})
+		var ref *orchestrator.Refusal
+		switch {
+		case err == nil:
+			admitted++
+			o.Cancel("", task.ID)
+		case errors.As(err, &ref) && ref.Code == orchestrator.CodeUpstreamUnavailable:
+			refused++
+		default:
+			t.Fatalf("submit: %v", err)
+		}
+	}
+	if admitted != 1 || refused != 4 {
+		t.Fatalf("half-open: %d admitted, %d refused; want 1 and 4", admitted, refused)
+	}
 }

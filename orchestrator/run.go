@@ -23,9 +23,16 @@ const stopGrace = 5 * time.Second
 type slot struct {
 	permit *pipeline.Permit
 	claim  *pipeline.Claim
+	// probe is the breaker's permission taken at admission (interactive
+	// requests), used by the first attempt; nil otherwise.
+	probe func(pipeline.Outcome)
 }
 
 func (s *slot) release() {
+	if s.probe != nil {
+		s.probe(pipeline.Ignore) // never used: say nothing of the upstream
+		s.probe = nil
+	}
 	if s.claim != nil {
 		s.claim.Abandon()
 		s.claim = nil
@@ -78,7 +85,11 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 
 	var err error
 	for attempt := 0; ; attempt++ {
-		done, after, berr := r.breaker.Allow()
+		done, after, berr := s.probe, time.Duration(0), error(nil)
+		s.probe = nil
+		if done == nil {
+			done, after, berr = r.breaker.Allow()
+		}
 		if berr != nil {
 			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: "breaker_open", Upstream: r.up.Name(), RetryAfter: after, Err: berr}
 			break
@@ -251,6 +262,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 func hasOutput(tr *stream.Transcript) bool { return tr.Read(0, 1).Last() > 0 }
 
+// cacheAnswer writes a complete answer to the cache. A failure there (even a
+// panic) must not keep the task from its terminal event: it is logged and
+// the answer is simply not cached.
+func (o *Orchestrator) cacheAnswer(ctx context.Context, t *Task, ns cache.Namespace, question string, log *slog.Logger) {
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("cache store panicked; the answer is not cached", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	o.cache.Store(context.WithoutCancel(ctx), ns, question, cache.Answer{Chunks: t.tr.Chunks()})
+}
+
 // noticeFmt is the notice of a cut answer.
 const noticeFmt = "The answer was cut short (%s): the text above is everything generated before the cut. Retry the question to get the rest."
 
@@ -314,7 +337,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		}
 	}
 	if status == StatusDone && reason == "stop" && !req.NoCache && o.cache != nil {
-		o.cache.Store(context.WithoutCancel(ctx), ns, req.Question, cache.Answer{Chunks: t.tr.Chunks()})
+		o.cacheAnswer(ctx, t, ns, req.Question, log)
 	}
 	t.mu.Lock()
 	ttft := t.firstToken

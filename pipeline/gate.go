@@ -31,7 +31,8 @@ type GateConfig struct {
 	// waiters are bounded by their own deadline instead.
 	// default: 1024; negative: no queue (refuse when full).
 	QueueLimit int
-	// OnWait, when set, observes how long each granted claim waited.
+	// OnWait, when set, observes how long each granted claim waited. It
+	// may run with the gate's lock held: it must not call the gate.
 	OnWait func(time.Duration)
 }
 
@@ -46,6 +47,7 @@ type Gate struct {
 	waiters  list.List // of *Claim, front = oldest
 	queued   int       // waiters that count against QueueLimit
 	closed   bool
+	closedC  chan struct{} // closed by Close: wakes every waiter
 
 	acquired atomic.Int64 // permits granted, ever
 	released atomic.Int64 // permits released, ever
@@ -60,7 +62,7 @@ func NewGate(cfg GateConfig) *Gate {
 	if cfg.QueueLimit == 0 {
 		cfg.QueueLimit = 1024
 	}
-	return &Gate{cfg: cfg}
+	return &Gate{cfg: cfg, closedC: make(chan struct{})}
 }
 
 // Name returns the gate's name.
@@ -175,27 +177,40 @@ func (g *Gate) grantLocked(c *Claim) {
 	close(c.ready)
 }
 
-// Wait blocks until the claim is granted or ctx is done. On ctx's end the
-// claim is cancelled (a permit granted in the meantime is given back) and
-// ctx's error is returned.
+// Wait blocks until the claim is granted, ctx is done, or the gate is
+// closed. On ctx's end the claim is cancelled and ctx's error is returned;
+// when the gate closes it is cancelled with ErrGateClosed. A permit
+// granted in the meantime is taken instead. Wait on a claim already taken
+// or cancelled returns ErrClaimSettled.
 func (c *Claim) Wait(ctx context.Context) (*Permit, error) {
 	select {
 	case <-c.ready:
-		return c.take(), nil
+		return c.take()
 	case <-ctx.Done():
 		if c.Cancel() {
 			return nil, ctx.Err()
 		}
-		// Granted while we were giving up: the permit is ours.
-		return c.take(), nil
+	case <-c.g.closedC:
+		if c.Cancel() {
+			return nil, ErrGateClosed
+		}
 	}
+	// Granted while we were giving up: the permit is ours.
+	return c.take()
 }
 
-func (c *Claim) take() *Permit {
+// ErrClaimSettled is returned by Wait on a claim that was already taken or
+// cancelled.
+var ErrClaimSettled = errors.New("pipeline: claim already taken or cancelled")
+
+func (c *Claim) take() (*Permit, error) {
 	c.g.mu.Lock()
+	defer c.g.mu.Unlock()
+	if c.settled {
+		return nil, ErrClaimSettled
+	}
 	c.settled = true
-	c.g.mu.Unlock()
-	return c.permit
+	return c.permit, nil
 }
 
 // Cancel withdraws a claim that has not been taken. If the claim was still
@@ -268,7 +283,7 @@ func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error)
 	}
 	select {
 	case <-c.ready:
-		return c.take(), nil
+		return c.take()
 	default:
 	}
 	if wait <= 0 {
@@ -276,25 +291,27 @@ func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error)
 			g.rejected.Add(1)
 			return nil, ErrOverloaded
 		}
-		return c.take(), nil
+		return c.take()
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	p, err := c.Wait(wctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		g.rejected.Add(1)
-		return nil, ErrOverloaded
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, ErrGateClosed):
+		return nil, err
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
 	}
-	return p, nil
+	g.rejected.Add(1)
+	return nil, ErrOverloaded
 }
 
 func (g *Gate) release() {
-	g.released.Add(1)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.released.Add(1)
 	g.inFlight--
 	if g.inFlight < 0 {
 		panic("pipeline: gate released more permits than it granted")
@@ -304,10 +321,13 @@ func (g *Gate) release() {
 	}
 }
 
-// Close refuses every new claim and every waiting one; held permits stay
-// valid until released.
+// Close refuses every new claim and wakes every waiting one, whose Wait
+// returns ErrGateClosed; held permits stay valid until released.
 func (g *Gate) Close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.closed = true
+	if !g.closed {
+		g.closed = true
+		close(g.closedC)
+	}
 }

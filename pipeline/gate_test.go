@@ -190,3 +190,46 @@ func TestGateStorm(t *testing.T) {
 		t.Fatalf("after the storm: %+v", st)
 	}
 }
+
+// TestGateCloseWakesWaiters: Close refuses new claims and wakes the
+// waiting ones at once with ErrGateClosed, while held permits stay valid.
+func TestGateCloseWakesWaiters(t *testing.T) {
+	g := pipeline.NewGate(pipeline.GateConfig{Limit: 1})
+	held, _ := g.TryAcquire()
+	queued, _ := g.Enqueue()
+	waited := make(chan error, 2)
+	go func() {
+		_, err := g.Acquire(context.Background(), time.Hour)
+		waited <- err
+	}()
+	go func() {
+		_, err := queued.Wait(context.Background())
+		waited <- err
+	}()
+	for g.Stats().Waiting != 2 {
+		time.Sleep(time.Millisecond) // poll until both are in line
+	}
+	g.Close()
+	for range 2 {
+		select {
+		case err := <-waited:
+			if !errors.Is(err, pipeline.ErrGateClosed) {
+				t.Fatalf("waiter got %v, want ErrGateClosed", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a waiter was not woken by Close")
+		}
+	}
+	if _, err := g.Enqueue(); !errors.Is(err, pipeline.ErrGateClosed) {
+		t.Fatalf("claim after Close: %v", err)
+	}
+	if !held.Release() {
+		t.Fatal("a held permit must stay releasable after Close")
+	}
+	if st := g.Stats(); st.InFlight != 0 || st.Waiting != 0 || st.RejectedTotal != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := queued.Wait(context.Background()); !errors.Is(err, pipeline.ErrClaimSettled) {
+		t.Fatalf("Wait on a settled claim: %v", err)
+	}
+}

@@ -139,6 +139,22 @@ func (o *Orchestrator) Gates() []*pipeline.Gate { return []*pipeline.Gate{o.rout
 // Breakers returns the circuit breakers, one per upstream.
 func (o *Orchestrator) Breakers() []*pipeline.Breaker { return []*pipeline.Breaker{o.route.breaker} }
 
+// Ready reports whether the orchestrator can serve: some upstream's
+// circuit is not open and that upstream answers its Ping (stream.Pinger),
+// within ctx.
+func (o *Orchestrator) Ready(ctx context.Context) error {
+	r := o.route
+	if r.breaker.State() == pipeline.BreakerOpen {
+		return fmt.Errorf("upstream %s: circuit open", r.up.Name())
+	}
+	if p, ok := r.up.(stream.Pinger); ok {
+		if err := p.Ping(ctx); err != nil {
+			return fmt.Errorf("upstream %s unreachable: %w", r.up.Name(), err)
+		}
+	}
+	return nil
+}
+
 // Get returns the tenant's task with that id, or nil (also for another
 // tenant's task).
 func (o *Orchestrator) Get(tenant, id string) *Task {

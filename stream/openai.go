@@ -67,9 +67,11 @@ type OpenAIConfig struct {
 // use.
 type OpenAI struct {
 	endpoint string // {BaseURL}/chat/completions
+	hostPort string // the host:port dialled by Ping
 	apiKey   string
 	client   *http.Client
 	name     string
+	connect  time.Duration
 }
 
 var _ Upstream = (*OpenAI)(nil)
@@ -90,9 +92,11 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	u.RawQuery, u.Fragment = "", ""
 	o := &OpenAI{
 		endpoint: u.JoinPath("chat", "completions").String(),
+		hostPort: hostPort(u),
 		apiKey:   cfg.APIKey,
 		client:   cfg.Client,
 		name:     cfg.Name,
+		connect:  cfg.ConnectTimeout,
 	}
 	if o.name == "" {
 		o.name = u.Host
@@ -101,6 +105,33 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		o.client = newHTTPClient(cfg.ConnectTimeout)
 	}
 	return o, nil
+}
+
+// hostPort is u's host with the scheme's default port when it has none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// Ping reports whether the upstream accepts a TCP connection, within ctx
+// and the connect timeout. It is the readiness check: cheap, and it spends
+// no tokens (a model endpoint may need a key, or a model name, to answer
+// anything more).
+func (o *OpenAI) Ping(ctx context.Context) error {
+	d := net.Dialer{Timeout: o.connect}
+	if o.connect <= 0 {
+		d.Timeout = DefaultConnectTimeout
+	}
+	c, err := d.DialContext(ctx, "tcp", o.hostPort)
+	if err != nil {
+		return &ConnectError{Err: err}
+	}
+	return c.Close()
 }
 
 func newHTTPClient(connect time.Duration) *http.Client {

@@ -43,6 +43,13 @@ type Upstream interface {
 	Stream(ctx context.Context, req Request, out chan<- Chunk) error
 }
 
+// Pinger is an Upstream that can say cheaply whether it is reachable, for
+// readiness checks. An Upstream that is not a Pinger (the simulated model)
+// is always reachable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // ErrLength reports an answer the upstream ended normally but at its token
 // limit (finish_reason "length", e.g. max_tokens): whole as far as it goes,
 // never to be served to someone who asked without that limit.

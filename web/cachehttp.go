@@ -47,6 +47,10 @@ func (s *Server) cacheLookup(w http.ResponseWriter, r *http.Request, tenant stri
 		writeError(w, badRequest("namespace must match [A-Za-z0-9._-]{1,64}"))
 		return
 	}
+	if len(in.Model) > 256 {
+		writeError(w, badRequest("model is longer than 256 characters"))
+		return
+	}
 	if in.Model == "" {
 		in.Model = s.orch.Config().DefaultModel
 	}

@@ -41,27 +41,19 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz fails while every upstream's circuit is open, or while a
-// configured dependency (Redis) is unreachable.
+// readyz fails while no upstream can serve (its circuit is open, or it
+// does not accept a connection), or while a configured dependency (Redis)
+// is unreachable.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	open := 0
-	breakers := s.orch.Breakers()
-	for _, b := range breakers {
-		if b.State() == pipeline.BreakerOpen {
-			open++
-		}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	err := s.orch.Ready(ctx)
+	if err == nil && s.cfg.Ready != nil {
+		err = s.cfg.Ready(ctx)
 	}
-	if open == len(breakers) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "every upstream's circuit is open"})
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
 		return
-	}
-	if s.cfg.Ready != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), time.Second)
-		defer cancel()
-		if err := s.cfg.Ready(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
-			return
-		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

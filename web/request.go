@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -105,15 +106,48 @@ func jsonError(err error, limit int64) error {
 	case errors.As(err, &se):
 		return badRequest(fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
 	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "body"
+		if te.Field == "" {
+			return badRequest(fmt.Sprintf("the body must be a JSON object, not %s", jsonKind(te.Value)))
 		}
-		return badRequest(fmt.Sprintf("field %q must be %s, not %s", field, te.Type.String(), te.Value))
+		return badRequest(fmt.Sprintf("field %q must be %s, not %s", te.Field, jsonType(te.Type), jsonKind(te.Value)))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("malformed JSON: the body ends early")
 	}
 	return badRequest("malformed JSON: " + err.Error())
+}
+
+// jsonType names a Go type as the JSON a client should send.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// jsonKind names the JSON value decoding found ("number 1.5", "array").
+func jsonKind(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number"):
+		return "a number (" + strings.TrimSpace(strings.TrimPrefix(v, "number")) + ")"
+	case v == "":
+		return "something else"
+	case strings.ContainsRune("aeiou", rune(v[0])):
+		return "an " + v
+	}
+	return "a " + v
 }
 
 // toOrchestrator validates a decoded task request and turns it into an

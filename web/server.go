@@ -119,14 +119,15 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) (string, bool) {
 	if len(s.cfg.APIKeys) == 0 {
 		return "", true
 	}
-	key, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if found {
+	scheme, key, found := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if found && strings.EqualFold(scheme, "Bearer") { // the scheme is case-insensitive (RFC 7235)
 		for k, t := range s.cfg.APIKeys {
 			if hmac.Equal([]byte(k), []byte(strings.TrimSpace(key))) {
 				return t, true
 			}
 		}
 	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 	writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "a valid API key is required: Authorization: Bearer KEY"})
 	return "", false
 }

@@ -85,7 +85,7 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if t == nil {
-			writeError(w, notFound("no task "+strconv.Quote(id)+" for this token"))
+			writeError(w, notFound("no task "+quoteID(id)+" for this token"))
 			return
 		}
 	} else {
@@ -129,14 +129,23 @@ func (s *Server) lookup(w http.ResponseWriter, id, tenant string) *orchestrator.
 		t = s.orch.Get(tenant, u.String())
 	}
 	if t == nil {
-		writeError(w, notFound("no task "+strconv.Quote(id)))
+		writeError(w, notFound("no task "+quoteID(id)))
 	}
 	return t
+}
+
+// quoteID quotes a client's id for an error message, cut to a sane length.
+func quoteID(id string) string {
+	if len(id) > 64 {
+		id = id[:64] + "…"
+	}
+	return strconv.Quote(id)
 }
 
 // getTask is GET /v1/tasks/{id}: poll a task.
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) {
 	if t := s.lookup(w, r.PathValue("id"), tenant); t != nil {
+		setCacheHeaders(w, t)
 		w.Header().Set("X-Task-Id", t.ID)
 		writeJSON(w, http.StatusOK, t.View())
 	}

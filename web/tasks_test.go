@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -685,5 +686,32 @@ func TestLastEventIDAheadOfTheTask(t *testing.T) {
 	r := summarise(t, readEvents(t, resp.Body))
 	if r.Terminal.Type != "error" || r.Deltas != 0 {
 		t.Fatalf("stream %+v", r.Events)
+	}
+}
+
+// TestReadyzChecksTheUpstream: /readyz is 503 while the upstream does not
+// accept connections, before any request has failed, and 200 when it does.
+func TestReadyzChecksTheUpstream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	down, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: closed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOpts{Upstream: down})
+	var body struct{ Status, Reason string }
+	if st, _ := e.doJSON(http.MethodGet, "/readyz", nil, &body); st != 503 || !strings.Contains(body.Reason, "unreachable") {
+		t.Fatalf("/readyz with the upstream down: %d %+v", st, body)
+	}
+	if st, _ := e.doJSON(http.MethodGet, "/healthz", nil, nil); st != 200 {
+		t.Fatalf("/healthz: %d", st)
+	}
+	up := newEnv(t, envOpts{}) // the fake upstream listens
+	if st, _ := up.doJSON(http.MethodGet, "/readyz", nil, &body); st != 200 || body.Status != "ready" {
+		t.Fatalf("/readyz with the upstream up: %d %+v", st, body)
 	}
 }

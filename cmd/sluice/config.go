@@ -61,7 +61,7 @@ type setting struct {
 func (s *settings) table() []setting {
 	return []setting{
 		{"SLUICE_ADDR", "addr", ":8080", "listen address", str(&s.Addr)},
-		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", upstream(&s.Upstream)},
+		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", wordOrURL(&s.Upstream, "sim")},
 		{"SLUICE_UPSTREAM_API_KEY", "upstream-api-key", "", "bearer key sent upstream", str(&s.UpstreamAPIKey)},
 		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none", nonEmpty(&s.Model)},
 		{"SLUICE_BUDGET", "budget", "64", "in-flight upstream streams allowed at once (per upstream)", posInt(&s.Budget)},
@@ -79,7 +79,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_CACHE_TTL", "cache-ttl", "24h", "cache entry lifetime", dur(&s.CacheTTL, false)},
 		{"SLUICE_CACHE_ENTRIES", "cache-entries", "100000", "most cache entries kept (oldest evicted first)", posInt(&s.CacheEntries)},
 		{"SLUICE_CACHE_BYTES", "cache-bytes", "256MiB", "most bytes of cached questions and answers", size(&s.CacheBytes)},
-		{"SLUICE_EMBEDDINGS", "embeddings", "builtin", "`builtin` or an OpenAI-compatible base URL serving /embeddings", upstream(&s.Embeddings)},
+		{"SLUICE_EMBEDDINGS", "embeddings", "builtin", "`builtin` or an OpenAI-compatible base URL serving /embeddings", wordOrURL(&s.Embeddings, "builtin")},
 		{"SLUICE_EMBEDDINGS_MODEL", "embeddings-model", "text-embedding-3-small", "model named in /embeddings requests (e.g. nomic-embed-text for Ollama)", nonEmpty(&s.EmbedModel)},
 		{"SLUICE_EMBEDDINGS_API_KEY", "embeddings-api-key", "", "bearer key for the embeddings endpoint; empty = SLUICE_UPSTREAM_API_KEY", str(&s.EmbedAPIKey)},
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
@@ -160,15 +160,16 @@ func oneOf(p *string, allowed ...string) func(string) error {
 	}
 }
 
-func upstream(p *string) func(string) error {
+// wordOrURL accepts word (the built-in choice) or an http(s) base URL.
+func wordOrURL(p *string, word string) func(string) error {
 	return func(v string) error {
-		if v == "sim" || v == "builtin" {
+		if v == word {
 			*p = v
 			return nil
 		}
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("must be %q or an http(s) base URL such as http://127.0.0.1:11434/v1", "sim")
+			return fmt.Errorf("must be %q or an http(s) base URL such as http://127.0.0.1:11434/v1", word)
 		}
 		*p = strings.TrimRight(v, "/")
 		return nil
@@ -289,6 +290,9 @@ func apiKeys(p *map[string]string) func(string) error {
 				k, t, ok := strings.Cut(strings.TrimSpace(kv), "=")
 				if !ok || k == "" || t == "" {
 					return fmt.Errorf("must be key1=tenantA,key2=tenantB")
+				}
+				if _, dup := m[k]; dup {
+					return fmt.Errorf("a key is listed twice")
 				}
 				m[k] = t
 			}

@@ -47,6 +47,7 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"SLUICE_BUDGET", "0"}, {"SLUICE_BUDGET", "many"}, {"SLUICE_TTFT_TIMEOUT", "10"}, {"SLUICE_TOTAL_TIMEOUT", "-1s"},
 		{"SLUICE_UPSTREAM", "ftp://x"}, {"SLUICE_CACHE_THRESHOLD", "1.5"}, {"SLUICE_CONN_BUFFER", "lots"},
 		{"SLUICE_API_KEYS", "novalue"}, {"SLUICE_REDIS_URL", "http://x"}, {"SLUICE_LOG_FORMAT", "xml"},
+		{"SLUICE_EMBEDDINGS", "sim"}, {"SLUICE_UPSTREAM", "builtin"}, {"SLUICE_API_KEYS", "k=a,k=b"},
 	} {
 		_, err := loadSettings(nil, env(kv[0], kv[1]))
 		if err == nil || !strings.Contains(err.Error(), kv[0]) {

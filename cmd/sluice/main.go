@@ -168,7 +168,11 @@ func newUpstream(s *settings) (stream.Upstream, error) {
 		}
 		return stream.NewSim(cfg), nil
 	}
-	return stream.NewOpenAI(stream.OpenAIConfig{BaseURL: s.Upstream, APIKey: s.UpstreamAPIKey, ConnectTimeout: s.ConnectTimeout})
+	up, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: s.Upstream, APIKey: s.UpstreamAPIKey, ConnectTimeout: s.ConnectTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("setting SLUICE_UPSTREAM: %w", err)
+	}
+	return up, nil
 }
 
 func newEmbedder(s *settings) (cache.Embedder, error) {

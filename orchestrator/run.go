@@ -71,13 +71,17 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	var last time.Time
 	emit := func(c stream.Chunk) {
 		now := time.Now()
-		if t.tr.Append(c.Text) == 1 {
+		seq := t.tr.Append(c.Text)
+		switch seq {
+		case 0:
+			return // empty text: not a chunk (upstreams should not send it)
+		case 1:
 			ttft := now.Sub(t.CreatedAt)
 			t.mu.Lock()
 			t.firstToken = ttft
 			t.mu.Unlock()
 			o.obs.FirstToken(r.up.Name(), ttft)
-		} else {
+		default:
 			o.obs.ChunkGap(r.up.Name(), now.Sub(last))
 		}
 		last = now
@@ -260,7 +264,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func hasOutput(tr *stream.Transcript) bool { return tr.Read(0, 1).Last() > 0 }
+func hasOutput(tr *stream.Transcript) bool { return tr.Len() > 0 }
 
 // cacheAnswer writes a complete answer to the cache. A failure there (even a
 // panic) must not keep the task from its terminal event: it is logged and

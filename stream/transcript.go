@@ -140,6 +140,13 @@ func (t *Transcript) Snapshot() (text string, chunks int, end *End) {
 	return strings.Join(t.deltas, ""), len(t.deltas), t.end
 }
 
+// Len returns the number of deltas so far.
+func (t *Transcript) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.deltas)
+}
+
 // Chunks returns a copy of the deltas so far.
 func (t *Transcript) Chunks() []string {
 	t.mu.Lock()

@@ -65,12 +65,6 @@ func NewGate(cfg GateConfig) *Gate {
 	return &Gate{cfg: cfg, closedC: make(chan struct{})}
 }
 
-// Name returns the gate's name.
-func (g *Gate) Name() string { return g.cfg.Name }
-
-// Limit returns the number of slots.
-func (g *Gate) Limit() int { return g.cfg.Limit }
-
 // GateStats is a snapshot of a Gate's counters.
 type GateStats struct {
 	Name          string `json:"upstream"`

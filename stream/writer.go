@@ -93,8 +93,6 @@ type Conn struct {
 	Config ConnConfig
 	// Meta is the data of the "meta" event, always sent first.
 	Meta []byte
-	// Header holds extra response headers, set before the stream starts.
-	Header http.Header
 	// OnWrite, when set, observes every write (bytes, events in it, how
 	// many deltas were merged into one event). It runs on the write loop.
 	OnWrite func(bytes, events, merged int)
@@ -126,9 +124,6 @@ func (c *Conn) Serve(ctx context.Context, w http.ResponseWriter, tr *Transcript,
 	cfg.setDefaults()
 	rc := http.NewResponseController(w)
 	h := w.Header()
-	for k, v := range c.Header {
-		h[k] = v
-	}
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream

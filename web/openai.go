@@ -152,12 +152,10 @@ func openAIErrorType(status int) string {
 // openAITenant authenticates like Server.tenant but answers a 401 in the
 // OpenAI shape.
 func (s *Server) openAITenant(w http.ResponseWriter, r *http.Request) (string, bool) {
-	rec := &headerRecorder{h: http.Header{}}
-	tenant, ok := s.tenant(rec, r)
+	tenant, ok := s.authenticate(r)
 	if !ok {
-		var b errorBody
-		_ = json.Unmarshal(rec.body.Bytes(), &b) // our own JSON
-		writeOpenAIError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: b.Error.Message})
+		challenge(w)
+		writeOpenAIError(w, errUnauthorized)
 	}
 	return tenant, ok
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -106,16 +105,15 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 type headerRecorder struct {
 	h      http.Header
 	status int
-	body   bytes.Buffer
 }
 
 func (h *headerRecorder) Header() http.Header         { return h.h }
-func (h *headerRecorder) Write(b []byte) (int, error) { return h.body.Write(b) }
+func (h *headerRecorder) Write(b []byte) (int, error) { return len(b), nil } // the mux's text body is replaced
 func (h *headerRecorder) WriteHeader(code int)        { h.status = code }
 
-// tenant authenticates the request. With auth off every request is the
-// empty tenant. ok is false when a 401 has been written.
-func (s *Server) tenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+// authenticate returns the request's tenant. With auth off every request
+// is the empty tenant; ok is false when the key is missing or wrong.
+func (s *Server) authenticate(r *http.Request) (tenant string, ok bool) {
 	if len(s.cfg.APIKeys) == 0 {
 		return "", true
 	}
@@ -127,9 +125,25 @@ func (s *Server) tenant(w http.ResponseWriter, r *http.Request) (string, bool) {
 			}
 		}
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
-	writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized, Message: "a valid API key is required: Authorization: Bearer KEY"})
 	return "", false
+}
+
+// errUnauthorized is the answer to a missing or wrong key; the caller also
+// sets the WWW-Authenticate header (challenge).
+var errUnauthorized = &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized,
+	Message: "a valid API key is required: Authorization: Bearer KEY"}
+
+func challenge(w http.ResponseWriter) { w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`) }
+
+// tenant authenticates the request; ok is false when a 401 has been
+// written.
+func (s *Server) tenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+	t, ok := s.authenticate(r)
+	if !ok {
+		challenge(w)
+		writeError(w, errUnauthorized)
+	}
+	return t, ok
 }
 
 // authed wraps a handler that needs the caller's tenant.

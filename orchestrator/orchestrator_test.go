@@ -278,6 +278,9 @@ func TestHalfOpenAdmitsOneInteractiveProbe(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // waiting out the cool-down is waiting for the clock
 	}
+	// The probe stays out (the upstream stalls) while the others ask; a
+	// cancelled probe would tell nothing of the upstream and let the next
+	// request probe again, so the admitted ones are cancelled only after.
 	admitted, refused := 0, 0
 	for range 5 {
 		task, err := o.Submit(context.Background(), orchestrator.Request{Question: "probe", NoCache: true})
@@ -285,7 +288,7 @@ func TestHalfOpenAdmitsOneInteractiveProbe(t *testing.T) {
 		switch {
 		case err == nil:
 			admitted++
-			o.Cancel("", task.ID)
+			defer o.Cancel("", task.ID)
 		case errors.As(err, &ref) && ref.Code == orchestrator.CodeUpstreamUnavailable:
 			refused++
 		default:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,6 +67,10 @@ type Orchestrator struct {
 	log   *slog.Logger
 	obs   Observer
 
+	shared     Shared       // nil: one instance
+	sharedDown atomic.Int64 // unix ns until which new tasks publish in the background
+	followMu   sync.Mutex   // one follower per shared task
+
 	root     context.Context // parent of every task context; ends at Shutdown
 	stop     context.CancelCauseFunc
 	running  sync.WaitGroup // task goroutines and the sweeper
@@ -86,6 +91,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Observer receives metrics events; nil means none.
 	Observer Observer
+	// Shared publishes this instance's tasks to other instances and finds
+	// theirs; nil means one instance.
+	Shared Shared
 }
 
 // New returns a running Orchestrator. Call Shutdown to stop it.
@@ -122,11 +130,16 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		store:    d.Store,
 		log:      d.Logger,
 		obs:      obs,
+		shared:   d.Shared,
 		sweeperC: make(chan struct{}),
 	}
 	o.root, o.stop = context.WithCancelCause(context.Background())
 	o.running.Add(1)
 	go o.sweep()
+	if o.shared != nil {
+		o.running.Add(1)
+		go o.listenCancels()
+	}
 	return o, nil
 }
 
@@ -158,7 +171,7 @@ func (o *Orchestrator) Ready(ctx context.Context) error {
 // Get returns the tenant's task with that id, or nil (also for another
 // tenant's task).
 func (o *Orchestrator) Get(tenant, id string) *Task {
-	t := o.store.Get(id)
+	t := o.GetAny(id)
 	if t == nil || t.Tenant != tenant {
 		return nil
 	}
@@ -295,6 +308,9 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		return nil, ErrClosed
 	}
 	o.running.Add(1)
+	if o.shared != nil {
+		o.running.Add(1) // share
+	}
 	o.mu.Unlock()
 	// From here on the slot (or the place in line) belongs to the task
 	// goroutine, which releases it exactly once on every path.
@@ -309,6 +325,9 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		defer stopTimer()
 		o.run(tctx, t, req, ns, sl, mode)
 	}()
+	if o.shared != nil {
+		o.share(t)
+	}
 	return t, nil
 }
 
@@ -323,6 +342,9 @@ func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Ta
 	t.status, t.finishReason, t.total, t.firstToken, t.endedAt = StatusDone, "stop", total, max(total, time.Microsecond), time.Now()
 	close(t.done)
 	o.store.Put(t)
+	if o.shared != nil && o.register() {
+		o.share(t)
+	}
 	o.obs.TaskEnded(t.View())
 	o.log.Info("task end", "task_id", t.ID, "status", StatusDone, "finish_reason", "stop",
 		"cache", "hit", "cache_kind", res.Kind, "total_ms", total.Milliseconds(), "chunks", len(res.Answer.Chunks))
@@ -372,4 +394,11 @@ func (o *Orchestrator) sweep() {
 
 // GetAny returns the task with that id whatever its tenant, or nil. It is
 // for callers that authorize by other means (a signed events token).
-func (o *Orchestrator) GetAny(id string) *Task { return o.store.Get(id) }
+// With shared state, a task of another instance is found there.
+func (o *Orchestrator) GetAny(id string) *Task {
+	t := o.store.Get(id)
+	if t == nil && o.shared != nil {
+		t = o.findShared(id)
+	}
+	return t
+}

@@ -55,6 +55,7 @@ type Task struct {
 	cancel context.CancelCauseFunc // nil for tasks that never run (cache hits)
 	done   chan struct{}           // closed when the task is final
 	ended  atomic.Bool             // end has run: it runs once
+	remote bool                    // runs on another instance; followed from the shared state
 
 	mu           sync.Mutex // protects the fields below
 	status       Status

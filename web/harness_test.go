@@ -45,6 +45,7 @@ type envOpts struct {
 	Wrap     func(stream.Upstream) stream.Upstream
 	NoCache  bool // run without a cache
 	Observer orchestrator.Observer
+	Shared   orchestrator.Shared // shared state with other instances; nil: none
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -70,7 +71,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		e.Cache = cache.New(cache.Config{})
 		c = e.Cache
 	}
-	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer})
+	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,13 +239,14 @@ func (e *env) stream(body any) (*http.Response, streamResult) {
 	return resp, summarise(e.t, readEvents(e.t, resp.Body))
 }
 
-// waitFinal polls a task until it is final.
-func (e *env) waitFinal(id string) orchestrator.View {
+// waitFinal polls a task until it is final; hdr are extra request
+// headers (name, value, ...).
+func (e *env) waitFinal(id string, hdr ...string) orchestrator.View {
 	e.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var v orchestrator.View
-		if st, _ := e.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, &v); st != http.StatusOK {
+		if st, _ := e.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, &v, hdr...); st != http.StatusOK {
 			e.t.Fatalf("GET task %s: %d", id, st)
 		}
 		if v.Status.Final() {

@@ -3,12 +3,12 @@ package web
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice/cache"
@@ -62,8 +62,7 @@ func New(cfg Config, o *orchestrator.Orchestrator, c *cache.Cache) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, orch: o, cache: c, mux: http.NewServeMux(), log: cfg.Logger}
-	s.secret = make([]byte, 32)
-	_, _ = rand.Read(s.secret) // crypto/rand never fails on supported platforms
+	s.secret = tokenSecret(cfg.APIKeys)
 	s.routes()
 	return s
 }
@@ -157,6 +156,24 @@ func (s *Server) authed(h func(w http.ResponseWriter, r *http.Request, tenant st
 
 // eventsToken grants reading one task's events without a header, for
 // browsers' EventSource when auth is on.
+// tokenSecret is the key that signs events tokens. It is derived from
+// the API keys, so that every instance configured alike (and a restarted
+// one) accepts the tokens of the others; tokens exist only when auth is
+// on.
+func tokenSecret(keys map[string]string) []byte {
+	pairs := make([]string, 0, len(keys))
+	for k, t := range keys {
+		pairs = append(pairs, k+"\x00"+t)
+	}
+	slices.Sort(pairs)
+	m := hmac.New(sha256.New, []byte("sluice events token v1"))
+	for _, p := range pairs {
+		m.Write([]byte(p))
+		m.Write([]byte{0})
+	}
+	return m.Sum(nil)
+}
+
 func (s *Server) eventsToken(tenant, id string) string {
 	m := hmac.New(sha256.New, s.secret)
 	m.Write([]byte(tenant))

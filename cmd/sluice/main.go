@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/web"
 )
@@ -77,17 +78,10 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		Threshold: s.CacheThreshold, TTL: s.CacheTTL, MaxEntries: s.CacheEntries,
 		MaxBytes: s.CacheBytes, Embedder: emb,
 	})
-	orch, err := orchestrator.New(orchestrator.Config{
-		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
-		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
-		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
-		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
-	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics})
-	if err != nil {
-		return err
-	}
-	ob.watch(orch, c)
-	var readiness func(context.Context) error
+	var (
+		readiness func(context.Context) error
+		shared    orchestrator.Shared
+	)
 	if s.RedisURL != "" {
 		rd, err := newRedis(s.RedisURL, ob.Metrics.ObserveRedis)
 		if err != nil {
@@ -98,7 +92,18 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		if err := rd.Ready(ctx); err != nil {
 			log.Warn("redis not reachable at start; /readyz fails until it is", "err", err.Error())
 		}
+		shared = redisstate.New(rd.client, s.RedisPrefix, ob.Metrics.ObserveRedis)
 	}
+	orch, err := orchestrator.New(orchestrator.Config{
+		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
+		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
+		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
+		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
+	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})
+	if err != nil {
+		return err
+	}
+	ob.watch(orch, c)
 	h := web.New(web.Config{
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, Logger: log, Ready: readiness,
 		Metrics: ob.Metrics.Handler(), ConnObserver: ob.Metrics,

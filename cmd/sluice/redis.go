@@ -9,10 +9,9 @@ import (
 )
 
 // redisDep is the shared-state Redis of a multi-instance deployment
-// (SLUICE_REDIS_URL). Today it is a readiness dependency: /readyz fails
-// while it does not answer, and every check is measured. The task and
-// cache stores that will live in it sit behind orchestrator.TaskStore and
-// the cache's store interface.
+// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate)
+// and /readyz fails while it does not answer. Every operation is
+// measured.
 type redisDep struct {
 	client  *redis.Client
 	observe func(op string, d time.Duration, err error)
@@ -27,7 +26,13 @@ func newRedis(url string, observe func(string, time.Duration, error)) (*redisDep
 	opt.DialTimeout = time.Second
 	opt.ReadTimeout = time.Second
 	opt.WriteTimeout = time.Second
-	opt.MaxRetries = -1 // a readiness probe reports, it does not retry
+	opt.MaxRetries = -1   // a failed write is reported, not retried
+	opt.DialerRetries = 1 // nor is a refused dial: no request waits for a Redis that is down
+	if opt.PoolSize == 0 {
+		// Each followed task holds a connection while it waits for its
+		// next entry (XREAD BLOCK), on top of the writes.
+		opt.PoolSize = 64
+	}
 	return &redisDep{client: redis.NewClient(opt), observe: observe}, nil
 }
 

@@ -1,0 +1,331 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/sluice-dev/sluice/stream"
+)
+
+// Shared is the state that several sluice instances share (Redis when
+// SLUICE_REDIS_URL is set). Every task an instance runs is published
+// there as a record and a log of its deltas, so that any instance can
+// show it, follow its events and have it cancelled. Implementations must
+// be safe for concurrent use and bound every call by ctx.
+type Shared interface {
+	// Start records a task that began on this instance; the record
+	// expires after ttl unless Finish renews it.
+	Start(ctx context.Context, rec Record, ttl time.Duration) error
+	// Append adds deltas with sequence numbers first, first+1, ... to the
+	// task's log.
+	Append(ctx context.Context, id string, first int, deltas []string, ttl time.Duration) error
+	// Finish adds the terminal event to the log and replaces the record
+	// with the final one; both expire after ttl.
+	Finish(ctx context.Context, rec Record, end stream.End, ttl time.Duration) error
+	// Load returns the record of a task, or ErrNotShared.
+	Load(ctx context.Context, id string) (Record, error)
+	// Read returns the log entries after sequence number after, waiting
+	// up to wait for one to come: deltas in order, then the end if the
+	// page reaches it. An empty page means nothing came in time.
+	Read(ctx context.Context, id string, after int, wait time.Duration) (deltas []string, end *stream.End, err error)
+	// RequestCancel asks the instance running the task to cancel it.
+	RequestCancel(ctx context.Context, id string) error
+	// Cancels delivers the ids whose cancellation was requested, until
+	// ctx ends; then the channel is closed.
+	Cancels(ctx context.Context) <-chan string
+}
+
+// ErrNotShared is returned by Shared.Load for a task it does not hold.
+var ErrNotShared = errors.New("orchestrator: no such shared task")
+
+// Record is a task as it is shared between instances: its view without
+// the text (the log holds that) and the tenant it belongs to.
+type Record struct {
+	Tenant string `json:"tenant"`
+	View   View   `json:"view"`
+}
+
+// Timing of the shared state; variables so that tests can shorten them.
+var (
+	// sharedCallTimeout bounds the calls to the shared state that a
+	// request waits for: the write that makes a new task visible to
+	// other instances, and the lookup of another instance's task.
+	sharedCallTimeout = 250 * time.Millisecond
+	// sharedBackOff is how long after a failed start new tasks publish
+	// in the background rather than before their caller is answered.
+	sharedBackOff = 5 * time.Second
+	// sharedOpTimeout bounds every other call to the shared state.
+	sharedOpTimeout = 2 * time.Second
+	// followWait is how long one read of a followed log waits.
+	followWait = 2 * time.Second
+	// ownerGrace is how long past a task's longest life a follower waits
+	// for its end before it calls the owning instance lost.
+	ownerGrace = 10 * time.Second
+)
+
+// record returns t as a shared record.
+func (t *Task) record() Record {
+	v := t.View()
+	v.Text = "" // the log holds the text
+	return Record{Tenant: t.Tenant, View: v}
+}
+
+// share publishes a local task: its record before the caller answers,
+// so that any instance finds the task as soon as its id is known, then
+// (in a goroutine) each delta as it comes, the end and the final record.
+// The caller has counted the goroutine in o.running. A failed write
+// stops the sharing of that task: the task itself goes on, other
+// instances just cannot see it (or see it stop, as if its instance had
+// died).
+func (o *Orchestrator) share(t *Task) {
+	if until := o.sharedDown.Load(); until != 0 && time.Now().UnixNano() < until {
+		// The shared state failed a moment ago: do not make this request
+		// wait for it too. Publish in the background instead.
+		go func() {
+			if o.start(t) {
+				o.mirror(t)
+			} else {
+				o.running.Done()
+			}
+		}()
+		return
+	}
+	if !o.start(t) {
+		o.running.Done()
+		return
+	}
+	go o.mirror(t)
+}
+
+// start writes a task's first record and reports whether it did. After a
+// failure, new tasks publish in the background for a while.
+func (o *Orchestrator) start(t *Task) bool {
+	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
+	defer cancel()
+	if err := o.shared.Start(ctx, t.record(), o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+		o.sharedDown.Store(time.Now().Add(sharedBackOff).UnixNano())
+		o.log.Warn("shared state write failed; other instances cannot see this task", "task_id", t.ID, "op", "start", "err", err)
+		return false
+	}
+	o.sharedDown.Store(0)
+	return true
+}
+
+// mirror copies a local task's transcript to the shared state. It is one
+// more reader of the transcript, so it never slows the task: a slow
+// shared store only makes its pages bigger.
+func (o *Orchestrator) mirror(t *Task) {
+	defer o.running.Done()
+	write := func(op string, f func(ctx context.Context) error) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
+		defer cancel()
+		err := f(ctx)
+		if err != nil {
+			o.log.Warn("shared state write failed; other instances cannot see the rest of this task", "task_id", t.ID, "op", op, "err", err)
+		}
+		return err == nil
+	}
+	ttl := o.cfg.TotalTimeout + o.cfg.TaskTTL
+	after := 0
+	for {
+		p := t.tr.Read(after, 0)
+		if len(p.Deltas) > 0 {
+			if !write("append", func(ctx context.Context) error {
+				return o.shared.Append(ctx, t.ID, p.First, p.Deltas, ttl)
+			}) {
+				return
+			}
+			after = p.Last()
+		}
+		if p.End != nil {
+			<-t.done // the status is set just after the transcript ends
+			write("finish", func(ctx context.Context) error {
+				return o.shared.Finish(ctx, t.record(), *p.End, o.cfg.TaskTTL)
+			})
+			return
+		}
+		if len(p.Deltas) == 0 {
+			<-p.Changed // the task always ends: its deadline bounds this wait
+		}
+	}
+}
+
+// findShared returns another instance's task, followed from the shared
+// state into a local transcript, or nil. What the log already holds is
+// read before it returns, so a finished task is shown whole at once; a
+// running one is followed by one goroutine that serves every reader of
+// the task on this instance.
+func (o *Orchestrator) findShared(id string) *Task {
+	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
+	defer cancel()
+	rec, err := o.shared.Load(ctx, id)
+	if err != nil {
+		if !errors.Is(err, ErrNotShared) {
+			o.log.Warn("shared state read failed", "task_id", id, "err", err)
+		}
+		return nil
+	}
+	v := rec.View
+	t := &Task{
+		ID: v.ID, Tenant: rec.Tenant, Model: v.Model, Namespace: v.Namespace, Upstream: v.Upstream,
+		CreatedAt: v.CreatedAt, Cache: v.Cache, remote: true,
+		tr: stream.NewTranscript(), done: make(chan struct{}),
+		status: v.Status, retries: v.Retries,
+	}
+	if v.Status.Final() {
+		// Final only once the end is in the log: the record can run
+		// ahead of it (a task that ended before it was published).
+		t.status = StatusRunning
+	}
+	t.cancel = func(error) {
+		ctx, cancel := context.WithTimeout(o.root, sharedOpTimeout)
+		defer cancel()
+		if err := o.shared.RequestCancel(ctx, id); err != nil {
+			o.log.Warn("shared cancel failed", "task_id", id, "err", err)
+		}
+	}
+	f := &follower{o: o, t: t, rec: rec, log: o.log.With("task_id", id)}
+	ended := f.pull(ctx, time.Millisecond)
+
+	o.followMu.Lock()
+	defer o.followMu.Unlock()
+	if found := o.store.Get(id); found != nil {
+		return found // followed by another caller meanwhile
+	}
+	if !ended {
+		if !o.register() {
+			return nil
+		}
+		go f.run()
+	}
+	o.store.Put(t)
+	return t
+}
+
+// follower copies a shared task's log into the local transcript of t.
+type follower struct {
+	o     *Orchestrator
+	t     *Task
+	rec   Record // the owner's record; the final one once the end came
+	after int    // the last sequence number copied
+	log   *slog.Logger
+}
+
+// run follows until the end, until the owning instance is presumed lost,
+// or until Shutdown.
+func (f *follower) run() {
+	o, t := f.o, f.t
+	defer o.running.Done()
+	lost := t.CreatedAt.Add(o.cfg.TotalTimeout + ownerGrace)
+	for !f.pull(o.root, followWait) {
+		switch {
+		case o.root.Err() != nil:
+			f.end(stream.End{Event: "error", FinishReason: "cancelled",
+				Code: CodeShuttingDown, Message: "the server is shutting down", FirstTokenMs: -1})
+			return
+		case time.Now().After(lost):
+			f.end(stream.End{Event: "error", FinishReason: "upstream_error",
+				Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
+				TotalMs: time.Since(t.CreatedAt).Milliseconds()})
+			return
+		}
+	}
+}
+
+// pull copies the log entries that come within wait and reports whether
+// the task ended. A failed read is logged and paced by wait.
+func (f *follower) pull(ctx context.Context, wait time.Duration) bool {
+	deltas, end, err := f.o.shared.Read(ctx, f.t.ID, f.after, wait)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("shared state read failed", "err", err)
+			sleep(ctx, wait)
+		}
+		return false
+	}
+	for _, d := range deltas {
+		f.after = f.t.tr.Append(d)
+		if f.after == 1 {
+			f.t.setStatus(StatusRunning)
+		}
+	}
+	if end == nil {
+		return false
+	}
+	if !f.rec.View.Status.Final() {
+		// The final record is written with the end: read it for the
+		// status, error and retries.
+		rctx, cancel := context.WithTimeout(f.o.root, sharedOpTimeout)
+		rec, err := f.o.shared.Load(rctx, f.t.ID)
+		cancel()
+		if err != nil {
+			f.log.Warn("shared state read failed", "err", err)
+		} else {
+			f.rec = rec
+		}
+	}
+	f.end(*end)
+	return true
+}
+
+// end ends the followed task. Its status comes from the owner's final
+// record when there is one, else from the terminal event.
+func (f *follower) end(end stream.End) {
+	t, v := f.t, f.rec.View
+	t.tr.Finish(end)
+	status, reason, errInfo := v.Status, v.FinishReason, v.Error
+	if !status.Final() {
+		status, reason = statusOf(end), end.FinishReason
+		if status == StatusFailed || status == StatusCancelled {
+			errInfo = &ErrorInfo{Code: end.Code, Message: end.Message}
+		}
+	}
+	t.mu.Lock()
+	t.status, t.finishReason, t.err, t.endedAt = status, reason, errInfo, time.Now()
+	t.total = time.Duration(end.TotalMs) * time.Millisecond
+	if end.FirstTokenMs >= 0 {
+		t.firstToken = max(time.Duration(end.FirstTokenMs)*time.Millisecond, time.Microsecond)
+	}
+	t.retries = max(t.retries, v.Retries)
+	t.mu.Unlock()
+	close(t.done)
+}
+
+// statusOf derives a task status from its terminal event.
+func statusOf(end stream.End) Status {
+	switch {
+	case end.Event == "done":
+		return StatusDone
+	case end.Event == "partial":
+		return StatusPartial
+	case end.Code == CodeCancelled:
+		return StatusCancelled
+	default:
+		return StatusFailed
+	}
+}
+
+// listenCancels cancels the local tasks other instances ask to cancel.
+func (o *Orchestrator) listenCancels() {
+	defer o.running.Done()
+	for id := range o.shared.Cancels(o.root) {
+		if t := o.store.Get(id); t != nil && !t.remote && t.cancel != nil {
+			o.log.Info("task cancelled by another instance", "task_id", id)
+			t.cancel(ErrCancelled)
+		}
+	}
+}
+
+// register counts one more goroutine that Shutdown waits for, unless the
+// orchestrator is closed.
+func (o *Orchestrator) register() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return false
+	}
+	o.running.Add(1)
+	return true
+}

@@ -3,22 +3,37 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // redisDep is the shared-state Redis of a multi-instance deployment
-// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate)
-// and /readyz fails while it does not answer. Every operation is
-// measured.
+// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate),
+// cache entries are replicated through it (cache/rediscache), and /readyz
+// fails while it does not answer. Every operation is measured.
 type redisDep struct {
 	client  *redis.Client
 	observe func(op string, d time.Duration, err error)
 }
 
+// redisLog routes go-redis's own messages (a pool that cannot dial, a
+// subscription that reconnects) to the service's structured log, where
+// repeated ones are aggregated, instead of plain lines on stderr.
+type redisLog struct{ log *slog.Logger }
+
+// redisLogOnce sets go-redis's process-wide logger once: the first
+// server of the process names it.
+var redisLogOnce sync.Once
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
+}
+
 // newRedis parses url and returns a client; it does not dial yet.
-func newRedis(url string, observe func(string, time.Duration, error)) (*redisDep, error) {
+func newRedis(url string, observe func(string, time.Duration, error), log *slog.Logger) (*redisDep, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("setting SLUICE_REDIS_URL: %w", err)
@@ -33,6 +48,7 @@ func newRedis(url string, observe func(string, time.Duration, error)) (*redisDep
 		// next entry (XREAD BLOCK), on top of the writes.
 		opt.PoolSize = 64
 	}
+	redisLogOnce.Do(func() { redis.SetLogger(redisLog{log}) })
 	return &redisDep{client: redis.NewClient(opt), observe: observe}, nil
 }
 

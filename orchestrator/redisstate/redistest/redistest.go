@@ -1,5 +1,5 @@
 // Package redistest gives tests the Redis named by SLUICE_TEST_REDIS_URL,
-// under a key prefix of their own, and shared-state Stores on it.
+// under a key prefix of their own, clients, and shared-state Stores on it.
 package redistest
 
 import (
@@ -23,7 +23,7 @@ func Redis(t testing.TB) (url, prefix string) {
 	if url == "" {
 		t.Skip("SLUICE_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379/9): skipping the shared-state test")
 	}
-	admin := client(t, url)
+	admin := Client(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := admin.Ping(ctx).Err(); err != nil {
@@ -47,12 +47,12 @@ func Redis(t testing.TB) (url, prefix string) {
 func New(t testing.TB) (*redisstate.Store, func() *redisstate.Store) {
 	t.Helper()
 	url, prefix := Redis(t)
-	open := func() *redisstate.Store { return redisstate.New(client(t, url), prefix, nil) }
+	open := func() *redisstate.Store { return redisstate.New(Client(t, url), prefix, nil) }
 	return open(), open
 }
 
-// client returns a client for url that is closed when t ends.
-func client(t testing.TB, url string) *redis.Client {
+// Client returns a client for url that is closed when t ends.
+func Client(t testing.TB, url string) *redis.Client {
 	t.Helper()
 	opt, err := redis.ParseURL(url)
 	if err != nil {

@@ -58,6 +58,9 @@ var (
 	sharedBackOff = 5 * time.Second
 	// sharedOpTimeout bounds every other call to the shared state.
 	sharedOpTimeout = 2 * time.Second
+	// mirrorInterval is the shortest time between two writes of one
+	// task's deltas: what comes meanwhile goes in the next write.
+	mirrorInterval = 20 * time.Millisecond
 	// followWait is how long one read of a followed log waits.
 	followWait = 2 * time.Second
 	// ownerGrace is how long past a task's longest life a follower waits
@@ -114,8 +117,9 @@ func (o *Orchestrator) start(t *Task) bool {
 }
 
 // mirror copies a local task's transcript to the shared state. It is one
-// more reader of the transcript, so it never slows the task: a slow
-// shared store only makes its pages bigger.
+// more reader of the transcript, so it never slows the task: it writes
+// what is pending at most every mirrorInterval, and a slow shared store
+// only makes its pages bigger.
 func (o *Orchestrator) mirror(t *Task) {
 	defer o.running.Done()
 	write := func(op string, f func(ctx context.Context) error) bool {
@@ -128,6 +132,8 @@ func (o *Orchestrator) mirror(t *Task) {
 		return err == nil
 	}
 	ttl := o.cfg.TotalTimeout + o.cfg.TaskTTL
+	pace := time.NewTimer(0)
+	defer pace.Stop()
 	after := 0
 	for {
 		p := t.tr.Read(after, 0)
@@ -138,6 +144,16 @@ func (o *Orchestrator) mirror(t *Task) {
 				return
 			}
 			after = p.Last()
+			if p.End == nil {
+				// Let the next deltas gather for a moment: one write per
+				// interval instead of one per chunk, unless the task ends.
+				pace.Reset(mirrorInterval)
+				select {
+				case <-pace.C:
+				case <-t.done:
+				}
+				continue
+			}
 		}
 		if p.End != nil {
 			<-t.done // the status is set just after the transcript ends

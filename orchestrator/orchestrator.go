@@ -67,9 +67,10 @@ type Orchestrator struct {
 	log   *slog.Logger
 	obs   Observer
 
-	shared     Shared       // nil: one instance
-	sharedDown atomic.Int64 // unix ns until which new tasks publish in the background
-	followMu   sync.Mutex   // one follower per shared task
+	shared     Shared           // nil: one instance
+	sharedDown atomic.Int64     // unix ns until which new tasks publish in the background
+	followMu   sync.Mutex       // protects following; one follower per remote task
+	following  map[string]*Task // remote tasks followed live, by id
 
 	root     context.Context // parent of every task context; ends at Shutdown
 	stop     context.CancelCauseFunc
@@ -126,12 +127,13 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 				OnTransition: func(from, to pipeline.BreakerState) { obs.BreakerTransition(name, from, to) },
 			}),
 		},
-		cache:    d.Cache,
-		store:    d.Store,
-		log:      d.Logger,
-		obs:      obs,
-		shared:   d.Shared,
-		sweeperC: make(chan struct{}),
+		cache:     d.Cache,
+		store:     d.Store,
+		log:       d.Logger,
+		obs:       obs,
+		shared:    d.Shared,
+		following: map[string]*Task{},
+		sweeperC:  make(chan struct{}),
 	}
 	o.root, o.stop = context.WithCancelCause(context.Background())
 	o.running.Add(1)
@@ -190,15 +192,40 @@ func (o *Orchestrator) Cancel(tenant, id string) *Task {
 }
 
 // CancelAndWait cancels a task and waits until it is final or ctx ends.
+// A task of another instance is asked to stop through the shared state,
+// and waited for at most remoteCancelWait: the request may not arrive,
+// and the caller then sees the task still running.
 func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Task {
-	t := o.Cancel(tenant, id)
-	if t != nil {
-		select {
-		case <-t.done:
-		case <-ctx.Done():
-		}
+	t := o.Follow(tenant, id)
+	if t == nil {
+		return nil
+	}
+	if t.cancel != nil {
+		t.cancel(ErrCancelled)
+	}
+	if t.remote {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, remoteCancelWait)
+		defer cancel()
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
 	}
 	return t
+}
+
+// Follow is Get for a reader that follows the task live (its event
+// stream): a running task of another instance is followed from the shared
+// state by one goroutine of this instance, whatever the number of readers.
+func (o *Orchestrator) Follow(tenant, id string) *Task {
+	if t := o.store.Get(id); t != nil || o.shared == nil {
+		if t == nil || t.Tenant != tenant {
+			return nil
+		}
+		return t
+	}
+	return o.follow(tenant, id)
 }
 
 // Submit starts a task for req. A cache hit returns a task that is already
@@ -235,7 +262,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model}
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
-		Upstream: o.route.up.Name(), CreatedAt: accepted, done: make(chan struct{}),
+		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
 		Cache: CacheInfo{Status: "miss", Namespace: ns.String()},
 	}
 	switch {
@@ -394,11 +421,18 @@ func (o *Orchestrator) sweep() {
 
 // GetAny returns the task with that id whatever its tenant, or nil. It is
 // for callers that authorize by other means (a signed events token).
-// With shared state, a task of another instance is found there.
+// With shared state, a task of another instance is found there: as it
+// is followed here if it is, else as it stands in the shared state.
 func (o *Orchestrator) GetAny(id string) *Task {
 	t := o.store.Get(id)
-	if t == nil && o.shared != nil {
-		t = o.findShared(id)
+	if t != nil || o.shared == nil {
+		return t
+	}
+	o.followMu.Lock()
+	t = o.following[id]
+	o.followMu.Unlock()
+	if t == nil {
+		t = o.remote(id)
 	}
 	return t
 }

@@ -19,18 +19,21 @@ type Shared interface {
 	// expires after ttl unless Finish renews it.
 	Start(ctx context.Context, rec Record, ttl time.Duration) error
 	// Append adds deltas with sequence numbers first, first+1, ... to the
-	// task's log.
+	// task's log. It is idempotent: entries already written are skipped,
+	// so a write whose answer was lost can be sent again.
 	Append(ctx context.Context, id string, first int, deltas []string, ttl time.Duration) error
 	// Finish adds the terminal event to the log and replaces the record
-	// with the final one; both expire after ttl.
+	// with the final one; both expire after ttl. It is idempotent too.
 	Finish(ctx context.Context, rec Record, end stream.End, ttl time.Duration) error
 	// Load returns the record of a task, or ErrNotShared.
 	Load(ctx context.Context, id string) (Record, error)
-	// Read returns the log entries after sequence number after, waiting
-	// up to wait for one to come: deltas in order, then the end if the
-	// page reaches it. An empty page means nothing came in time.
+	// Read returns the log entries after sequence number after: deltas
+	// in order, then the end if the page reaches it. With wait > 0 it
+	// waits up to wait for the first entry; an empty page means nothing
+	// came in time.
 	Read(ctx context.Context, id string, after int, wait time.Duration) (deltas []string, end *stream.End, err error)
 	// RequestCancel asks the instance running the task to cancel it.
+	// Delivery is not guaranteed (pub/sub): the caller checks the task.
 	RequestCancel(ctx context.Context, id string) error
 	// Cancels delivers the ids whose cancellation was requested, until
 	// ctx ends; then the channel is closed.
@@ -41,10 +44,12 @@ type Shared interface {
 var ErrNotShared = errors.New("orchestrator: no such shared task")
 
 // Record is a task as it is shared between instances: its view without
-// the text (the log holds that) and the tenant it belongs to.
+// the text (the log holds that), the tenant it belongs to, and the time
+// by which its owner will have ended it (its total cap).
 type Record struct {
-	Tenant string `json:"tenant"`
-	View   View   `json:"view"`
+	Tenant   string    `json:"tenant"`
+	Deadline time.Time `json:"deadline"`
+	View     View      `json:"view"`
 }
 
 // Timing of the shared state; variables so that tests can shorten them.
@@ -61,27 +66,31 @@ var (
 	// mirrorInterval is the shortest time between two writes of one
 	// task's deltas: what comes meanwhile goes in the next write.
 	mirrorInterval = 20 * time.Millisecond
+	// endAttempts is how many times the mirror tries to write a task's
+	// end before it gives up.
+	endAttempts = 3
 	// followWait is how long one read of a followed log waits.
-	followWait = 2 * time.Second
-	// ownerGrace is how long past a task's longest life a follower waits
-	// for its end before it calls the owning instance lost.
+	followWait = time.Second
+	// ownerGrace is how long past a task's deadline a follower waits for
+	// its end before it calls the owning instance lost.
 	ownerGrace = 10 * time.Second
+	// remoteCancelWait bounds how long a DELETE of another instance's
+	// task waits to see it end.
+	remoteCancelWait = 2 * time.Second
 )
 
 // record returns t as a shared record.
 func (t *Task) record() Record {
 	v := t.View()
 	v.Text = "" // the log holds the text
-	return Record{Tenant: t.Tenant, View: v}
+	return Record{Tenant: t.Tenant, Deadline: t.deadline, View: v}
 }
 
 // share publishes a local task: its record before the caller answers,
 // so that any instance finds the task as soon as its id is known, then
-// (in a goroutine) each delta as it comes, the end and the final record.
-// The caller has counted the goroutine in o.running. A failed write
-// stops the sharing of that task: the task itself goes on, other
-// instances just cannot see it (or see it stop, as if its instance had
-// died).
+// (in a goroutine) its deltas, its end and its final record. The caller
+// has counted the goroutine in o.running. If the shared state fails, the
+// task goes on unshared.
 func (o *Orchestrator) share(t *Task) {
 	if until := o.sharedDown.Load(); until != 0 && time.Now().UnixNano() < until {
 		// The shared state failed a moment ago: do not make this request
@@ -119,61 +128,76 @@ func (o *Orchestrator) start(t *Task) bool {
 // mirror copies a local task's transcript to the shared state. It is one
 // more reader of the transcript, so it never slows the task: it writes
 // what is pending at most every mirrorInterval, and a slow shared store
-// only makes its pages bigger.
+// only makes its pages bigger. A failed write is sent again (writes are
+// idempotent) with a growing pause while the task runs, and the end is
+// tried endAttempts times.
 func (o *Orchestrator) mirror(t *Task) {
 	defer o.running.Done()
+	log := o.log.With("task_id", t.ID)
 	write := func(op string, f func(ctx context.Context) error) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
 		defer cancel()
 		err := f(ctx)
 		if err != nil {
-			o.log.Warn("shared state write failed; other instances cannot see the rest of this task", "task_id", t.ID, "op", op, "err", err)
+			log.Warn("shared state write failed; will retry", "op", op, "err", err)
 		}
 		return err == nil
 	}
 	ttl := o.cfg.TotalTimeout + o.cfg.TaskTTL
 	pace := time.NewTimer(0)
 	defer pace.Stop()
-	after := 0
+	after, failures := 0, 0
 	for {
 		p := t.tr.Read(after, 0)
+		ok := true
 		if len(p.Deltas) > 0 {
-			if !write("append", func(ctx context.Context) error {
+			ok = write("append", func(ctx context.Context) error {
 				return o.shared.Append(ctx, t.ID, p.First, p.Deltas, ttl)
-			}) {
-				return
-			}
-			after = p.Last()
-			if p.End == nil {
-				// Let the next deltas gather for a moment: one write per
-				// interval instead of one per chunk, unless the task ends.
-				pace.Reset(mirrorInterval)
-				select {
-				case <-pace.C:
-				case <-t.done:
-				}
-				continue
+			})
+			if ok {
+				after = p.Last()
 			}
 		}
-		if p.End != nil {
+		if ok && p.End != nil {
 			<-t.done // the status is set just after the transcript ends
-			write("finish", func(ctx context.Context) error {
+			ok = write("finish", func(ctx context.Context) error {
 				return o.shared.Finish(ctx, t.record(), *p.End, o.cfg.TaskTTL)
 			})
-			return
+			if ok {
+				return
+			}
 		}
-		if len(p.Deltas) == 0 {
-			<-p.Changed // the task always ends: its deadline bounds this wait
+		if !ok {
+			failures++
+			if p.End != nil && failures >= endAttempts {
+				log.Error("shared state: gave up writing this task; other instances will call it lost", "attempts", failures)
+				return
+			}
+			pace.Reset(min(100*time.Millisecond<<failures, 2*time.Second))
+			<-pace.C // bounded: at most 2 s, and the task's deadline bounds the rounds
+			continue
 		}
+		failures = 0
+		if len(p.Deltas) > 0 {
+			// Let the next deltas gather for a moment: one write per
+			// interval instead of one per chunk, unless the task ends.
+			pace.Reset(mirrorInterval)
+			select {
+			case <-pace.C:
+			case <-t.done:
+			}
+			continue
+		}
+		<-p.Changed // the task always ends: its deadline bounds this wait
 	}
 }
 
-// findShared returns another instance's task, followed from the shared
-// state into a local transcript, or nil. What the log already holds is
-// read before it returns, so a finished task is shown whole at once; a
-// running one is followed by one goroutine that serves every reader of
-// the task on this instance.
-func (o *Orchestrator) findShared(id string) *Task {
+// remote returns another instance's task as it stands in the shared
+// state: its record and as much of its log as the call budget allows. A
+// finished one is whole, and kept here (final tasks never change); a
+// running one is a snapshot, kept nowhere (see follow for a live one).
+// It returns nil when the task is unknown or the shared state fails.
+func (o *Orchestrator) remote(id string) *Task {
 	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
 	defer cancel()
 	rec, err := o.shared.Load(ctx, id)
@@ -186,7 +210,7 @@ func (o *Orchestrator) findShared(id string) *Task {
 	v := rec.View
 	t := &Task{
 		ID: v.ID, Tenant: rec.Tenant, Model: v.Model, Namespace: v.Namespace, Upstream: v.Upstream,
-		CreatedAt: v.CreatedAt, Cache: v.Cache, remote: true,
+		CreatedAt: v.CreatedAt, Cache: v.Cache, remote: true, deadline: rec.Deadline,
 		tr: stream.NewTranscript(), done: make(chan struct{}),
 		status: v.Status, retries: v.Retries,
 	}
@@ -195,7 +219,13 @@ func (o *Orchestrator) findShared(id string) *Task {
 		// ahead of it (a task that ended before it was published).
 		t.status = StatusRunning
 	}
+	if v.FirstTokenMs != nil {
+		t.firstToken = max(time.Duration(*v.FirstTokenMs)*time.Millisecond, time.Microsecond)
+	}
 	t.cancel = func(error) {
+		if t.Status().Final() {
+			return
+		}
 		ctx, cancel := context.WithTimeout(o.root, sharedOpTimeout)
 		defer cancel()
 		if err := o.shared.RequestCancel(ctx, id); err != nil {
@@ -203,20 +233,64 @@ func (o *Orchestrator) findShared(id string) *Task {
 		}
 	}
 	f := &follower{o: o, t: t, rec: rec, log: o.log.With("task_id", id)}
-	ended := f.pull(ctx, time.Millisecond)
+	for {
+		ended, n := f.pull(ctx, 0)
+		switch {
+		case ended:
+			o.keep(t)
+			return t
+		case f.ownerLost():
+			f.endLost() // shown as failed, not kept: a later lookup asks again
+			return t
+		case n == 0 || ctx.Err() != nil:
+			t.follower = f
+			return t
+		}
+	}
+}
 
+// keep stores a followed task that ended with its owner's end.
+func (o *Orchestrator) keep(t *Task) {
 	o.followMu.Lock()
 	defer o.followMu.Unlock()
-	if found := o.store.Get(id); found != nil {
-		return found // followed by another caller meanwhile
+	if o.store.Get(t.ID) == nil {
+		o.store.Put(t)
 	}
-	if !ended {
-		if !o.register() {
+}
+
+// follow returns a task of another instance that readers can follow
+// live: one goroutine per task on this instance copies its log into its
+// transcript until the end. It returns nil if the task is not the
+// tenant's.
+func (o *Orchestrator) follow(tenant, id string) *Task {
+	own := func(t *Task) *Task {
+		if t == nil || t.Tenant != tenant {
 			return nil
 		}
-		go f.run()
+		return t
 	}
-	o.store.Put(t)
+	o.followMu.Lock()
+	t := o.following[id]
+	o.followMu.Unlock()
+	if t != nil {
+		return own(t)
+	}
+	if t = own(o.remote(id)); t == nil || t.follower == nil {
+		return t // unknown, another tenant's, or finished
+	}
+	o.followMu.Lock()
+	defer o.followMu.Unlock()
+	if cur := o.following[id]; cur != nil {
+		return own(cur) // another reader started one meanwhile
+	}
+	if done := o.store.Get(id); done != nil {
+		return own(done)
+	}
+	if !o.register() {
+		return nil
+	}
+	o.following[id] = t
+	go t.follower.run()
 	return t
 }
 
@@ -230,52 +304,76 @@ type follower struct {
 }
 
 // run follows until the end, until the owning instance is presumed lost,
-// or until Shutdown.
+// or until Shutdown. Only an end read from the log is kept afterwards: an
+// end made up here (lost owner, shutdown) is not, so that a later lookup
+// asks the shared state again.
 func (f *follower) run() {
 	o, t := f.o, f.t
 	defer o.running.Done()
-	lost := t.CreatedAt.Add(o.cfg.TotalTimeout + ownerGrace)
-	for !f.pull(o.root, followWait) {
+	defer func() {
+		o.followMu.Lock()
+		delete(o.following, t.ID)
+		o.followMu.Unlock()
+	}()
+	for {
+		ctx, cancel := context.WithTimeout(o.root, followWait+sharedOpTimeout)
+		ended, _ := f.pull(ctx, followWait)
+		cancel()
 		switch {
+		case ended:
+			o.keep(t)
+			return
 		case o.root.Err() != nil:
 			f.end(stream.End{Event: "error", FinishReason: "cancelled",
 				Code: CodeShuttingDown, Message: "the server is shutting down", FirstTokenMs: -1})
 			return
-		case time.Now().After(lost):
-			f.end(stream.End{Event: "error", FinishReason: "upstream_error",
-				Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
-				TotalMs: time.Since(t.CreatedAt).Milliseconds()})
+		case f.ownerLost():
+			f.endLost()
 			return
 		}
 	}
 }
 
-// pull copies the log entries that come within wait and reports whether
-// the task ended. A failed read is logged and paced by wait.
-func (f *follower) pull(ctx context.Context, wait time.Duration) bool {
+// ownerLost reports whether the task has outlived its deadline by
+// ownerGrace without an end in the log: the instance that ran it died, or
+// could not write its end.
+func (f *follower) ownerLost() bool {
+	return time.Now().After(f.rec.Deadline.Add(ownerGrace))
+}
+
+// endLost ends the followed task of a lost owner.
+func (f *follower) endLost() {
+	f.end(stream.End{Event: "error", FinishReason: "upstream_error",
+		Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
+		TotalMs: time.Since(f.t.CreatedAt).Milliseconds()})
+}
+
+// pull copies the log entries that come within wait (0: those already
+// there) and reports whether the task ended and how many deltas came. A
+// failed read is logged and paced by wait.
+func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n int) {
 	deltas, end, err := f.o.shared.Read(ctx, f.t.ID, f.after, wait)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.log.Warn("shared state read failed", "err", err)
 			sleep(ctx, wait)
 		}
-		return false
+		return false, 0
 	}
 	for _, d := range deltas {
-		f.after = f.t.tr.Append(d)
+		f.t.tr.Append(d)
+		f.after++
 		if f.after == 1 {
 			f.t.setStatus(StatusRunning)
 		}
 	}
 	if end == nil {
-		return false
+		return false, len(deltas)
 	}
 	if !f.rec.View.Status.Final() {
 		// The final record is written with the end: read it for the
 		// status, error and retries.
-		rctx, cancel := context.WithTimeout(f.o.root, sharedOpTimeout)
-		rec, err := f.o.shared.Load(rctx, f.t.ID)
-		cancel()
+		rec, err := f.o.shared.Load(ctx, f.t.ID)
 		if err != nil {
 			f.log.Warn("shared state read failed", "err", err)
 		} else {
@@ -283,11 +381,12 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) bool {
 		}
 	}
 	f.end(*end)
-	return true
+	return true, len(deltas)
 }
 
 // end ends the followed task. Its status comes from the owner's final
-// record when there is one, else from the terminal event.
+// record when there is one, else from the terminal event; it ended when
+// its owner says.
 func (f *follower) end(end stream.End) {
 	t, v := f.t, f.rec.View
 	t.tr.Finish(end)
@@ -298,9 +397,10 @@ func (f *follower) end(end stream.End) {
 			errInfo = &ErrorInfo{Code: end.Code, Message: end.Message}
 		}
 	}
+	total := time.Duration(end.TotalMs) * time.Millisecond
 	t.mu.Lock()
-	t.status, t.finishReason, t.err, t.endedAt = status, reason, errInfo, time.Now()
-	t.total = time.Duration(end.TotalMs) * time.Millisecond
+	t.status, t.finishReason, t.err, t.total = status, reason, errInfo, total
+	t.endedAt = t.CreatedAt.Add(total)
 	if end.FirstTokenMs >= 0 {
 		t.firstToken = max(time.Duration(end.FirstTokenMs)*time.Millisecond, time.Microsecond)
 	}

@@ -51,11 +51,13 @@ type Task struct {
 	CreatedAt time.Time
 	Cache     CacheInfo
 
-	tr     *stream.Transcript
-	cancel context.CancelCauseFunc // nil for tasks that never run (cache hits)
-	done   chan struct{}           // closed when the task is final
-	ended  atomic.Bool             // end has run: it runs once
-	remote bool                    // runs on another instance; followed from the shared state
+	tr       *stream.Transcript
+	cancel   context.CancelCauseFunc // nil for tasks that never run (cache hits)
+	done     chan struct{}           // closed when the task is final
+	ended    atomic.Bool             // end has run: it runs once
+	remote   bool                    // runs on another instance (from the shared state)
+	follower *follower               // of a running remote task, until it is followed; set before the task is shared
+	deadline time.Time               // the total cap: the task ends by then
 
 	mu           sync.Mutex // protects the fields below
 	status       Status

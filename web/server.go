@@ -3,12 +3,12 @@ package web
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice/cache"
@@ -25,6 +25,9 @@ type Config struct {
 	Conn stream.ConnConfig
 	// APIKeys maps API keys to tenants; empty turns auth off.
 	APIKeys map[string]string
+	// TokenSecret signs the events tokens of events_url. Instances that
+	// share tasks must share it. default: random, this process only
+	TokenSecret []byte
 	// Logger receives logs. default: slog.Default()
 	Logger *slog.Logger
 	// Ready, when set, is asked by /readyz for other dependencies (Redis);
@@ -62,7 +65,11 @@ func New(cfg Config, o *orchestrator.Orchestrator, c *cache.Cache) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, orch: o, cache: c, mux: http.NewServeMux(), log: cfg.Logger}
-	s.secret = tokenSecret(cfg.APIKeys)
+	s.secret = cfg.TokenSecret
+	if len(s.secret) == 0 {
+		s.secret = make([]byte, 32)
+		_, _ = rand.Read(s.secret) // crypto/rand never fails on supported platforms
+	}
 	s.routes()
 	return s
 }
@@ -156,28 +163,27 @@ func (s *Server) authed(h func(w http.ResponseWriter, r *http.Request, tenant st
 
 // eventsToken grants reading one task's events without a header, for
 // browsers' EventSource when auth is on.
-// tokenSecret is the key that signs events tokens. It is derived from
-// the API keys, so that every instance configured alike (and a restarted
-// one) accepts the tokens of the others; tokens exist only when auth is
-// on.
-func tokenSecret(keys map[string]string) []byte {
-	pairs := make([]string, 0, len(keys))
-	for k, t := range keys {
-		pairs = append(pairs, k+"\x00"+t)
-	}
-	slices.Sort(pairs)
-	m := hmac.New(sha256.New, []byte("sluice events token v1"))
-	for _, p := range pairs {
-		m.Write([]byte(p))
-		m.Write([]byte{0})
-	}
-	return m.Sum(nil)
-}
-
 func (s *Server) eventsToken(tenant, id string) string {
 	m := hmac.New(sha256.New, s.secret)
 	m.Write([]byte(tenant))
 	m.Write([]byte{0})
 	m.Write([]byte(id))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+// tokenTenant returns the tenant whose events token for task id is tok.
+// It checks every configured tenant (a handful) before anything is looked
+// up, so a made-up token costs no lookup.
+func (s *Server) tokenTenant(id, tok string) (string, bool) {
+	seen := map[string]bool{}
+	for _, tenant := range s.cfg.APIKeys {
+		if seen[tenant] {
+			continue
+		}
+		seen[tenant] = true
+		if hmac.Equal([]byte(tok), []byte(s.eventsToken(tenant, id))) {
+			return tenant, true
+		}
+	}
+	return "", false
 }

@@ -3,9 +3,11 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
+	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/stream/streamtest"
 	"github.com/sluice-dev/sluice/web"
 )
@@ -30,8 +33,9 @@ func TestTasksAcrossInstances(t *testing.T) {
 	keys := map[string]string{"key-a": "a", "key-b": "b"}
 	authA := []string{"Authorization", "Bearer key-a"}
 	authB := []string{"Authorization", "Bearer key-b"}
-	a := newEnv(t, envOpts{Shared: storeA, Web: web.Config{APIKeys: keys}, Orch: orchestrator.Config{Budget: 2}})
-	b := newEnv(t, envOpts{Shared: another(), Web: web.Config{APIKeys: keys}})
+	secret := []byte("one deployment, one events token key")
+	a := newEnv(t, envOpts{Shared: storeA, Web: web.Config{APIKeys: keys, TokenSecret: secret}, Orch: orchestrator.Config{Budget: 2}})
+	b := newEnv(t, envOpts{Shared: another(), Web: web.Config{APIKeys: keys, TokenSecret: secret}})
 
 	t.Run("finished task: poll, replay and resume on the other instance", func(t *testing.T) {
 		chunks := []string{"one ", "two ", "three ", "four ", "five"}
@@ -170,7 +174,7 @@ func TestTasksAcrossInstances(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		const id = "6f1d2c3b-0000-4000-8000-00000000dead"
-		rec := orchestrator.Record{Tenant: "a", View: orchestrator.View{
+		rec := orchestrator.Record{Tenant: "a", Deadline: time.Now().Add(-time.Hour), View: orchestrator.View{
 			ID: id, Status: orchestrator.StatusRunning, Model: "sim-1", Namespace: "default",
 			CreatedAt: time.Now().Add(-time.Hour),
 		}}
@@ -189,6 +193,50 @@ func TestTasksAcrossInstances(t *testing.T) {
 		}
 	})
 
+	t.Run("long finished task: whole at the first look", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		const id = "6f1d2c3b-0000-4000-8000-0000000001f4"
+		deltas := make([]string, 1500) // more than one page of the log
+		for i := range deltas {
+			deltas[i] = "w" + strconv.Itoa(i) + " "
+		}
+		rec := orchestrator.Record{Tenant: "a", Deadline: time.Now(), View: orchestrator.View{
+			ID: id, Status: orchestrator.StatusDone, FinishReason: "stop", Model: "sim-1", Namespace: "default", CreatedAt: time.Now(),
+		}}
+		if err := storeA.Append(ctx, id, 1, deltas, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := storeA.Finish(ctx, rec, stream.End{Event: "done", FinishReason: "stop", Chunks: len(deltas)}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		var v orchestrator.View
+		if st, _ := b.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, &v, authA...); st != 200 || v.Status != orchestrator.StatusDone ||
+			v.Chunks != len(deltas) || v.Text != strings.Join(deltas, "") {
+			t.Fatalf("first look on B: %d %s, %d chunks", st, v.Status, v.Chunks)
+		}
+	})
+
+	t.Run("cancel that no owner hears: DELETE answers in bounded time", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		const id = "6f1d2c3b-0000-4000-8000-0000000000ff"
+		rec := orchestrator.Record{Tenant: "a", Deadline: time.Now().Add(time.Minute), View: orchestrator.View{
+			ID: id, Status: orchestrator.StatusRunning, Model: "sim-1", Namespace: "default", CreatedAt: time.Now(),
+		}}
+		if err := storeA.Start(ctx, rec, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var v orchestrator.View
+		if st, _ := b.doJSON(http.MethodDelete, "/v1/tasks/"+id, nil, &v, authA...); st != 200 || v.Status != orchestrator.StatusRunning {
+			t.Fatalf("DELETE of a task nobody runs: %d %+v", st, v)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Fatalf("DELETE took %s", took)
+		}
+	})
+
 	if n := b.Up.Requests(); n != 0 {
 		t.Fatalf("B called its own upstream %d times", n)
 	}
@@ -198,9 +246,9 @@ func TestTasksAcrossInstances(t *testing.T) {
 // every request of its own (the tasks just are not shared), unknown ids
 // are 404 rather than errors, and nothing is left running.
 func TestSharedStateUnreachable(t *testing.T) {
-	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
+	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rc.Close() })
-	e := newEnv(t, envOpts{Shared: redisstate.New(rc, "sluice-test:down:", nil)})
+	e := newEnv(t, envOpts{Shared: redisstate.New(rc, nil, "sluice-test:down:", nil)})
 	e.Up.SetScript(streamtest.Script{Chunks: []string{"works ", "alone"}})
 	resp, r := e.stream(map[string]any{"prompt": "redis is down"})
 	if r.Text != "works alone" || r.Terminal.Type != "done" {
@@ -276,5 +324,55 @@ func TestCacheAcrossInstances(t *testing.T) {
 			t.Fatal("B's purge never reached A")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSharedStateStalled: a Redis that accepts connections and never
+// answers holds no request longer than the shared-state call bound
+// (250 ms, asserted with a wide margin for this noisy machine): answers
+// stream, unknown ids are 404.
+func TestSharedStateStalled(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rc.Close() })
+	e := newEnv(t, envOpts{Shared: redisstate.New(rc, nil, "sluice-test:stalled:", nil)})
+	e.Up.SetScript(streamtest.Script{Chunks: []string{"not ", "held"}})
+	for i := range 3 {
+		start := time.Now()
+		_, r := e.stream(map[string]any{"prompt": "redis stalls " + strconv.Itoa(i)})
+		if r.Text != "not held" {
+			t.Fatalf("stream with Redis stalled: %+v", r)
+		}
+		start2 := time.Now()
+		if st, _ := e.doJSON(http.MethodGet, "/v1/tasks/00000000-0000-4000-8000-000000000000", nil, nil); st != 404 {
+			t.Fatalf("unknown id with Redis stalled: %d", st)
+		}
+		if d1, d2 := start2.Sub(start), time.Since(start2); d1 > 2*time.Second || d2 > 2*time.Second {
+			t.Fatalf("a stalled Redis held a stream %s and a lookup %s (bound 250 ms)", d1, d2)
+		}
 	}
 }

@@ -80,8 +80,8 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 	var t *orchestrator.Task
 	if tok := r.URL.Query().Get("token"); tok != "" && len(s.cfg.APIKeys) > 0 {
 		if u, err := uuid.Parse(id); err == nil {
-			if cand := s.orch.GetAny(u.String()); cand != nil && tok == s.eventsToken(cand.Tenant, cand.ID) {
-				t = cand
+			if tenant, ok := s.tokenTenant(u.String(), tok); ok {
+				t = s.orch.Follow(tenant, u.String())
 			}
 		}
 		if t == nil {
@@ -93,7 +93,7 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		if t = s.lookup(w, id, tenant); t == nil {
+		if t = s.lookup(w, id, tenant, s.orch.Follow); t == nil {
 			return
 		}
 	}
@@ -121,12 +121,13 @@ func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orch
 	return st
 }
 
-// lookup finds the tenant's task or writes a 404.
-func (s *Server) lookup(w http.ResponseWriter, id, tenant string) *orchestrator.Task {
+// lookup finds the tenant's task with get (Get, Follow, ...) or writes a
+// 404.
+func (s *Server) lookup(w http.ResponseWriter, id, tenant string, get func(tenant, id string) *orchestrator.Task) *orchestrator.Task {
 	u, err := uuid.Parse(id)
 	var t *orchestrator.Task
 	if err == nil {
-		t = s.orch.Get(tenant, u.String())
+		t = get(tenant, u.String())
 	}
 	if t == nil {
 		writeError(w, notFound("no task "+quoteID(id)))
@@ -144,7 +145,7 @@ func quoteID(id string) string {
 
 // getTask is GET /v1/tasks/{id}: poll a task.
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) {
-	if t := s.lookup(w, r.PathValue("id"), tenant); t != nil {
+	if t := s.lookup(w, r.PathValue("id"), tenant, s.orch.Get); t != nil {
 		setCacheHeaders(w, t)
 		w.Header().Set("X-Task-Id", t.ID)
 		writeJSON(w, http.StatusOK, t.View())
@@ -153,12 +154,10 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) 
 
 // cancelTask is DELETE /v1/tasks/{id}: cancel a queued or running task.
 func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, tenant string) {
-	t := s.lookup(w, r.PathValue("id"), tenant)
-	if t == nil {
-		return
+	cancel := func(tenant, id string) *orchestrator.Task { return s.orch.CancelAndWait(r.Context(), tenant, id) }
+	if t := s.lookup(w, r.PathValue("id"), tenant, cancel); t != nil {
+		writeJSON(w, http.StatusOK, t.View())
 	}
-	s.orch.CancelAndWait(r.Context(), tenant, t.ID)
-	writeJSON(w, http.StatusOK, t.View())
 }
 
 // setCacheHeaders writes the X-Cache headers of a task's cache decision.

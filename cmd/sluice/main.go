@@ -83,8 +83,9 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		},
 	})
 	var (
-		readiness func(context.Context) error
-		shared    orchestrator.Shared
+		readiness   func(context.Context) error
+		shared      orchestrator.Shared
+		tokenSecret []byte // nil: the web server makes one
 	)
 	if s.RedisURL != "" {
 		rd, err := newRedis(s.RedisURL, ob.Metrics.ObserveRedis, log)
@@ -96,7 +97,10 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		if err := rd.Ready(ctx); err != nil {
 			log.Warn("redis not reachable at start; /readyz fails until it is", "err", err.Error())
 		}
-		shared = redisstate.New(rd.client, s.RedisPrefix, ob.Metrics.ObserveRedis)
+		shared = redisstate.New(rd.client, rd.block, s.RedisPrefix, ob.Metrics.ObserveRedis)
+		if tokenSecret, err = rd.tokenSecret(ctx, s.RedisPrefix); err != nil {
+			log.Warn("events tokens will open streams on this instance only", "err", err.Error())
+		}
 		// The cache is shared too: it loads what the deployment has stored
 		// and takes in what the other instances store, until shutdown.
 		rctx, stopReplica := context.WithCancel(context.Background())
@@ -114,7 +118,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	}
 	ob.watch(orch, c)
 	h := web.New(web.Config{
-		MaxBody: s.MaxBody, APIKeys: s.APIKeys, Logger: log, Ready: readiness,
+		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log, Ready: readiness,
 		Metrics: ob.Metrics.Handler(), ConnObserver: ob.Metrics,
 		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)

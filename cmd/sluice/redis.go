@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -16,6 +18,7 @@ import (
 // fails while it does not answer. Every operation is measured.
 type redisDep struct {
 	client  *redis.Client
+	block   *redis.Client // blocking reads of followed tasks: they never hold client's connections
 	observe func(op string, d time.Duration, err error)
 }
 
@@ -41,15 +44,40 @@ func newRedis(url string, observe func(string, time.Duration, error), log *slog.
 	opt.DialTimeout = time.Second
 	opt.ReadTimeout = time.Second
 	opt.WriteTimeout = time.Second
-	opt.MaxRetries = -1   // a failed write is reported, not retried
-	opt.DialerRetries = 1 // nor is a refused dial: no request waits for a Redis that is down
-	if opt.PoolSize == 0 {
-		// Each followed task holds a connection while it waits for its
-		// next entry (XREAD BLOCK), on top of the writes.
-		opt.PoolSize = 64
+	opt.MaxRetries = -1              // a failed write is reported (and sent again by its owner), not retried here
+	opt.DialerRetries = 1            // nor is a refused dial: no request waits for a Redis that is down
+	opt.ContextTimeoutEnabled = true // a stalled Redis costs a caller its deadline, no more
+	block := *opt
+	if block.PoolSize == 0 {
+		// Each task followed from another instance holds one of these
+		// while it waits for its next entry (XREAD BLOCK).
+		block.PoolSize = 256
 	}
 	redisLogOnce.Do(func() { redis.SetLogger(redisLog{log}) })
-	return &redisDep{client: redis.NewClient(opt), observe: observe}, nil
+	return &redisDep{client: redis.NewClient(opt), block: redis.NewClient(&block), observe: observe}, nil
+}
+
+// tokenSecret returns the deployment's key for events tokens: created
+// once in Redis (SET NX) and read by every instance, so that a token from
+// one instance opens the stream on another. If Redis does not answer, it
+// returns nil (the server then makes a key of its own).
+func (r *redisDep) tokenSecret(ctx context.Context, prefix string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	fresh := make([]byte, 32)
+	_, _ = rand.Read(fresh) // crypto/rand never fails on supported platforms
+	key := prefix + "events-token-secret"
+	start := time.Now()
+	err := r.client.SetNX(ctx, key, fresh, 0).Err()
+	var secret []byte
+	if err == nil {
+		secret, err = r.client.Get(ctx, key).Bytes()
+	}
+	r.observe("token_secret", time.Since(start), err)
+	if err != nil {
+		return nil, fmt.Errorf("redis: events token key: %w", err)
+	}
+	return secret, nil
 }
 
 // Ready pings Redis within ctx.
@@ -63,5 +91,5 @@ func (r *redisDep) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the client.
-func (r *redisDep) Close() error { return r.client.Close() }
+// Close closes the clients.
+func (r *redisDep) Close() error { return errors.Join(r.client.Close(), r.block.Close()) }

@@ -2,11 +2,18 @@
 // of a deployment can show, follow and cancel every task: it implements
 // orchestrator.Shared.
 //
-// Each task is two keys under a prefix: "task:{id}" holds the task's
-// record (JSON) and "task:{id}:log" is a Redis stream of its deltas and
+// Each task is two keys under a prefix: "task:{ID}" holds the task's
+// record (JSON) and "task:{ID}:log" is a Redis stream of its deltas and
 // terminal event, whose entry ids are "0-{seq}", so that an SSE cursor
-// (Last-Event-ID) is also a stream id. Followers read it with XREAD BLOCK.
+// (Last-Event-ID) is also a stream id and a write sent twice is
+// recognised. The braces are a hash tag: both keys of a task live in one
+// Redis Cluster slot, so the end and the final record are written in one
+// transaction. Followers read the log with XREAD BLOCK, on a client of
+// their own so that they never hold the connections that writes need.
 // Cancellation requests travel on the pub/sub channel "cancel".
+//
+// Clients must set ContextTimeoutEnabled, so that a stalled Redis costs a
+// caller its context's deadline and no more.
 package redisstate
 
 import (
@@ -27,6 +34,7 @@ import (
 // Store is an orchestrator.Shared in Redis. It is safe for concurrent use.
 type Store struct {
 	c       *redis.Client
+	block   *redis.Client // for blocking reads
 	prefix  string
 	observe func(op string, d time.Duration, err error)
 }
@@ -37,18 +45,45 @@ var _ orchestrator.Shared = (*Store)(nil)
 const readBatch = 1024
 
 // New returns a Store using c with every key under prefix (e.g.
-// "sluice:"). observe, if not nil, is told each operation's latency and
-// error.
-func New(c *redis.Client, prefix string, observe func(op string, d time.Duration, err error)) *Store {
+// "sluice:"), and block (c if nil) for the reads that wait. observe, if
+// not nil, is told each operation's latency and error.
+func New(c, block *redis.Client, prefix string, observe func(op string, d time.Duration, err error)) *Store {
 	if observe == nil {
 		observe = func(string, time.Duration, error) {}
 	}
-	return &Store{c: c, prefix: prefix, observe: observe}
+	if block == nil {
+		block = c
+	}
+	return &Store{c: c, block: block, prefix: prefix, observe: observe}
 }
 
-func (s *Store) recordKey(id string) string { return s.prefix + "task:" + id }
-func (s *Store) logKey(id string) string    { return s.prefix + "task:" + id + ":log" }
-func (s *Store) cancelChannel() string      { return s.prefix + "cancel" }
+func (s *Store) recordKey(id string) string { return s.prefix + "task:{" + id + "}" }
+func (s *Store) logKey(id string) string    { return s.prefix + "task:{" + id + "}:log" }
+
+// written reports whether err is Redis refusing an XADD id at or below
+// the stream's last one: the entry was written before (a write sent
+// again after its answer was lost).
+func written(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "equal or smaller than the target stream top item")
+}
+
+// execErr returns the first error among cmds that is not an entry
+// written before.
+func execErr(cmds []redis.Cmder, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, c := range cmds {
+		if e := c.Err(); e != nil && !written(e) {
+			return e
+		}
+	}
+	if len(cmds) == 0 {
+		return err // the transaction did not run
+	}
+	return nil
+}
+func (s *Store) cancelChannel() string { return s.prefix + "cancel" }
 
 // entryID is the stream id of sequence number seq.
 func entryID(seq int) string { return "0-" + strconv.Itoa(seq) }
@@ -77,14 +112,14 @@ func (s *Store) Start(ctx context.Context, rec orchestrator.Record, ttl time.Dur
 func (s *Store) Append(ctx context.Context, id string, first int, deltas []string, ttl time.Duration) error {
 	start := time.Now()
 	key := s.logKey(id)
-	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, d := range deltas {
 			p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: entryID(first + i), Values: []string{"d", d}})
 		}
 		p.Expire(ctx, key, ttl)
 		return nil
 	})
-	return s.measure("task_append", start, err)
+	return s.measure("task_append", start, execErr(cmds, err))
 }
 
 // Finish writes the terminal event and the final record.
@@ -99,13 +134,13 @@ func (s *Store) Finish(ctx context.Context, rec orchestrator.Record, end stream.
 		return s.measure("task_finish", start, err)
 	}
 	id := rec.View.ID
-	_, err = s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.logKey(id), ID: entryID(end.Chunks + 1), Values: []string{"end", string(eb)}})
 		p.Expire(ctx, s.logKey(id), ttl)
 		p.Set(ctx, s.recordKey(id), rb, ttl)
 		return nil
 	})
-	return s.measure("task_finish", start, err)
+	return s.measure("task_finish", start, execErr(cmds, err))
 }
 
 // Load reads a task's record.
@@ -124,14 +159,15 @@ func (s *Store) Load(ctx context.Context, id string) (orchestrator.Record, error
 }
 
 // Read returns the log entries after sequence number after, waiting up to
-// wait (at least a millisecond) for the first one.
+// wait for the first one when wait > 0.
 func (s *Store) Read(ctx context.Context, id string, after int, wait time.Duration) ([]string, *stream.End, error) {
 	start := time.Now()
-	res, err := s.c.XRead(ctx, &redis.XReadArgs{
-		Streams: []string{s.logKey(id), entryID(after)},
-		Count:   readBatch,
-		Block:   max(wait, time.Millisecond), // 0 would block for ever
-	}).Result()
+	args := &redis.XReadArgs{Streams: []string{s.logKey(id), entryID(after)}, Count: readBatch, Block: -1}
+	c := s.c
+	if wait > 0 {
+		args.Block, c = wait, s.block // Block 0 would wait for ever
+	}
+	res, err := c.XRead(ctx, args).Result()
 	if errors.Is(err, redis.Nil) {
 		s.observe("task_read", time.Since(start), nil)
 		return nil, nil, nil // nothing came in time

@@ -75,6 +75,28 @@ func TestLogRoundTrip(t *testing.T) {
 	if got, err := r.Load(ctx, id); err != nil || got.View.Status != orchestrator.StatusDone {
 		t.Fatalf("final record: %+v %v", got, err)
 	}
+
+	// Writes whose answer was lost are sent again: already written
+	// entries are skipped, the rest is added, nothing is duplicated.
+	const id2 = "0d9c6a9e-5b1b-4c55-9d43-1a1f7f0c1e02"
+	for _, w2 := range []struct {
+		first  int
+		deltas []string
+	}{{1, []string{"a", "b"}}, {1, []string{"a", "b"}}, {2, []string{"b", "c", "d"}}} {
+		if err := w.Append(ctx, id2, w2.first, w2.deltas, time.Minute); err != nil {
+			t.Fatalf("Append(%d, %q) again: %v", w2.first, w2.deltas, err)
+		}
+	}
+	fin := stream.End{Event: "done", FinishReason: "stop", Chunks: 4}
+	rec2 := orchestrator.Record{View: orchestrator.View{ID: id2, Status: orchestrator.StatusDone}}
+	for range 2 {
+		if err := w.Finish(ctx, rec2, fin, time.Minute); err != nil {
+			t.Fatalf("Finish again: %v", err)
+		}
+	}
+	if d, e, err := r.Read(ctx, id2, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c", "d"}) || e == nil {
+		t.Fatalf("log after repeated writes: %q %+v %v", d, e, err)
+	}
 }
 
 // TestCancelRequests: a cancellation asked on one instance reaches the

@@ -47,7 +47,7 @@ func Redis(t testing.TB) (url, prefix string) {
 func New(t testing.TB) (*redisstate.Store, func() *redisstate.Store) {
 	t.Helper()
 	url, prefix := Redis(t)
-	open := func() *redisstate.Store { return redisstate.New(Client(t, url), prefix, nil) }
+	open := func() *redisstate.Store { return redisstate.New(Client(t, url), Client(t, url), prefix, nil) }
 	return open(), open
 }
 
@@ -58,6 +58,7 @@ func Client(t testing.TB, url string) *redis.Client {
 	if err != nil {
 		t.Fatalf("SLUICE_TEST_REDIS_URL: %v", err)
 	}
+	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
 	return c

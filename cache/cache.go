@@ -46,9 +46,6 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.OnReplicaError == nil {
-		c.OnReplicaError = func(string, error) {}
-	}
 }
 
 // Cache is the namespaced answer cache: an exact tier keyed by ExactKey and
@@ -62,11 +59,6 @@ type Cache struct {
 	stats map[string]*NamespaceStats
 
 	denseOnly bool // store every vector densely (tests compare both forms)
-
-	// Replication (see Replicate); both behind mu.
-	replica   Replica
-	outbox    chan SharedEntry // nil: not replicated
-	replStats ReplicaStats
 }
 
 // New returns a Cache configured by cfg; the zero Config works.
@@ -205,39 +197,18 @@ func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans An
 	if c.cfg.TTL > 0 {
 		e.expires = now.Add(c.cfg.TTL)
 	}
-	e.size = entrySize(e)
+	e.size = int64(len(question)+len(norm)) + e.vec.bytes() + entryOverhead
+	for _, ch := range ans.Chunks {
+		e.size += int64(len(ch)) + 16
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.outbox == nil {
-		c.insert(e, now)
+	if c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
 		return
 	}
-	se := e.shared() // before insert, which moves the vector into the index
-	if c.insert(e, now) {
-		c.publish(se)
-	}
-}
-
-// entrySize is what e counts against MaxBytes.
-func entrySize(e *entry) int64 {
-	size := int64(len(e.question)+len(e.normalized)) + e.vec.bytes() + entryOverhead
-	for _, ch := range e.answer.Chunks {
-		size += int64(len(ch)) + 16
-	}
-	return size
-}
-
-// insert puts e in the index and evicts what the bounds require; an entry
-// larger than MaxBytes on its own is not inserted. It reports whether e
-// was inserted. c.mu must be held for writing.
-func (c *Cache) insert(e *entry, now time.Time) bool {
-	if c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
-		return false
-	}
-	c.nsStats(e.ns, e.nsKey)
+	c.nsStats(ns, nsKey)
 	c.st.put(e)
 	c.evict(now)
-	return true
 }
 
 // evict drops expired entries at the LRU tail, then least recently used
@@ -286,27 +257,10 @@ func (c *Cache) Stats() []NamespaceStats {
 // Purge drops every entry of request namespace namespace ("" means
 // "default") for tenant, across all models, and returns how many it
 // dropped. Counters are kept.
-// With a replica, the other instances purge too.
 func (c *Cache) Purge(tenant, namespace string) int {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
-	n := c.purgeLocal(tenant, namespace)
-	c.mu.RLock()
-	r := c.replica
-	c.mu.RUnlock()
-	if r != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), replicaWriteTimeout)
-		defer cancel()
-		if err := r.Purge(ctx, tenant, namespace); err != nil {
-			c.cfg.OnReplicaError("purge", err)
-		}
-	}
-	return n
-}
-
-// purgeLocal drops the entries of namespace of tenant from this instance.
-func (c *Cache) purgeLocal(tenant, namespace string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0

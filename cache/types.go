@@ -92,8 +92,4 @@ type Config struct {
 	EmbedTimeout time.Duration
 	// Now returns the current time. default: time.Now
 	Now func() time.Time
-	// OnReplicaError is told of a failed replication step (op is load,
-	// publish, purge or decode); the cache goes on locally.
-	// default: ignore
-	OnReplicaError func(op string, err error)
 }

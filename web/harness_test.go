@@ -46,7 +46,6 @@ type envOpts struct {
 	NoCache  bool // run without a cache
 	Observer orchestrator.Observer
 	Shared   orchestrator.Shared // shared state with other instances; nil: none
-	Replica  cache.Replica       // cache entries shared with other instances; nil: none
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -71,11 +70,6 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if !o.NoCache {
 		e.Cache = cache.New(cache.Config{})
 		c = e.Cache
-		if o.Replica != nil {
-			ctx, cancel := context.WithCancel(context.Background())
-			wait := e.Cache.Replicate(ctx, o.Replica)
-			t.Cleanup(func() { cancel(); wait() })
-		}
 	}
 	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared})
 	if err != nil {

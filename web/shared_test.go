@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	sse "github.com/tmaxmax/go-sse"
 
-	"github.com/sluice-dev/sluice/cache/rediscache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
@@ -279,52 +278,6 @@ func (e *env) events(id string, after int, hdr ...string) streamResult {
 		e.t.Fatalf("GET events of %s: %d", id, resp.StatusCode)
 	}
 	return summarise(e.t, readEvents(e.t, resp.Body))
-}
-
-// TestCacheAcrossInstances: an answer cached on one instance is a hit on
-// another (which never calls its own upstream for it), and a purge on the
-// second empties the namespace on the first.
-func TestCacheAcrossInstances(t *testing.T) {
-	url, prefix := redistest.Redis(t)
-	a := newEnv(t, envOpts{Replica: rediscache.New(redistest.Client(t, url), prefix, nil)})
-	b := newEnv(t, envOpts{Replica: rediscache.New(redistest.Client(t, url), prefix, nil)})
-	a.Up.SetScript(streamtest.Script{Chunks: []string{"answer ", "from A"}})
-	ask := map[string]any{"prompt": "How many SKU-10234 are left in zone A?"}
-	if resp, r := a.stream(ask); resp.Header.Get("X-Cache") != "MISS" || r.Text != "answer from A" {
-		t.Fatalf("first ask on A: %s %q", resp.Header.Get("X-Cache"), r.Text)
-	}
-	decision := func(e *env) string {
-		var ex struct{ Decision string }
-		if st, _ := e.doJSON(http.MethodGet, "/v1/cache/lookup?q=How+many+SKU-10234+are+left+in+zone+A%3F", nil, &ex); st != 200 {
-			t.Fatalf("lookup: %d", st)
-		}
-		return ex.Decision
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for decision(b) != "hit" {
-		if time.Now().After(deadline) {
-			t.Fatal("A's answer never reached B's cache")
-		}
-		time.Sleep(5 * time.Millisecond) // replication has no signal a client can wait on
-	}
-	resp, r := b.stream(ask)
-	if resp.Header.Get("X-Cache") != "HIT" || resp.Header.Get("X-Cache-Kind") != "exact" || r.Text != "answer from A" || r.Deltas != 2 {
-		t.Fatalf("ask on B: %s %s %+v", resp.Header.Get("X-Cache"), resp.Header.Get("X-Cache-Kind"), r)
-	}
-	if n := b.Up.Requests(); n != 0 {
-		t.Fatalf("B called its upstream %d times for an answer A had cached", n)
-	}
-
-	if st, _ := b.doJSON(http.MethodDelete, "/v1/cache/namespaces/default", nil, nil); st != 200 {
-		t.Fatalf("purge on B: %d", st)
-	}
-	deadline = time.Now().Add(10 * time.Second)
-	for decision(a) != "miss" {
-		if time.Now().After(deadline) {
-			t.Fatal("B's purge never reached A")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // TestSharedStateStalled: a Redis that accepts connections and never

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/cache"
-	"github.com/sluice-dev/sluice/cache/rediscache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/stream"
@@ -78,9 +77,6 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	c = cache.New(cache.Config{
 		Threshold: s.CacheThreshold, TTL: s.CacheTTL, MaxEntries: s.CacheEntries,
 		MaxBytes: s.CacheBytes, Embedder: emb,
-		OnReplicaError: func(op string, err error) {
-			log.Warn("cache replication failed; this instance's cache goes on locally", "op", op, "err", err.Error())
-		},
 	})
 	var (
 		readiness   func(context.Context) error
@@ -101,11 +97,6 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		if tokenSecret, err = rd.tokenSecret(ctx, s.RedisPrefix); err != nil {
 			log.Warn("events tokens will open streams on this instance only", "err", err.Error())
 		}
-		// The cache is shared too: it loads what the deployment has stored
-		// and takes in what the other instances store, until shutdown.
-		rctx, stopReplica := context.WithCancel(context.Background())
-		wait := c.Replicate(rctx, rediscache.New(rd.client, s.RedisPrefix, ob.Metrics.ObserveRedis))
-		defer func() { stopReplica(); wait() }()
 	}
 	orch, err := orchestrator.New(orchestrator.Config{
 		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),

@@ -13,9 +13,9 @@ import (
 )
 
 // redisDep is the shared-state Redis of a multi-instance deployment
-// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate),
-// cache entries are replicated through it (cache/rediscache), and /readyz
-// fails while it does not answer. Every operation is measured.
+// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate)
+// and /readyz fails while it does not answer. Every operation is
+// measured.
 type redisDep struct {
 	client  *redis.Client
 	block   *redis.Client // blocking reads of followed tasks: they never hold client's connections
@@ -47,11 +47,14 @@ func newRedis(url string, observe func(string, time.Duration, error), log *slog.
 	opt.MaxRetries = -1              // a failed write is reported (and sent again by its owner), not retried here
 	opt.DialerRetries = 1            // nor is a refused dial: no request waits for a Redis that is down
 	opt.ContextTimeoutEnabled = true // a stalled Redis costs a caller its deadline, no more
+	// Pool sizes, unless the URL sets one (pool_size): every running
+	// task's mirror writes through the main client, on top of the
+	// requests that wait for a write (a new task's record); each task
+	// followed from another instance holds a blocking-read connection
+	// while it waits for its next entry (XREAD BLOCK).
 	block := *opt
-	if block.PoolSize == 0 {
-		// Each task followed from another instance holds one of these
-		// while it waits for its next entry (XREAD BLOCK).
-		block.PoolSize = 256
+	if opt.PoolSize == 0 {
+		opt.PoolSize, block.PoolSize = 64, 256
 	}
 	redisLogOnce.Do(func() { redis.SetLogger(redisLog{log}) })
 	return &redisDep{client: redis.NewClient(opt), block: redis.NewClient(&block), observe: observe}, nil

@@ -420,9 +420,9 @@ func (o *Orchestrator) sweep() {
 }
 
 // GetAny returns the task with that id whatever its tenant, or nil. It is
-// for callers that authorize by other means (a signed events token).
-// With shared state, a task of another instance is found there: as it
-// is followed here if it is, else as it stands in the shared state.
+// for callers that authorize by other means (tools, tests). With shared
+// state, a task of another instance is found there: as it is followed
+// here if it is, else as it stands in the shared state.
 func (o *Orchestrator) GetAny(id string) *Task {
 	t := o.store.Get(id)
 	if t != nil || o.shared == nil {

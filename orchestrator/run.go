@@ -71,17 +71,20 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	var last time.Time
 	emit := func(c stream.Chunk) {
 		now := time.Now()
-		seq := t.tr.Append(c.Text)
-		switch seq {
-		case 0:
-			return // empty text: not a chunk (upstreams should not send it)
-		case 1:
+		if c.Text != "" && t.tr.Len() == 0 { // this goroutine is the only writer
+			// Recorded before the delta is visible, so that whoever sees
+			// delta 1 (a reader, the shared-state mirror) sees the TTFT.
 			ttft := now.Sub(t.CreatedAt)
 			t.mu.Lock()
 			t.firstToken = ttft
 			t.mu.Unlock()
 			o.obs.FirstToken(r.up.Name(), ttft)
-		default:
+		}
+		seq := t.tr.Append(c.Text)
+		if seq == 0 {
+			return // empty text: not a chunk (upstreams should not send it)
+		}
+		if seq > 1 {
 			o.obs.ChunkGap(r.up.Name(), now.Sub(last))
 		}
 		last = now

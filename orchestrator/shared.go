@@ -150,7 +150,14 @@ func (o *Orchestrator) mirror(t *Task) {
 	for {
 		p := t.tr.Read(after, 0)
 		ok := true
-		if len(p.Deltas) > 0 {
+		if len(p.Deltas) > 0 && after == 0 {
+			// The first token came: the record gets its TTFT before
+			// delta 1 is visible elsewhere.
+			ok = write("start", func(ctx context.Context) error {
+				return o.shared.Start(ctx, t.record(), ttl)
+			})
+		}
+		if ok && len(p.Deltas) > 0 {
 			ok = write("append", func(ctx context.Context) error {
 				return o.shared.Append(ctx, t.ID, p.First, p.Deltas, ttl)
 			})
@@ -360,11 +367,18 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n 
 		}
 		return false, 0
 	}
+	firstSeen := f.after == 0 && len(deltas) > 0
 	for _, d := range deltas {
 		f.t.tr.Append(d)
 		f.after++
-		if f.after == 1 {
-			f.t.setStatus(StatusRunning)
+	}
+	if firstSeen {
+		f.t.setStatus(StatusRunning)
+		// The owner refreshed the record with the TTFT before delta 1.
+		if rec, err := f.o.shared.Load(ctx, f.t.ID); err == nil && rec.View.FirstTokenMs != nil {
+			f.t.mu.Lock()
+			f.t.firstToken = max(time.Duration(*rec.View.FirstTokenMs)*time.Millisecond, time.Microsecond)
+			f.t.mu.Unlock()
 		}
 	}
 	if end == nil {

@@ -124,7 +124,8 @@ func TestTasksAcrossInstances(t *testing.T) {
 					t.Fatalf("A's task is %s while B follows it", st)
 				}
 				var v orchestrator.View
-				if st, _ := b.doJSON(http.MethodGet, "/v1/tasks/"+created.ID, nil, &v, authA...); st != 200 || v.Status != orchestrator.StatusRunning {
+				if st, _ := b.doJSON(http.MethodGet, "/v1/tasks/"+created.ID, nil, &v, authA...); st != 200 || v.Status != orchestrator.StatusRunning ||
+					v.FirstTokenMs == nil || v.Chunks < 3 {
 					t.Fatalf("B's view of the running task: %d %+v", st, v)
 				}
 				if st, _ := b.doJSON(http.MethodDelete, "/v1/tasks/"+created.ID, nil, &v, authA...); st != 200 || v.Status != orchestrator.StatusCancelled {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -297,5 +298,37 @@ func TestHalfOpenAdmitsOneInteractiveProbe(t *testing.T) {
 	}
 	if admitted != 1 || refused != 4 {
 		t.Fatalf("half-open: %d admitted, %d refused; want 1 and 4", admitted, refused)
+	}
+}
+
+// TestStatusFinalWhenTheEndIsPublished: a reader that sees a task's
+// terminal event and then asks for the task sees it final, never still
+// running (a client polling right after the stream ended saw "running"
+// on a loaded machine when the status was set after the event).
+func TestStatusFinalWhenTheEndIsPublished(t *testing.T) {
+	o := newOrch(t, orchestrator.Config{Budget: 8}, burst{[]string{"a", "b"}}, nil)
+	for i := range 300 {
+		task, err := o.SubmitAsync(context.Background(), orchestrator.Request{Question: "q" + strconv.Itoa(i), NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := task.Transcript()
+		for after := 0; ; {
+			p := tr.Read(after, 0)
+			after = p.Last()
+			if p.End != nil {
+				break
+			}
+			if len(p.Deltas) == 0 {
+				select {
+				case <-p.Changed:
+				case <-time.After(10 * time.Second):
+					t.Fatal("no end")
+				}
+			}
+		}
+		if st := task.Status(); !st.Final() {
+			t.Fatalf("task %d: terminal event published while the status is %s", i, st)
+		}
 	}
 }

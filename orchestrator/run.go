@@ -285,8 +285,8 @@ func (o *Orchestrator) cacheAnswer(ctx context.Context, t *Task, ns cache.Namesp
 const noticeFmt = "The answer was cut short (%s): the text above is everything generated before the cut. Retry the question to get the rest."
 
 // end records the task's final state: the cache first (so that a client
-// who sees the end and asks again gets a hit), then the transcript's
-// terminal event, then the status.
+// who sees the end and asks again gets a hit), then the status, then the
+// transcript's terminal event.
 func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.Namespace, err error, log *slog.Logger) {
 	if !t.ended.CompareAndSwap(false, true) {
 		// A panic after the end (in an observer, say) must not end the
@@ -346,8 +346,16 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	if status == StatusDone && reason == "stop" && !req.NoCache && o.cache != nil {
 		o.cacheAnswer(ctx, t, ns, req.Question, log)
 	}
+	// The status is final before the terminal event is published, so a
+	// client that sees the event and then polls sees the same end. (No
+	// delta comes after this point: the text is already whole.)
 	t.mu.Lock()
 	ttft := t.firstToken
+	t.status, t.finishReason, t.total, t.endedAt = status, reason, total, time.Now()
+	if status == StatusFailed || status == StatusCancelled {
+		t.err = &ErrorInfo{Code: code, Message: message}
+	}
+	retries, upstreamCode := t.retries, t.upstreamCode
 	t.mu.Unlock()
 	first := int64(-1)
 	if ttft > 0 {
@@ -357,13 +365,6 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		Event: event, FinishReason: reason, Notice: notice, Code: code, Message: message,
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
-	t.mu.Lock()
-	t.status, t.finishReason, t.total, t.endedAt = status, reason, total, time.Now()
-	if status == StatusFailed || status == StatusCancelled {
-		t.err = &ErrorInfo{Code: code, Message: message}
-	}
-	retries, upstreamCode := t.retries, t.upstreamCode
-	t.mu.Unlock()
 	close(t.done)
 	o.obs.TaskEnded(t.View())
 	text, chunks, _ := t.tr.Snapshot()

@@ -150,9 +150,10 @@ func (o *Orchestrator) mirror(t *Task) {
 	for {
 		p := t.tr.Read(after, 0)
 		ok := true
-		if len(p.Deltas) > 0 && after == 0 {
+		if len(p.Deltas) > 0 && after == 0 && p.End == nil {
 			// The first token came: the record gets its TTFT before
-			// delta 1 is visible elsewhere.
+			// delta 1 is visible elsewhere (an ended task's final record
+			// comes with its end).
 			ok = write("start", func(ctx context.Context) error {
 				return o.shared.Start(ctx, t.record(), ttl)
 			})
@@ -403,7 +404,6 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n 
 // its owner says.
 func (f *follower) end(end stream.End) {
 	t, v := f.t, f.rec.View
-	t.tr.Finish(end)
 	status, reason, errInfo := v.Status, v.FinishReason, v.Error
 	if !status.Final() {
 		status, reason = statusOf(end), end.FinishReason
@@ -420,6 +420,7 @@ func (f *follower) end(end stream.End) {
 	}
 	t.retries = max(t.retries, v.Retries)
 	t.mu.Unlock()
+	t.tr.Finish(end) // after the status, as for a local task
 	close(t.done)
 }
 

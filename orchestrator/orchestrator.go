@@ -219,11 +219,8 @@ func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Ta
 // stream): a running task of another instance is followed from the shared
 // state by one goroutine of this instance, whatever the number of readers.
 func (o *Orchestrator) Follow(tenant, id string) *Task {
-	if t := o.store.Get(id); t != nil || o.shared == nil {
-		if t == nil || t.Tenant != tenant {
-			return nil
-		}
-		return t
+	if o.shared == nil || o.store.Get(id) != nil {
+		return o.Get(tenant, id)
 	}
 	return o.follow(tenant, id)
 }

@@ -27,15 +27,15 @@ type redisDep struct {
 // repeated ones are aggregated, instead of plain lines on stderr.
 type redisLog struct{ log *slog.Logger }
 
-// redisLogOnce sets go-redis's process-wide logger once: the first
-// server of the process names it.
-var redisLogOnce sync.Once
-
 func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 	l.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
 
-// newRedis parses url and returns a client; it does not dial yet.
+// redisLogOnce sets go-redis's process-wide logger once: the first
+// server of the process names it.
+var redisLogOnce sync.Once
+
+// newRedis parses url and returns its clients; it does not dial yet.
 func newRedis(url string, observe func(string, time.Duration, error), log *slog.Logger) (*redisDep, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {

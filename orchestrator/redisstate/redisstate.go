@@ -59,6 +59,7 @@ func New(c, block *redis.Client, prefix string, observe func(op string, d time.D
 
 func (s *Store) recordKey(id string) string { return s.prefix + "task:{" + id + "}" }
 func (s *Store) logKey(id string) string    { return s.prefix + "task:{" + id + "}:log" }
+func (s *Store) cancelChannel() string      { return s.prefix + "cancel" }
 
 // written reports whether err is Redis refusing an XADD id at or below
 // the stream's last one: the entry was written before (a write sent
@@ -67,8 +68,9 @@ func written(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "equal or smaller than the target stream top item")
 }
 
-// execErr returns the first error among cmds that is not an entry
-// written before.
+// execErr is the error of a transaction, not counting entries written
+// before: the first command error of another kind, else err itself unless
+// it is such an entry.
 func execErr(cmds []redis.Cmder, err error) error {
 	if err == nil {
 		return nil
@@ -78,12 +80,11 @@ func execErr(cmds []redis.Cmder, err error) error {
 			return e
 		}
 	}
-	if len(cmds) == 0 {
-		return err // the transaction did not run
+	if written(err) {
+		return nil
 	}
-	return nil
+	return err
 }
-func (s *Store) cancelChannel() string { return s.prefix + "cancel" }
 
 // entryID is the stream id of sequence number seq.
 func entryID(seq int) string { return "0-" + strconv.Itoa(seq) }

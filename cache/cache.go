@@ -3,10 +3,12 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Defaults of Config.
@@ -16,6 +18,8 @@ const (
 	DefaultMaxEntries   = 100000
 	DefaultMaxBytes     = 256 << 20
 	DefaultEmbedTimeout = 200 * time.Millisecond
+	// DefaultMaxSemanticRunes is the default Config.MaxSemanticRunes.
+	DefaultMaxSemanticRunes = 2000
 )
 
 // entryOverhead is the bookkeeping charged to every entry on top of its
@@ -45,6 +49,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.MaxSemanticRunes == 0 {
+		c.MaxSemanticRunes = DefaultMaxSemanticRunes
 	}
 }
 
@@ -111,6 +118,31 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 	}
 }
 
+// tooLong normalizes question and reports whether it is past
+// MaxSemanticRunes, so that only the exact tier may serve it.
+func (c *Cache) tooLong(question string) (normalized string, long bool) {
+	norm := Normalize(question)
+	max := c.cfg.MaxSemanticRunes
+	if max < 0 || len(norm) <= max { // a rune takes at least one byte
+		return norm, false
+	}
+	return norm, utf8.RuneCountInString(norm) > max
+}
+
+// decideExact is the decision for a question past MaxSemanticRunes: the
+// exact tier only, in O(1) beyond the key's hash.
+func (c *Cache) decideExact(ns Namespace, norm string) decision {
+	d := decision{key: ExactKey(ns, norm), normalized: norm, facets: []string{},
+		reason: fmt.Sprintf("question longer than %d characters: exact tier only", c.cfg.MaxSemanticRunes)}
+	c.mu.RLock()
+	e, ok := c.st.get(d.key)
+	c.mu.RUnlock()
+	if ok && !e.expired(c.cfg.Now()) {
+		d.hit, d.kind, d.score, d.reason = e, "exact", 1, "exact key"
+	}
+	return d
+}
+
 // nsStats returns the counters of nsKey, creating them. c.mu must be held
 // for writing.
 func (c *Cache) nsStats(ns Namespace, nsKey string) *NamespaceStats {
@@ -141,8 +173,16 @@ func (c *Cache) nsStats(ns Namespace, nsKey string) *NamespaceStats {
 // builtin embedder: k is a few dozen of 1024) and O(d) for one stored
 // densely with dimension d (model embedders), so the scan costs
 // O(m·k) or O(m·d). Sparse and dense storage give bit-identical scores.
+//
+// A question longer than MaxSemanticRunes (normalized) is looked up in the
+// exact tier only: it is never analysed nor embedded.
 func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Result {
-	d := c.decide(ctx, ns, question, false)
+	var d decision
+	if norm, long := c.tooLong(question); long {
+		d = c.decideExact(ns, norm)
+	} else {
+		d = c.decide(ctx, ns, question, false)
+	}
 	nsKey := ns.String()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,13 +214,21 @@ func cloneAnswer(a Answer) Answer {
 // that ans is complete (finish_reason "stop"). The entry id is the exact
 // key, so storing the same question again replaces the entry. The vector
 // is computed now; if the embedder fails, the entry serves the exact tier
-// only. Entries past MaxEntries or MaxBytes are evicted, least recently
-// used first; an answer larger than MaxBytes on its own is not stored.
+// only, as does a question longer than MaxSemanticRunes (neither analysed
+// nor embedded). Entries past MaxEntries or MaxBytes are evicted, least
+// recently used first; an answer larger than MaxBytes on its own is not
+// stored.
 func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans Answer) {
-	norm := Normalize(question)
+	norm, long := c.tooLong(question)
 	nsKey := ns.String()
-	facets := facetsOf(analyze(norm))
-	vec, _ := c.embed(ctx, norm)
+	var (
+		facets []string
+		vec    []float32
+	)
+	if !long {
+		facets = facetsOf(analyze(norm))
+		vec, _ = c.embed(ctx, norm)
+	}
 	now := c.cfg.Now()
 	e := &entry{
 		id:         ExactKey(ns, norm),
@@ -274,4 +322,19 @@ func (c *Cache) Purge(tenant, namespace string) int {
 		}
 	}
 	return n
+}
+
+// explainDecision is Explain's decision: decide with its candidates, or
+// the exact tier only for a question past MaxSemanticRunes (whose reason
+// says so).
+func (c *Cache) explainDecision(ctx context.Context, ns Namespace, question string) decision {
+	norm, long := c.tooLong(question)
+	if !long {
+		return c.decide(ctx, ns, question, true)
+	}
+	d := c.decideExact(ns, norm)
+	if d.hit != nil {
+		d.candidates = []Candidate{c.candidate(d.hit, 1, nil, c.cfg.Now())}
+	}
+	return d
 }

@@ -48,6 +48,10 @@ type settings struct {
 	LogLevel       string
 	LogPrompts     bool
 	DebugAddr      string
+
+	// Hardening (issue 10): server limits, bounded cache work and stats,
+	// /metrics access.
+	CacheMaxSemantic int
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -97,6 +101,8 @@ func (s *settings) table() []setting {
 		{"SLUICE_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", oneOf(&s.LogLevel, "debug", "info", "warn", "error")},
 		{"SLUICE_LOG_PROMPTS", "log-prompts", "false", "log prompts and answers (debugging only)", boolean(&s.LogPrompts)},
 		{"SLUICE_DEBUG_ADDR", "debug-addr", "", "address for pprof (e.g. 127.0.0.1:6060); empty = off", str(&s.DebugAddr)},
+		// Hardening (issue 10).
+		{"SLUICE_CACHE_MAX_SEMANTIC_CHARS", "cache-max-semantic-chars", "2000", "longest question (characters, after normalization) the semantic tier analyses; longer ones use the exact tier only", posInt(&s.CacheMaxSemantic)},
 	}
 }
 

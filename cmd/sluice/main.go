@@ -76,7 +76,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	}
 	c = cache.New(cache.Config{
 		Threshold: s.CacheThreshold, TTL: s.CacheTTL, MaxEntries: s.CacheEntries,
-		MaxBytes: s.CacheBytes, Embedder: emb,
+		MaxBytes: s.CacheBytes, Embedder: emb, MaxSemanticRunes: s.CacheMaxSemantic,
 	})
 	var (
 		readiness   func(context.Context) error

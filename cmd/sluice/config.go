@@ -51,7 +51,12 @@ type settings struct {
 
 	// Hardening (issue 10): server limits, bounded cache work and stats,
 	// /metrics access.
-	CacheMaxSemantic int
+	CacheMaxSemantic  int
+	ReadHeaderTimeout time.Duration
+	BodyTimeout       time.Duration
+	MaxHeaderBytes    int64
+	MaxConns          int
+	OpsConns          int
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -102,6 +107,11 @@ func (s *settings) table() []setting {
 		{"SLUICE_LOG_PROMPTS", "log-prompts", "false", "log prompts and answers (debugging only)", boolean(&s.LogPrompts)},
 		{"SLUICE_DEBUG_ADDR", "debug-addr", "", "address for pprof (e.g. 127.0.0.1:6060); empty = off", str(&s.DebugAddr)},
 		// Hardening (issue 10).
+		{"SLUICE_READ_HEADER_TIMEOUT", "read-header-timeout", "10s", "longest time to receive a request's headers; then the connection is closed", dur(&s.ReadHeaderTimeout, false)},
+		{"SLUICE_BODY_TIMEOUT", "body-timeout", "10s", "longest time to receive a request's body; then 408", dur(&s.BodyTimeout, false)},
+		{"SLUICE_MAX_HEADER_BYTES", "max-header-bytes", "64KiB", "request header limit; beyond it 431", size(&s.MaxHeaderBytes)},
+		{"SLUICE_MAX_CONNS", "max-conns", "10000", "open connections served at once (lowered to fit the open-file limit); beyond it 503 overloaded + Retry-After", posInt(&s.MaxConns)},
+		{"SLUICE_OPS_CONNS", "ops-conns", "16", "connections kept beyond SLUICE_MAX_CONNS for GET /healthz, /readyz and /metrics", posInt(&s.OpsConns)},
 		{"SLUICE_CACHE_MAX_SEMANTIC_CHARS", "cache-max-semantic-chars", "2000", "longest question (characters, after normalization) the semantic tier analyses; longer ones use the exact tier only", posInt(&s.CacheMaxSemantic)},
 	}
 }

@@ -108,17 +108,21 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		return err
 	}
 	ob.watch(orch, c)
+	maxConns := fitConns(s, log)
 	h := web.New(web.Config{
+		ReadHeaderTimeout: s.ReadHeaderTimeout, BodyTimeout: s.BodyTimeout, MaxHeaderBytes: int(s.MaxHeaderBytes),
+		MaxConns: maxConns, OpsConns: s.OpsConns,
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log, Ready: readiness,
 		Metrics: ob.Metrics.Handler(), ConnObserver: ob.Metrics,
 		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)
 
-	ln, err := net.Listen("tcp", s.Addr)
+	inner, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (SLUICE_ADDR): %w", s.Addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	ln := h.Listen(inner)
+	srv := h.HTTPServer()
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	var dbg *http.Server

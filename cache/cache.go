@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,8 @@ const (
 	DefaultEmbedTimeout = 200 * time.Millisecond
 	// DefaultMaxSemanticRunes is the default Config.MaxSemanticRunes.
 	DefaultMaxSemanticRunes = 2000
+	// DefaultMaxNamespaces is the default Config.MaxNamespaces.
+	DefaultMaxNamespaces = 10000
 )
 
 // entryOverhead is the bookkeeping charged to every entry on top of its
@@ -53,6 +56,9 @@ func (c *Config) setDefaults() {
 	if c.MaxSemanticRunes == 0 {
 		c.MaxSemanticRunes = DefaultMaxSemanticRunes
 	}
+	if c.MaxNamespaces == 0 {
+		c.MaxNamespaces = DefaultMaxNamespaces
+	}
 }
 
 // Cache is the namespaced answer cache: an exact tier keyed by ExactKey and
@@ -61,9 +67,10 @@ func (c *Config) setDefaults() {
 type Cache struct {
 	cfg Config
 
-	mu    sync.RWMutex // protects st and stats
-	st    store
-	stats map[string]*NamespaceStats
+	mu       sync.RWMutex // protects st, stats and statsLRU
+	st       store
+	stats    map[string]*nsCounters
+	statsLRU *list.List // of nsKey strings; front: most recently used
 
 	denseOnly bool // store every vector densely (tests compare both forms)
 }
@@ -71,7 +78,7 @@ type Cache struct {
 // New returns a Cache configured by cfg; the zero Config works.
 func New(cfg Config) *Cache {
 	cfg.setDefaults()
-	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*NamespaceStats{}}
+	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New()}
 }
 
 // Threshold returns the cosine similarity a semantic hit needs.
@@ -143,19 +150,41 @@ func (c *Cache) decideExact(ns Namespace, norm string) decision {
 	return d
 }
 
-// nsStats returns the counters of nsKey, creating them. c.mu must be held
-// for writing.
+// nsCounters are the counters of one effective namespace and its place
+// in the Cache's statsLRU.
+type nsCounters struct {
+	NamespaceStats
+	el *list.Element
+}
+
+// nsStats returns the counters of nsKey, creating them, and marks them
+// as just used; creating them past MaxNamespaces drops the least recently
+// used namespace's counters. c.mu must be held for writing.
 func (c *Cache) nsStats(ns Namespace, nsKey string) *NamespaceStats {
-	s := c.stats[nsKey]
-	if s == nil {
-		name := ns.Namespace
-		if name == "" {
-			name = DefaultNamespace
-		}
-		s = &NamespaceStats{Namespace: nsKey, Tenant: ns.Tenant, Name: name, Model: ns.Model}
-		c.stats[nsKey] = s
+	if s := c.stats[nsKey]; s != nil {
+		c.statsLRU.MoveToFront(s.el)
+		return &s.NamespaceStats
 	}
-	return s
+	name := ns.Namespace
+	if name == "" {
+		name = DefaultNamespace
+	}
+	s := &nsCounters{NamespaceStats: NamespaceStats{Namespace: nsKey, Tenant: ns.Tenant, Name: name, Model: ns.Model}}
+	s.el = c.statsLRU.PushFront(nsKey)
+	c.stats[nsKey] = s
+	for c.cfg.MaxNamespaces > 0 && len(c.stats) > c.cfg.MaxNamespaces {
+		c.dropStats(c.statsLRU.Back().Value.(string))
+	}
+	return &s.NamespaceStats
+}
+
+// dropStats forgets the counters of nsKey. c.mu must be held for
+// writing.
+func (c *Cache) dropStats(nsKey string) {
+	if s := c.stats[nsKey]; s != nil {
+		c.statsLRU.Remove(s.el)
+		delete(c.stats, nsKey)
+	}
 }
 
 // Lookup returns the cached answer for question in ns, or a miss. It tries
@@ -273,8 +302,8 @@ func (c *Cache) evict(now time.Time) {
 			return
 		}
 		c.st.remove(old.id)
-		if !old.expired(now) {
-			c.nsStats(old.ns, old.nsKey).Evictions++
+		if s := c.stats[old.nsKey]; s != nil && !old.expired(now) {
+			s.Evictions++ // counters dropped past MaxNamespaces are not brought back
 		}
 	}
 }
@@ -287,14 +316,15 @@ func (c *Cache) Bypass(ns Namespace) {
 	c.mu.Unlock()
 }
 
-// Stats returns the counters of every namespace seen, sorted by namespace
-// string. Entries and Bytes count live and not yet swept entries.
+// Stats returns the counters of every namespace that has them (at most
+// MaxNamespaces, the most recently used), sorted by namespace string.
+// Entries and Bytes count live and not yet swept entries.
 func (c *Cache) Stats() []NamespaceStats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]NamespaceStats, 0, len(c.stats))
 	for k, s := range c.stats {
-		v := *s
+		v := s.NamespaceStats
 		v.Entries, v.Bytes = c.st.nsCount(k)
 		out = append(out, v)
 	}
@@ -303,22 +333,37 @@ func (c *Cache) Stats() []NamespaceStats {
 }
 
 // Purge drops every entry of request namespace namespace ("" means
-// "default") for tenant, across all models, and returns how many it
-// dropped. Counters are kept.
+// "default") for tenant, across all models, and their counters, and
+// returns how many entries it dropped.
 func (c *Cache) Purge(tenant, namespace string) int {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
+	match := func(ns Namespace) bool {
+		name := ns.Namespace
+		if name == "" {
+			name = DefaultNamespace
+		}
+		return ns.Tenant == tenant && name == namespace
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for nsKey, s := range c.stats {
-		if s.Tenant != tenant || s.Name != namespace {
-			continue
+	var keys []string
+	c.st.namespaces(func(nsKey string, ns Namespace) {
+		if match(ns) {
+			keys = append(keys, nsKey)
 		}
+	})
+	n := 0
+	for _, nsKey := range keys {
 		for _, e := range c.st.namespace(nsKey) {
 			c.st.remove(e.id)
 			n++
+		}
+	}
+	for nsKey, s := range c.stats {
+		if match(Namespace{Tenant: s.Tenant, Namespace: s.Name}) {
+			c.dropStats(nsKey)
 		}
 	}
 	return n

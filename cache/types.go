@@ -98,4 +98,10 @@ type Config struct {
 	// does before admission is bounded whatever the prompt's size, beyond
 	// normalizing and hashing it. default: 2000; negative: no bound.
 	MaxSemanticRunes int
+	// MaxNamespaces bounds the effective namespaces (tenant, namespace,
+	// model) that have counters: past it the least recently used
+	// namespace's counters are dropped (its entries stay, and are counted
+	// again once it is used). Purge drops a namespace's counters too.
+	// default: 10000; negative: no bound.
+	MaxNamespaces int
 }

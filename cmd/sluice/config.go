@@ -57,6 +57,7 @@ type settings struct {
 	MaxHeaderBytes    int64
 	MaxConns          int
 	OpsConns          int
+	CacheNamespaces   int
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -113,6 +114,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_MAX_CONNS", "max-conns", "10000", "open connections served at once (lowered to fit the open-file limit); beyond it 503 overloaded + Retry-After", posInt(&s.MaxConns)},
 		{"SLUICE_OPS_CONNS", "ops-conns", "16", "connections kept beyond SLUICE_MAX_CONNS for GET /healthz, /readyz and /metrics", posInt(&s.OpsConns)},
 		{"SLUICE_CACHE_MAX_SEMANTIC_CHARS", "cache-max-semantic-chars", "2000", "longest question (characters, after normalization) the semantic tier analyses; longer ones use the exact tier only", posInt(&s.CacheMaxSemantic)},
+		{"SLUICE_CACHE_MAX_NAMESPACES", "cache-max-namespaces", "10000", "most cache namespaces (tenant, namespace, model) with counters; the least recently used lose theirs", posInt(&s.CacheNamespaces)},
 	}
 }
 

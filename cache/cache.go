@@ -70,7 +70,8 @@ type Cache struct {
 	mu       sync.RWMutex // protects st, stats and statsLRU
 	st       store
 	stats    map[string]*nsCounters
-	statsLRU *list.List // of nsKey strings; front: most recently used
+	statsLRU *list.List     // of nsKey strings; front: most recently used
+	retired  NamespaceStats // the sum of the counters dropped
 
 	denseOnly bool // store every vector densely (tests compare both forms)
 }
@@ -184,7 +185,22 @@ func (c *Cache) dropStats(nsKey string) {
 	if s := c.stats[nsKey]; s != nil {
 		c.statsLRU.Remove(s.el)
 		delete(c.stats, nsKey)
+		r := &c.retired
+		r.HitsExact += s.HitsExact
+		r.HitsSemantic += s.HitsSemantic
+		r.Misses += s.Misses
+		r.Bypasses += s.Bypasses
+		r.Evictions += s.Evictions
 	}
+}
+
+// Retired returns the sum of the counters that were dropped (past
+// MaxNamespaces, or by a purge), so that totals over Stats plus Retired
+// never go down. Only its counter fields are set.
+func (c *Cache) Retired() NamespaceStats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.retired
 }
 
 // Lookup returns the cached answer for question in ns, or a miss. It tries

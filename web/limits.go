@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -343,3 +345,23 @@ type opsConn struct {
 }
 
 func (c *opsConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// KeyedHandler returns h behind a bearer key: a request without
+// "Authorization: Bearer key" gets the contract's 401. An empty key
+// returns h itself. It guards GET /metrics (Config.MetricsKey), also on
+// a separate metrics address.
+func KeyedHandler(key string, h http.Handler) http.Handler {
+	if key == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		if !strings.EqualFold(scheme, "Bearer") || !hmac.Equal([]byte(strings.TrimSpace(got)), []byte(key)) {
+			challenge(w)
+			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized,
+				Message: "the metrics key is required: Authorization: Bearer KEY"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -36,6 +36,10 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
+	// MetricsKey, when set, is the bearer key GET /metrics requires (the
+	// API keys do not open it: it shows every tenant's traffic).
+	// default: none, /metrics is open.
+	MetricsKey string
 	// ConnObserver, when set, observes SSE connections.
 	ConnObserver ConnObserver
 

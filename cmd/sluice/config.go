@@ -58,6 +58,9 @@ type settings struct {
 	MaxConns          int
 	OpsConns          int
 	CacheNamespaces   int
+	MetricsKey        string
+	MetricsAddr       string
+	MetricsNamespaces int
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -114,6 +117,9 @@ func (s *settings) table() []setting {
 		{"SLUICE_MAX_CONNS", "max-conns", "10000", "open connections served at once (lowered to fit the open-file limit); beyond it 503 overloaded + Retry-After", posInt(&s.MaxConns)},
 		{"SLUICE_OPS_CONNS", "ops-conns", "16", "connections kept beyond SLUICE_MAX_CONNS for GET /healthz, /readyz and /metrics", posInt(&s.OpsConns)},
 		{"SLUICE_CACHE_MAX_SEMANTIC_CHARS", "cache-max-semantic-chars", "2000", "longest question (characters, after normalization) the semantic tier analyses; longer ones use the exact tier only", posInt(&s.CacheMaxSemantic)},
+		{"SLUICE_METRICS_KEY", "metrics-key", "", "bearer key GET /metrics requires; empty = /metrics is open", str(&s.MetricsKey)},
+		{"SLUICE_METRICS_ADDR", "metrics-addr", "", "separate listen address for GET /metrics (then not served on SLUICE_ADDR); empty = on SLUICE_ADDR", str(&s.MetricsAddr)},
+		{"SLUICE_METRICS_NAMESPACES", "metrics-namespaces", "0", "cache namespace names exported as metric labels (the first N seen); 0 = none, all summed under (other)", nonNegInt(&s.MetricsNamespaces)},
 		{"SLUICE_CACHE_MAX_NAMESPACES", "cache-max-namespaces", "10000", "most cache namespaces (tenant, namespace, model) with counters; the least recently used lose theirs", posInt(&s.CacheNamespaces)},
 	}
 }

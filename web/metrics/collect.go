@@ -23,6 +23,15 @@ type CacheSource interface {
 	Stats() []cache.NamespaceStats
 }
 
+// RetiredCacheSource is a CacheSource that also sums the counters of the
+// namespaces it has dropped (a *cache.Cache is one). Those are added to
+// OtherNamespace, so that the cache counters never go down when a
+// namespace's counters are dropped.
+type RetiredCacheSource interface {
+	CacheSource
+	Retired() cache.NamespaceStats
+}
+
 // scraper is the collector of everything read from its source at scrape
 // time: values already counted by the gate, the breaker and the cache are
 // never counted twice, so they cannot drift.
@@ -146,6 +155,12 @@ type nsCounters struct {
 func (s *scraper) collectCache(ch chan<- prometheus.Metric, src CacheSource) {
 	stats := src.Stats()
 	byLabel := map[string]*nsCounters{}
+	if r, ok := src.(RetiredCacheSource); ok {
+		st := r.Retired()
+		c := &nsCounters{hitsExact: st.HitsExact, hitsSemantic: st.HitsSemantic, misses: st.Misses,
+			bypasses: st.Bypasses, evictions: st.Evictions}
+		byLabel[OtherNamespace] = c
+	}
 	s.mu.Lock()
 	for _, st := range stats {
 		l := s.labelLocked(st.Name)

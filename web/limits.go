@@ -302,6 +302,7 @@ func (l *Listener) triageConn(c net.Conn) {
 		l.ops.Add(-1)
 	}
 	l.refused.Add(1)
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second)) // the triage deadline may have passed
 	_, _ = c.Write(overCapResponse)
 	// Close gently: a close with unread request bytes would reset the
 	// connection and could destroy the 503 before the client reads it.

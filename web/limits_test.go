@@ -300,6 +300,15 @@ func TestOverCapConnectionsGet503(t *testing.T) {
 	}
 	t.Logf("over-cap connection answered 503 in %v", d)
 
+	// A silent over-cap connection gets its 503 once the triage time is
+	// up.
+	c = f.dial(t)
+	d = timed(func() { resp, body = rawResponse(t, c, 3*time.Second) })
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `"overloaded"`) {
+		t.Fatalf("silent over-cap connection: %d %s; want 503 overloaded", resp.StatusCode, body)
+	}
+	t.Logf("silent over-cap connection answered 503 in %v (triage timeout %v)", d, web.DefaultTriageTimeout)
+
 	for _, path := range []string{"/healthz", "/readyz"} {
 		c := f.dial(t)
 		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)

@@ -177,6 +177,13 @@ func (l *Listener) Stats() ListenerStats {
 	return ListenerStats{Open: int(l.open.Load()), Ops: int(l.ops.Load()), Refused: l.refused.Load()}
 }
 
+// ConnCounts returns the open, reserved and refused connection counts
+// (for metrics.ConnSource).
+func (l *Listener) ConnCounts() (open, reserved int, refused int64) {
+	st := l.Stats()
+	return st.Open, st.Ops, st.Refused
+}
+
 // acceptLoop owns the wrapped listener's Accept. It hands every result to
 // Accept, so an accept error (such as EMFILE) still reaches the http
 // server, which backs off.

@@ -127,6 +127,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		return fmt.Errorf("listen on %s (SLUICE_ADDR): %w", s.Addr, err)
 	}
 	ln := h.Listen(inner)
+	ob.Metrics.WatchConns(ln)
 	srv := h.HTTPServer()
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()

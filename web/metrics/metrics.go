@@ -176,6 +176,10 @@ func (m *Metrics) WatchGates(src GateSource) { m.scrape.setGates(src) }
 // stops). A later call replaces src.
 func (m *Metrics) WatchCache(src CacheSource) { m.scrape.setCache(src) }
 
+// WatchConns makes every scrape read src's connection counts (a
+// *web.Listener). A later call replaces src.
+func (m *Metrics) WatchConns(src ConnSource) { m.scrape.setConns(src) }
+
 // Refused implements orchestrator.Observer.
 func (m *Metrics) Refused(upstream, reason string) {
 	m.refusals.WithLabelValues(upstream, reason).Inc()

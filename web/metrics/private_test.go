@@ -60,3 +60,27 @@ func TestCacheCountersSurviveDroppedNamespaces(t *testing.T) {
 		t.Fatalf("misses = %v after a purge, want 4", got)
 	}
 }
+
+type fakeConns struct{}
+
+func (fakeConns) ConnCounts() (open, reserved int, refused int64) { return 7, 2, 41 }
+
+// TestConnCountsAreScraped: the listener's counts (connections open,
+// reserved for operations, refused beyond the cap) are read at scrape
+// time.
+func TestConnCountsAreScraped(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Config{NoRuntime: true})
+	if f := gather(t, m); f["sluice_http_connections_open"] != nil {
+		t.Fatal("connection metrics without a source")
+	}
+	m.WatchConns(fakeConns{})
+	f := gather(t, m)
+	for name, want := range map[string]float64{
+		"sluice_http_connections_open": 7, "sluice_http_connections_reserved": 2, "sluice_http_connections_refused_total": 41,
+	} {
+		if got := f.get(name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -345,6 +345,15 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// CloseWrite half-closes a TCP connection: net/http sends its FIN this
+// way before a lingering close, so the wrapper must not hide it.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 // opsConn is a reserved operations connection whose request line has
 // already been read (r replays it).
 type opsConn struct {

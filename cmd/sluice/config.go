@@ -57,6 +57,8 @@ type settings struct {
 	MaxHeaderBytes    int64
 	MaxConns          int
 	OpsConns          int
+	TriageTimeout     time.Duration
+	KeepAliveTimeout  time.Duration
 	CacheNamespaces   int
 	MetricsKey        string
 	MetricsAddr       string
@@ -116,6 +118,8 @@ func (s *settings) table() []setting {
 		{"SLUICE_MAX_HEADER_BYTES", "max-header-bytes", "64KiB", "request header limit; beyond it 431", size(&s.MaxHeaderBytes)},
 		{"SLUICE_MAX_CONNS", "max-conns", "10000", "open connections served at once (lowered to fit the open-file limit); beyond it 503 overloaded + Retry-After", posInt(&s.MaxConns)},
 		{"SLUICE_OPS_CONNS", "ops-conns", "16", "connections kept beyond SLUICE_MAX_CONNS for GET /healthz, /readyz and /metrics", posInt(&s.OpsConns)},
+		{"SLUICE_TRIAGE_TIMEOUT", "triage-timeout", "1s", "how long a connection beyond SLUICE_MAX_CONNS may take to send its request line before its 503", dur(&s.TriageTimeout, false)},
+		{"SLUICE_KEEPALIVE_TIMEOUT", "keepalive-timeout", "2m", "an idle keep-alive connection is closed after this long", dur(&s.KeepAliveTimeout, false)},
 		{"SLUICE_CACHE_MAX_SEMANTIC_CHARS", "cache-max-semantic-chars", "2000", "longest question (characters, after normalization) the semantic tier analyses; longer ones use the exact tier only", posInt(&s.CacheMaxSemantic)},
 		{"SLUICE_METRICS_KEY", "metrics-key", "", "bearer key GET /metrics requires; empty = /metrics is open", str(&s.MetricsKey)},
 		{"SLUICE_METRICS_ADDR", "metrics-addr", "", "separate listen address for GET /metrics (then not served on SLUICE_ADDR); empty = on SLUICE_ADDR", str(&s.MetricsAddr)},

@@ -272,7 +272,8 @@ func TestUnauthorizedBodyIsNotRead(t *testing.T) {
 func TestOverCapConnectionsGet503(t *testing.T) {
 	const maxConns = 5
 	e := newEnv(t, envOpts{})
-	f := newFront(t, e, web.Config{MaxConns: maxConns, OpsConns: 2, ReadHeaderTimeout: time.Minute})
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sluice_up 1\n") })
+	f := newFront(t, e, web.Config{MaxConns: maxConns, OpsConns: 2, ReadHeaderTimeout: time.Minute, Metrics: metrics})
 	held := make([]net.Conn, maxConns)
 	for i := range held {
 		held[i] = f.dial(t) // silent: each holds a slot for the header timeout
@@ -309,11 +310,11 @@ func TestOverCapConnectionsGet503(t *testing.T) {
 	}
 	t.Logf("silent over-cap connection answered 503 in %v (triage timeout %v)", d, web.DefaultTriageTimeout)
 
-	for _, path := range []string{"/healthz", "/readyz"} {
+	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
 		c := f.dial(t)
 		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
 		resp, body := rawResponse(t, c, 3*time.Second)
-		if resp.StatusCode != http.StatusOK && path == "/healthz" {
+		if resp.StatusCode != http.StatusOK && path != "/readyz" { // readiness depends on the fake upstream
 			t.Fatalf("%s over the cap: %d %s", path, resp.StatusCode, body)
 		}
 		if resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(body, "connections") {

@@ -1,12 +1,15 @@
 package cache
 
 import (
+	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Defaults of Config.
@@ -16,6 +19,10 @@ const (
 	DefaultMaxEntries   = 100000
 	DefaultMaxBytes     = 256 << 20
 	DefaultEmbedTimeout = 200 * time.Millisecond
+	// DefaultMaxSemanticRunes is the default Config.MaxSemanticRunes.
+	DefaultMaxSemanticRunes = 2000
+	// DefaultMaxNamespaces is the default Config.MaxNamespaces.
+	DefaultMaxNamespaces = 10000
 )
 
 // entryOverhead is the bookkeeping charged to every entry on top of its
@@ -46,6 +53,12 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.MaxSemanticRunes == 0 {
+		c.MaxSemanticRunes = DefaultMaxSemanticRunes
+	}
+	if c.MaxNamespaces == 0 {
+		c.MaxNamespaces = DefaultMaxNamespaces
+	}
 }
 
 // Cache is the namespaced answer cache: an exact tier keyed by ExactKey and
@@ -54,9 +67,11 @@ func (c *Config) setDefaults() {
 type Cache struct {
 	cfg Config
 
-	mu    sync.RWMutex // protects st and stats
-	st    store
-	stats map[string]*NamespaceStats
+	mu       sync.RWMutex // protects st, stats and statsLRU
+	st       store
+	stats    map[string]*nsCounters
+	statsLRU *list.List     // of nsKey strings; front: most recently used
+	retired  NamespaceStats // the sum of the counters dropped
 
 	denseOnly bool // store every vector densely (tests compare both forms)
 }
@@ -64,7 +79,7 @@ type Cache struct {
 // New returns a Cache configured by cfg; the zero Config works.
 func New(cfg Config) *Cache {
 	cfg.setDefaults()
-	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*NamespaceStats{}}
+	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New()}
 }
 
 // Threshold returns the cosine similarity a semantic hit needs.
@@ -111,19 +126,81 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 	}
 }
 
-// nsStats returns the counters of nsKey, creating them. c.mu must be held
-// for writing.
-func (c *Cache) nsStats(ns Namespace, nsKey string) *NamespaceStats {
-	s := c.stats[nsKey]
-	if s == nil {
-		name := ns.Namespace
-		if name == "" {
-			name = DefaultNamespace
-		}
-		s = &NamespaceStats{Namespace: nsKey, Tenant: ns.Tenant, Name: name, Model: ns.Model}
-		c.stats[nsKey] = s
+// tooLong normalizes question and reports whether it is past
+// MaxSemanticRunes, so that only the exact tier may serve it.
+func (c *Cache) tooLong(question string) (normalized string, long bool) {
+	norm := Normalize(question)
+	max := c.cfg.MaxSemanticRunes
+	if max < 0 || len(norm) <= max { // a rune takes at least one byte
+		return norm, false
 	}
-	return s
+	return norm, utf8.RuneCountInString(norm) > max
+}
+
+// decideExact is the decision for a question past MaxSemanticRunes: the
+// exact tier only, in O(1) beyond the key's hash.
+func (c *Cache) decideExact(ns Namespace, norm string) decision {
+	d := decision{key: ExactKey(ns, norm), normalized: norm, facets: []string{},
+		reason: fmt.Sprintf("question longer than %d characters: exact tier only", c.cfg.MaxSemanticRunes)}
+	c.mu.RLock()
+	e, ok := c.st.get(d.key)
+	c.mu.RUnlock()
+	if ok && !e.expired(c.cfg.Now()) {
+		d.hit, d.kind, d.score, d.reason = e, "exact", 1, "exact key"
+	}
+	return d
+}
+
+// nsCounters are the counters of one effective namespace and its place
+// in the Cache's statsLRU.
+type nsCounters struct {
+	NamespaceStats
+	el *list.Element
+}
+
+// nsStats returns the counters of nsKey, creating them, and marks them
+// as just used; creating them past MaxNamespaces drops the least recently
+// used namespace's counters. c.mu must be held for writing.
+func (c *Cache) nsStats(ns Namespace, nsKey string) *NamespaceStats {
+	if s := c.stats[nsKey]; s != nil {
+		c.statsLRU.MoveToFront(s.el)
+		return &s.NamespaceStats
+	}
+	name := ns.Namespace
+	if name == "" {
+		name = DefaultNamespace
+	}
+	s := &nsCounters{NamespaceStats: NamespaceStats{Namespace: nsKey, Tenant: ns.Tenant, Name: name, Model: ns.Model}}
+	s.el = c.statsLRU.PushFront(nsKey)
+	c.stats[nsKey] = s
+	for c.cfg.MaxNamespaces > 0 && len(c.stats) > c.cfg.MaxNamespaces {
+		c.dropStats(c.statsLRU.Back().Value.(string))
+	}
+	return &s.NamespaceStats
+}
+
+// dropStats forgets the counters of nsKey. c.mu must be held for
+// writing.
+func (c *Cache) dropStats(nsKey string) {
+	if s := c.stats[nsKey]; s != nil {
+		c.statsLRU.Remove(s.el)
+		delete(c.stats, nsKey)
+		r := &c.retired
+		r.HitsExact += s.HitsExact
+		r.HitsSemantic += s.HitsSemantic
+		r.Misses += s.Misses
+		r.Bypasses += s.Bypasses
+		r.Evictions += s.Evictions
+	}
+}
+
+// Retired returns the sum of the counters that were dropped (past
+// MaxNamespaces, or by a purge), so that totals over Stats plus Retired
+// never go down. Only its counter fields are set.
+func (c *Cache) Retired() NamespaceStats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.retired
 }
 
 // Lookup returns the cached answer for question in ns, or a miss. It tries
@@ -141,8 +218,16 @@ func (c *Cache) nsStats(ns Namespace, nsKey string) *NamespaceStats {
 // builtin embedder: k is a few dozen of 1024) and O(d) for one stored
 // densely with dimension d (model embedders), so the scan costs
 // O(m·k) or O(m·d). Sparse and dense storage give bit-identical scores.
+//
+// A question longer than MaxSemanticRunes (normalized) is looked up in the
+// exact tier only: it is never analysed nor embedded.
 func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Result {
-	d := c.decide(ctx, ns, question, false)
+	var d decision
+	if norm, long := c.tooLong(question); long {
+		d = c.decideExact(ns, norm)
+	} else {
+		d = c.decide(ctx, ns, question, false)
+	}
 	nsKey := ns.String()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,13 +259,21 @@ func cloneAnswer(a Answer) Answer {
 // that ans is complete (finish_reason "stop"). The entry id is the exact
 // key, so storing the same question again replaces the entry. The vector
 // is computed now; if the embedder fails, the entry serves the exact tier
-// only. Entries past MaxEntries or MaxBytes are evicted, least recently
-// used first; an answer larger than MaxBytes on its own is not stored.
+// only, as does a question longer than MaxSemanticRunes (neither analysed
+// nor embedded). Entries past MaxEntries or MaxBytes are evicted, least
+// recently used first; an answer larger than MaxBytes on its own is not
+// stored.
 func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans Answer) {
-	norm := Normalize(question)
+	norm, long := c.tooLong(question)
 	nsKey := ns.String()
-	facets := facetsOf(analyze(norm))
-	vec, _ := c.embed(ctx, norm)
+	var (
+		facets []string
+		vec    []float32
+	)
+	if !long {
+		facets = facetsOf(analyze(norm))
+		vec, _ = c.embed(ctx, norm)
+	}
 	now := c.cfg.Now()
 	e := &entry{
 		id:         ExactKey(ns, norm),
@@ -225,8 +318,8 @@ func (c *Cache) evict(now time.Time) {
 			return
 		}
 		c.st.remove(old.id)
-		if !old.expired(now) {
-			c.nsStats(old.ns, old.nsKey).Evictions++
+		if s := c.stats[old.nsKey]; s != nil && !old.expired(now) {
+			s.Evictions++ // counters dropped past MaxNamespaces are not brought back
 		}
 	}
 }
@@ -239,14 +332,15 @@ func (c *Cache) Bypass(ns Namespace) {
 	c.mu.Unlock()
 }
 
-// Stats returns the counters of every namespace seen, sorted by namespace
-// string. Entries and Bytes count live and not yet swept entries.
+// Stats returns the counters of every namespace that has them (at most
+// MaxNamespaces, the most recently used), sorted by namespace string.
+// Entries and Bytes count live and not yet swept entries.
 func (c *Cache) Stats() []NamespaceStats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]NamespaceStats, 0, len(c.stats))
 	for k, s := range c.stats {
-		v := *s
+		v := s.NamespaceStats
 		v.Entries, v.Bytes = c.st.nsCount(k)
 		out = append(out, v)
 	}
@@ -255,23 +349,53 @@ func (c *Cache) Stats() []NamespaceStats {
 }
 
 // Purge drops every entry of request namespace namespace ("" means
-// "default") for tenant, across all models, and returns how many it
-// dropped. Counters are kept.
+// "default") for tenant, across all models, and their counters, and
+// returns how many entries it dropped.
 func (c *Cache) Purge(tenant, namespace string) int {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
+	match := func(ns Namespace) bool {
+		name := ns.Namespace
+		if name == "" {
+			name = DefaultNamespace
+		}
+		return ns.Tenant == tenant && name == namespace
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for nsKey, s := range c.stats {
-		if s.Tenant != tenant || s.Name != namespace {
-			continue
+	var keys []string
+	c.st.namespaces(func(nsKey string, ns Namespace) {
+		if match(ns) {
+			keys = append(keys, nsKey)
 		}
+	})
+	n := 0
+	for _, nsKey := range keys {
 		for _, e := range c.st.namespace(nsKey) {
 			c.st.remove(e.id)
 			n++
 		}
 	}
+	for nsKey, s := range c.stats {
+		if match(Namespace{Tenant: s.Tenant, Namespace: s.Name}) {
+			c.dropStats(nsKey)
+		}
+	}
 	return n
+}
+
+// explainDecision is Explain's decision: decide with its candidates, or
+// the exact tier only for a question past MaxSemanticRunes (whose reason
+// says so).
+func (c *Cache) explainDecision(ctx context.Context, ns Namespace, question string) decision {
+	norm, long := c.tooLong(question)
+	if !long {
+		return c.decide(ctx, ns, question, true)
+	}
+	d := c.decideExact(ns, norm)
+	if d.hit != nil {
+		d.candidates = []Candidate{c.candidate(d.hit, 1, nil, c.cfg.Now())}
+	}
+	return d
 }

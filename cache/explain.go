@@ -183,7 +183,7 @@ func (c *Cache) candidate(e *entry, score float64, facets []string, now time.Tim
 // threshold: best S < T", "no entries in namespace" or "embedder
 // unavailable: exact tier only".
 func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Explanation {
-	d := c.decide(ctx, ns, question, true)
+	d := c.explainDecision(ctx, ns, question)
 	x := Explanation{
 		Decision:   "miss",
 		Score:      d.score,

@@ -50,6 +50,8 @@ type store interface {
 	scan(nsKey string, facetKey *string, q []float32, fn func(e *entry, score float32) bool)
 	// namespace returns every entry of namespace nsKey.
 	namespace(nsKey string) []*entry
+	// namespaces calls fn for every namespace that has entries.
+	namespaces(fn func(nsKey string, ns Namespace))
 	// oldest returns the least recently used entry.
 	oldest() (*entry, bool)
 	// touch marks e as just used.
@@ -296,6 +298,15 @@ func (s *memStore) namespace(nsKey string) []*entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+func (s *memStore) namespaces(fn func(nsKey string, ns Namespace)) {
+	for nsKey, ix := range s.ns {
+		for _, e := range ix.entries { // any entry: they share ns
+			fn(nsKey, e.ns)
+			break
+		}
+	}
 }
 
 func (s *memStore) oldest() (*entry, bool) {

@@ -92,4 +92,16 @@ type Config struct {
 	EmbedTimeout time.Duration
 	// Now returns the current time. default: time.Now
 	Now func() time.Time
+	// MaxSemanticRunes is the longest normalized question, in runes, that
+	// the semantic tier analyses and embeds. A longer question uses the
+	// exact tier only (Lookup, Store and Explain), so the work a lookup
+	// does before admission is bounded whatever the prompt's size, beyond
+	// normalizing and hashing it. default: 2000; negative: no bound.
+	MaxSemanticRunes int
+	// MaxNamespaces bounds the effective namespaces (tenant, namespace,
+	// model) that have counters: past it the least recently used
+	// namespace's counters are dropped (its entries stay, and are counted
+	// again once it is used). Purge drops a namespace's counters too.
+	// default: 10000; negative: no bound.
+	MaxNamespaces int
 }

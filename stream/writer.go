@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sse "github.com/tmaxmax/go-sse"
@@ -120,127 +121,221 @@ func LastEventID(r *http.Request) int {
 // event. It returns when the terminal event is written, ctx ends, or the
 // reader is too slow. It never holds up the transcript's writer.
 func (c *Conn) Serve(ctx context.Context, w http.ResponseWriter, tr *Transcript, after int) ConnStats {
-	cfg := c.Config
-	cfg.setDefaults()
-	rc := http.NewResponseController(w)
+	l := newConnLoop(c, ctx, w, tr, after)
+	defer l.close()
+	l.run()
+	return l.st
+}
+
+// newConnLoop sends the response's headers and returns the loop's state.
+//
+//go:noinline
+func newConnLoop(c *Conn, ctx context.Context, w http.ResponseWriter, tr *Transcript, after int) *connLoop {
+	l := &connLoop{c: c, cfg: c.Config, ctx: ctx, w: w, rc: http.NewResponseController(w), tr: tr}
+	l.cfg.setDefaults()
+	l.st.Cursor = after
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
+	if l.cfg.Heartbeat > 0 {
+		l.hb = time.NewTimer(l.cfg.Heartbeat)
+	}
+	return l
+}
 
-	st := ConnStats{Cursor: after}
-	var buf bytes.Buffer
-	buf.Grow(min(cfg.MaxPendingBytes, 64<<10) + 512)
-	var msg sse.Message
+// close releases the loop's timer and buffer.
+func (l *connLoop) close() {
+	if l.hb != nil {
+		l.hb.Stop()
+	}
+	putBuf(l.buf)
+	l.buf = nil
+}
 
-	var hb *time.Timer
+// connLoop is the state of one Serve. Its methods run on Serve's
+// goroutine only.
+//
+// NOTE: the encoding lives in methods apart from the waiting loop so that
+// a parked connection's stack holds only the small frame of run: Go
+// shrinks a parked goroutine's stack when it uses less than a quarter of
+// it, and the one-frame Serve of before kept every idle stream at a 16 KiB
+// stack instead of 8 KiB.
+type connLoop struct {
+	c   *Conn
+	cfg ConnConfig
+	ctx context.Context
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	tr  *Transcript
+	hb  *time.Timer // nil: no heartbeats
+	st  ConnStats
+	// buf holds one write burst. It is taken from bufPool when a burst
+	// starts and given back once written, so a quiet connection holds no
+	// buffer: idle streams cost their goroutine and the server's own
+	// buffers, not a send buffer each.
+	buf *bytes.Buffer
+}
+
+// run is the write loop: it writes what the transcript has after the
+// cursor, then waits for more, a heartbeat or the end of ctx.
+func (l *connLoop) run() {
 	var hbC <-chan time.Time
-	if cfg.Heartbeat > 0 {
-		hb = time.NewTimer(cfg.Heartbeat)
-		defer hb.Stop()
-		hbC = hb.C
+	if l.hb != nil {
+		hbC = l.hb.C
 	}
-	flush := func(events, merged int) bool {
-		if cfg.WriteTimeout > 0 {
-			// Not every ResponseWriter supports deadlines (a recorder in
-			// tests does not); that is not an error.
-			_ = rc.SetWriteDeadline(time.Now().Add(cfg.WriteTimeout))
-		}
-		n, err := w.Write(buf.Bytes())
-		if err == nil {
-			err = rc.Flush()
-		}
-		st.Bytes += int64(n)
-		buf.Reset()
-		if err != nil {
-			st.Err = err
-			switch {
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				st.Reason = CloseSlowConsumer
-			case ctx.Err() != nil:
-				st.Reason = CloseClientGone
-			default:
-				st.Reason = CloseWriteError
-			}
-			return false
-		}
-		if c.OnWrite != nil {
-			c.OnWrite(n, events, merged)
-		}
-		if hb != nil {
-			hb.Reset(cfg.Heartbeat)
-		}
-		return true
-	}
-	writeEvent := func(id, typ string, data []byte) {
-		msg = sse.Message{Type: sse.Type(typ)}
-		if id != "" {
-			msg.ID = sse.ID(id)
-		}
-		msg.AppendData(string(data))
-		_, _ = msg.WriteTo(&buf) // a bytes.Buffer does not fail
-	}
-
-	writeDelta := func(seq int, text string) {
-		data, _ := json.Marshal(struct {
-			Text string `json:"text"`
-		}{text})
-		writeEvent(strconv.Itoa(seq), "delta", data)
-	}
-
-	writeEvent("", "meta", c.Meta)
-	st.Events++
-	if !flush(1, 0) {
-		return st
+	l.writeEvent("", "meta", l.c.Meta)
+	l.st.Events++
+	if !l.flush(1, 0) {
+		return
 	}
 	for {
-		p := tr.Read(st.Cursor, cfg.MaxPendingBytes)
-		events, merged := 0, 0
-		if len(p.Deltas) > 1 && p.Pending > cfg.MaxPendingBytes {
-			// The reader lags by more than its buffer: catch it up with
-			// one event carrying this page's deltas merged.
-			writeDelta(p.Last(), strings.Join(p.Deltas, ""))
-			events, merged = 1, len(p.Deltas)
-			st.Merges++
-		} else {
-			// Keeping up: every delta is its own event, in the original
-			// chunking, all of the page in one write.
-			for i, d := range p.Deltas {
-				writeDelta(p.First+i, d)
-			}
-			events = len(p.Deltas)
+		changed, more, ok := l.page()
+		if !ok {
+			return
 		}
-		if p.End != nil {
-			writeEvent("", p.End.Event, p.End.Data())
-			events++
-		}
-		if events > 0 {
-			st.Events += events
-			if !flush(events, merged) {
-				return st
-			}
-			st.Cursor = p.Last()
-		}
-		if p.End != nil {
-			st.Reason = CloseEnd
-			return st
-		}
-		if len(p.Deltas) > 0 {
+		if more {
 			continue // more may be pending already
 		}
 		select {
-		case <-p.Changed:
+		case <-changed:
 		case <-hbC:
-			buf.WriteString(": ping\n\n")
-			st.Pings++
-			if !flush(0, 0) {
-				return st
+			if !l.ping() {
+				return
 			}
-		case <-ctx.Done():
-			st.Reason = CloseClientGone
-			st.Err = ctx.Err()
-			return st
+		case <-l.ctx.Done():
+			l.st.Reason = CloseClientGone
+			l.st.Err = l.ctx.Err()
+			return
 		}
 	}
+}
+
+// page writes the transcript's next page after the cursor. more is true
+// when it held deltas (more may be pending already); ok is false when
+// the loop must end (terminal event written, or a failed write).
+//
+//go:noinline
+func (l *connLoop) page() (changed <-chan struct{}, more, ok bool) {
+	p := l.tr.Read(l.st.Cursor, l.cfg.MaxPendingBytes)
+	events, merged := 0, 0
+	if len(p.Deltas) > 1 && p.Pending > l.cfg.MaxPendingBytes {
+		// The reader lags by more than its buffer: catch it up with
+		// one event carrying this page's deltas merged.
+		l.writeDelta(p.Last(), strings.Join(p.Deltas, ""))
+		events, merged = 1, len(p.Deltas)
+		l.st.Merges++
+	} else {
+		// Keeping up: every delta is its own event, in the original
+		// chunking, all of the page in one write.
+		for i, d := range p.Deltas {
+			l.writeDelta(p.First+i, d)
+		}
+		events = len(p.Deltas)
+	}
+	if p.End != nil {
+		l.writeEvent("", p.End.Event, p.End.Data())
+		events++
+	}
+	if events > 0 {
+		l.st.Events += events
+		if !l.flush(events, merged) {
+			return nil, false, false
+		}
+		l.st.Cursor = p.Last()
+	}
+	if p.End != nil {
+		l.st.Reason = CloseEnd
+		return nil, false, false
+	}
+	return p.Changed, len(p.Deltas) > 0, true
+}
+
+// ping writes a heartbeat comment.
+//
+//go:noinline
+func (l *connLoop) ping() bool {
+	l.buf = getBuf()
+	l.buf.WriteString(": ping\n\n")
+	l.st.Pings++
+	return l.flush(0, 0)
+}
+
+// flush writes and flushes the burst in buf under the write timeout, and
+// gives buf back.
+func (l *connLoop) flush(events, merged int) bool {
+	if l.cfg.WriteTimeout > 0 {
+		// Not every ResponseWriter supports deadlines (a recorder in
+		// tests does not); that is not an error.
+		_ = l.rc.SetWriteDeadline(time.Now().Add(l.cfg.WriteTimeout))
+	}
+	n, err := l.w.Write(l.buf.Bytes())
+	if err == nil {
+		err = l.rc.Flush()
+	}
+	l.st.Bytes += int64(n)
+	putBuf(l.buf)
+	l.buf = nil
+	if err != nil {
+		l.st.Err = err
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			l.st.Reason = CloseSlowConsumer
+		case l.ctx.Err() != nil:
+			l.st.Reason = CloseClientGone
+		default:
+			l.st.Reason = CloseWriteError
+		}
+		return false
+	}
+	if l.c.OnWrite != nil {
+		l.c.OnWrite(n, events, merged)
+	}
+	if l.hb != nil {
+		l.hb.Reset(l.cfg.Heartbeat)
+	}
+	return true
+}
+
+// writeEvent encodes one event into the burst.
+func (l *connLoop) writeEvent(id, typ string, data []byte) {
+	if l.buf == nil {
+		l.buf = getBuf()
+	}
+	msg := sse.Message{Type: sse.Type(typ)}
+	if id != "" {
+		msg.ID = sse.ID(id)
+	}
+	msg.AppendData(string(data))
+	_, _ = msg.WriteTo(l.buf) // a bytes.Buffer does not fail
+}
+
+// writeDelta encodes one delta event into the burst.
+func (l *connLoop) writeDelta(seq int, text string) {
+	data, _ := json.Marshal(struct {
+		Text string `json:"text"`
+	}{text})
+	l.writeEvent(strconv.Itoa(seq), "delta", data)
+}
+
+// bufPool holds the write-burst buffers of every connection. A buffer is
+// taken for one burst and given back after its write, so the buffers in
+// use are those of the connections writing at this moment.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuf is the largest buffer given back to bufPool: a burst that
+// grew one beyond it (a large MaxPendingBytes catching up) lets it go, so
+// the pool shrinks back to ordinary bursts.
+const maxPooledBuf = 128 << 10
+
+func getBuf() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+// putBuf gives b (which may be nil) back to the pool, emptied.
+func putBuf(b *bytes.Buffer) {
+	if b == nil || b.Cap() > maxPooledBuf {
+		return
+	}
+	b.Reset()
+	bufPool.Put(b)
 }

@@ -97,7 +97,10 @@ func jsonError(err error, limit int64) error {
 	var mbe *http.MaxBytesError
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var ae *apiError
 	switch {
+	case errors.As(err, &ae): // the body's own error, such as errBodyTimeout
+		return ae
 	case errors.As(err, &mbe):
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: codeTooLarge,
 			Message: fmt.Sprintf("the body is larger than the limit of %d bytes", limit)}

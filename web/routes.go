@@ -25,7 +25,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	if s.cfg.Metrics != nil {
-		m.Handle("GET /metrics", s.cfg.Metrics)
+		m.Handle("GET /metrics", KeyedHandler(s.cfg.MetricsKey, s.cfg.Metrics))
 	}
 
 	// The browser page (page.go).

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
@@ -35,8 +36,68 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
+	// MetricsKey, when set, is the bearer key GET /metrics requires (the
+	// API keys do not open it: it shows every tenant's traffic).
+	// default: none, /metrics is open.
+	MetricsKey string
 	// ConnObserver, when set, observes SSE connections.
 	ConnObserver ConnObserver
+
+	// Connection limits (see HTTPServer and Listen). Each bounds what a
+	// client without a key can hold.
+
+	// ReadHeaderTimeout bounds reading a request's headers.
+	// default: 10s
+	ReadHeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's body, from the handler's
+	// start; past it the request gets 408. default: 10s; negative: none.
+	BodyTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers (beyond: 431).
+	// default: 64 KiB
+	MaxHeaderBytes int
+	// IdleConnTimeout closes a keep-alive connection idle this long.
+	// default: 2m
+	IdleConnTimeout time.Duration
+	// MaxConns is the most connections served at once; beyond it a
+	// connection gets 503 overloaded. default: 10000; negative: no cap.
+	MaxConns int
+	// OpsConns are the connections beyond MaxConns kept for GET /healthz,
+	// /readyz and /metrics. default: 16
+	OpsConns int
+	// TriageTimeout is how long a connection beyond MaxConns may take to
+	// send its request line. default: 1s
+	TriageTimeout time.Duration
+}
+
+// setDefaults fills the zero connection limits.
+func (c *Config) setDefaults() {
+	if c.MaxBody <= 0 {
+		c.MaxBody = 1 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.IdleConnTimeout <= 0 {
+		c.IdleConnTimeout = DefaultIdleConnTimeout
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.OpsConns <= 0 {
+		c.OpsConns = DefaultOpsConns
+	}
+	if c.TriageTimeout <= 0 {
+		c.TriageTimeout = DefaultTriageTimeout
+	}
 }
 
 // ConnObserver receives per-connection SSE events for metrics.
@@ -58,12 +119,7 @@ type Server struct {
 
 // New returns the HTTP handler for o and c (c may be nil).
 func New(cfg Config, o *orchestrator.Orchestrator, c *cache.Cache) *Server {
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = 1 << 20
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.setDefaults()
 	s := &Server{cfg: cfg, orch: o, cache: c, mux: http.NewServeMux(), log: cfg.Logger}
 	s.secret = cfg.TokenSecret
 	if len(s.secret) == 0 {
@@ -87,6 +143,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &apiError{Status: http.StatusInternalServerError, Code: codeInternal, Message: "internal error"})
 		}
 	}()
+	if !s.limitRequest(w, r) {
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.fallback(w, r)
 		return
@@ -139,7 +198,16 @@ func (s *Server) authenticate(r *http.Request) (tenant string, ok bool) {
 var errUnauthorized = &apiError{Status: http.StatusUnauthorized, Code: codeUnauthorized,
 	Message: "a valid API key is required: Authorization: Bearer KEY"}
 
-func challenge(w http.ResponseWriter) { w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`) }
+// challenge also closes the connection after the 401, at once: the
+// server would otherwise read up to 256 KiB of the request's body, before
+// answering (keep-alive) or before closing, so a client without a key
+// could hold a connection by sending a body slowly. The read deadline in
+// the past makes that read fail at once; the answer is still written.
+func challenge(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // unsupported (a recorder): nothing to cut
+}
 
 // tenant authenticates the request; ok is false when a 401 has been
 // written.

@@ -48,6 +48,21 @@ type settings struct {
 	LogLevel       string
 	LogPrompts     bool
 	DebugAddr      string
+
+	// Hardening (issue 10): server limits, bounded cache work and stats,
+	// /metrics access.
+	CacheMaxSemantic  int
+	ReadHeaderTimeout time.Duration
+	BodyTimeout       time.Duration
+	MaxHeaderBytes    int64
+	MaxConns          int
+	OpsConns          int
+	TriageTimeout     time.Duration
+	KeepAliveTimeout  time.Duration
+	CacheNamespaces   int
+	MetricsKey        string
+	MetricsAddr       string
+	MetricsNamespaces int
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -97,6 +112,19 @@ func (s *settings) table() []setting {
 		{"SLUICE_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", oneOf(&s.LogLevel, "debug", "info", "warn", "error")},
 		{"SLUICE_LOG_PROMPTS", "log-prompts", "false", "log prompts and answers (debugging only)", boolean(&s.LogPrompts)},
 		{"SLUICE_DEBUG_ADDR", "debug-addr", "", "address for pprof (e.g. 127.0.0.1:6060); empty = off", str(&s.DebugAddr)},
+		// Hardening (issue 10).
+		{"SLUICE_READ_HEADER_TIMEOUT", "read-header-timeout", "10s", "longest time to receive a request's headers; then the connection is closed", dur(&s.ReadHeaderTimeout, false)},
+		{"SLUICE_BODY_TIMEOUT", "body-timeout", "10s", "longest time to receive a request's body; then 408", dur(&s.BodyTimeout, false)},
+		{"SLUICE_MAX_HEADER_BYTES", "max-header-bytes", "64KiB", "request header limit; beyond it 431", size(&s.MaxHeaderBytes)},
+		{"SLUICE_MAX_CONNS", "max-conns", "10000", "open connections served at once (lowered to fit the open-file limit); beyond it 503 overloaded + Retry-After", posInt(&s.MaxConns)},
+		{"SLUICE_OPS_CONNS", "ops-conns", "16", "connections kept beyond SLUICE_MAX_CONNS for GET /healthz, /readyz and /metrics", posInt(&s.OpsConns)},
+		{"SLUICE_TRIAGE_TIMEOUT", "triage-timeout", "1s", "how long a connection beyond SLUICE_MAX_CONNS may take to send its request line before its 503", dur(&s.TriageTimeout, false)},
+		{"SLUICE_KEEPALIVE_TIMEOUT", "keepalive-timeout", "2m", "an idle keep-alive connection is closed after this long", dur(&s.KeepAliveTimeout, false)},
+		{"SLUICE_CACHE_MAX_SEMANTIC_CHARS", "cache-max-semantic-chars", "2000", "longest question (characters, after normalization) the semantic tier analyses; longer ones use the exact tier only", posInt(&s.CacheMaxSemantic)},
+		{"SLUICE_METRICS_KEY", "metrics-key", "", "bearer key GET /metrics requires; empty = /metrics is open", str(&s.MetricsKey)},
+		{"SLUICE_METRICS_ADDR", "metrics-addr", "", "separate listen address for GET /metrics (then not served on SLUICE_ADDR); empty = on SLUICE_ADDR", str(&s.MetricsAddr)},
+		{"SLUICE_METRICS_NAMESPACES", "metrics-namespaces", "0", "cache namespace names exported as metric labels (the first N seen); 0 = none, all summed under (other)", nonNegInt(&s.MetricsNamespaces)},
+		{"SLUICE_CACHE_MAX_NAMESPACES", "cache-max-namespaces", "10000", "most cache namespaces (tenant, namespace, model) with counters; the least recently used lose theirs", posInt(&s.CacheNamespaces)},
 	}
 }
 

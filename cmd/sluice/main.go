@@ -76,7 +76,8 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	}
 	c = cache.New(cache.Config{
 		Threshold: s.CacheThreshold, TTL: s.CacheTTL, MaxEntries: s.CacheEntries,
-		MaxBytes: s.CacheBytes, Embedder: emb,
+		MaxBytes: s.CacheBytes, Embedder: emb, MaxSemanticRunes: s.CacheMaxSemantic,
+		MaxNamespaces: s.CacheNamespaces,
 	})
 	var (
 		readiness   func(context.Context) error
@@ -108,23 +109,42 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		return err
 	}
 	ob.watch(orch, c)
+	maxConns := fitConns(s, log)
+	var mainMetrics http.Handler = ob.Metrics.Handler() // nil when on its own address
+	if s.MetricsAddr != "" {
+		mainMetrics = nil
+	}
 	h := web.New(web.Config{
+		ReadHeaderTimeout: s.ReadHeaderTimeout, BodyTimeout: s.BodyTimeout, MaxHeaderBytes: int(s.MaxHeaderBytes),
+		MaxConns: maxConns, OpsConns: s.OpsConns, TriageTimeout: s.TriageTimeout, IdleConnTimeout: s.KeepAliveTimeout,
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log, Ready: readiness,
-		Metrics: ob.Metrics.Handler(), ConnObserver: ob.Metrics,
+		Metrics: mainMetrics, MetricsKey: s.MetricsKey, ConnObserver: ob.Metrics,
 		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)
 
-	ln, err := net.Listen("tcp", s.Addr)
+	inner, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (SLUICE_ADDR): %w", s.Addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	ln := h.Listen(inner)
+	ob.Metrics.WatchConns(ln)
+	srv := h.HTTPServer()
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	var dbg *http.Server
+	var dbg, msrv *http.Server
 	if s.DebugAddr != "" {
 		dbg = debugServer(s.DebugAddr)
 		go func() { errc <- dbg.ListenAndServe() }()
+	}
+	if s.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", s.MetricsAddr)
+		if err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("listen on %s (SLUICE_METRICS_ADDR): %w", s.MetricsAddr, err)
+		}
+		msrv = metricsServer(web.KeyedHandler(s.MetricsKey, ob.Metrics.Handler()))
+		go func() { errc <- msrv.Serve(mln) }()
+		log.Info("metrics serving", "addr", mln.Addr().String(), "key", s.MetricsKey != "")
 	}
 	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", up.Name(), "budget", s.Budget,
 		"total_timeout", s.TotalTimeout.String(), "auth", len(s.APIKeys) > 0)
@@ -147,6 +167,9 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	herr := srv.Shutdown(sctx)
 	if dbg != nil {
 		_ = dbg.Shutdown(sctx)
+	}
+	if msrv != nil {
+		_ = msrv.Shutdown(sctx)
 	}
 	return errors.Join(oerr, herr)
 }
@@ -203,6 +226,13 @@ func newLogger(s *settings, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// metricsServer serves GET /metrics only (SLUICE_METRICS_ADDR).
+func metricsServer(h http.Handler) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: web.DefaultMaxHeaderBytes}
 }
 
 func debugServer(addr string) *http.Server {

@@ -25,7 +25,7 @@ type observability struct {
 // newObservability builds the logger and the metrics. Call watch once the
 // orchestrator and the cache exist, and Close when serving ends.
 func newObservability(s *settings, logOut io.Writer) *observability {
-	m := metrics.New(metrics.Config{})
+	m := metrics.New(metrics.Config{MaxNamespaces: s.MetricsNamespaces})
 	agg := metrics.NewLogAggregator(newLogger(s, logOut).Handler(), metrics.LogAggregatorConfig{
 		OnSuppressed: m.LogSuppressed,
 		OnUntracked:  m.LogUntracked,

@@ -23,13 +23,29 @@ type CacheSource interface {
 	Stats() []cache.NamespaceStats
 }
 
+// ConnSource is where the connection counts are read at scrape time; a
+// *web.Listener is one.
+type ConnSource interface {
+	ConnCounts() (open, reserved int, refused int64)
+}
+
+// RetiredCacheSource is a CacheSource that also sums the counters of the
+// namespaces it has dropped (a *cache.Cache is one). Those are added to
+// OtherNamespace, so that the cache counters never go down when a
+// namespace's counters are dropped.
+type RetiredCacheSource interface {
+	CacheSource
+	Retired() cache.NamespaceStats
+}
+
 // scraper is the collector of everything read from its source at scrape
 // time: values already counted by the gate, the breaker and the cache are
 // never counted twice, so they cannot drift.
 type scraper struct {
-	mu    sync.Mutex // protects gates, cache and known
+	mu    sync.Mutex // protects gates, cache, conns and known
 	gates GateSource
 	cache CacheSource
+	conns ConnSource
 	// known are the request namespaces that have their own label value,
 	// at most max of them, admitted in scrape order and never forgotten:
 	// a namespace's counters must not move between series.
@@ -41,6 +57,7 @@ type scraper struct {
 	breakerState                                                     *prometheus.Desc
 	cacheLookups, cacheEntries, cacheBytes, cacheEvictions           *prometheus.Desc
 	cacheNamespaces                                                  *prometheus.Desc
+	connsOpen, connsReserved, connsRefused                           *prometheus.Desc
 }
 
 func newDesc(name string) *prometheus.Desc {
@@ -66,7 +83,16 @@ func newScraper(maxNamespaces int) *scraper {
 		cacheBytes:      newDesc(nameCacheBytes),
 		cacheEvictions:  newDesc(nameCacheEvictions),
 		cacheNamespaces: newDesc(nameCacheNamespaces),
+		connsOpen:       newDesc(nameHTTPConnsOpen),
+		connsReserved:   newDesc(nameHTTPConnsReserved),
+		connsRefused:    newDesc(nameHTTPConnsRefused),
 	}
+}
+
+func (s *scraper) setConns(src ConnSource) {
+	s.mu.Lock()
+	s.conns = src
+	s.mu.Unlock()
 }
 
 func (s *scraper) setGates(src GateSource) {
@@ -89,6 +115,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 		s.gateInFlight, s.gateLimit, s.gateWaiting, s.gateQueued, s.gateQueueLimit,
 		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
 		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
+		s.connsOpen, s.connsReserved, s.connsRefused,
 	} {
 		ch <- d
 	}
@@ -96,8 +123,14 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 
 func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
-	gates, c := s.gates, s.cache
+	gates, c, conns := s.gates, s.cache, s.conns
 	s.mu.Unlock()
+	if conns != nil {
+		open, reserved, refused := conns.ConnCounts()
+		ch <- prometheus.MustNewConstMetric(s.connsOpen, prometheus.GaugeValue, float64(open))
+		ch <- prometheus.MustNewConstMetric(s.connsReserved, prometheus.GaugeValue, float64(reserved))
+		ch <- prometheus.MustNewConstMetric(s.connsRefused, prometheus.CounterValue, float64(refused))
+	}
 	if gates != nil {
 		s.collectGates(ch, gates)
 	}
@@ -146,6 +179,12 @@ type nsCounters struct {
 func (s *scraper) collectCache(ch chan<- prometheus.Metric, src CacheSource) {
 	stats := src.Stats()
 	byLabel := map[string]*nsCounters{}
+	if r, ok := src.(RetiredCacheSource); ok {
+		st := r.Retired()
+		c := &nsCounters{hitsExact: st.HitsExact, hitsSemantic: st.HitsSemantic, misses: st.Misses,
+			bypasses: st.Bypasses, evictions: st.Evictions}
+		byLabel[OtherNamespace] = c
+	}
 	s.mu.Lock()
 	for _, st := range stats {
 		l := s.labelLocked(st.Name)

@@ -71,6 +71,9 @@ const (
 	nameRedisDuration     = "sluice_redis_operation_duration_seconds"
 	nameLogSuppressed     = "sluice_log_records_suppressed_total"
 	nameLogAggregatorFull = "sluice_log_aggregator_untracked_total"
+	nameHTTPConnsOpen     = "sluice_http_connections_open"
+	nameHTTPConnsReserved = "sluice_http_connections_reserved"
+	nameHTTPConnsRefused  = "sluice_http_connections_refused_total"
 )
 
 // catalog is the single source of every sluice_ metric: the collectors
@@ -147,6 +150,14 @@ var catalog = []MetricDoc{
 		Help: "Cache entries evicted (capacity or TTL), by request namespace."},
 	{Name: nameCacheNamespaces, Type: "gauge", Scraped: true,
 		Help: "Effective cache namespaces (tenant, request namespace, model) the cache has counters for."},
+
+	// HTTP connections, read from the listener at scrape time.
+	{Name: nameHTTPConnsOpen, Type: "gauge", Scraped: true,
+		Help: "Client connections open within SLUICE_MAX_CONNS."},
+	{Name: nameHTTPConnsReserved, Type: "gauge", Scraped: true,
+		Help: "Connections open beyond SLUICE_MAX_CONNS for /healthz, /readyz or /metrics (at most SLUICE_OPS_CONNS)."},
+	{Name: nameHTTPConnsRefused, Type: "counter", Scraped: true,
+		Help: "Connections answered 503 overloaded for being beyond SLUICE_MAX_CONNS."},
 
 	// Redis (defined now, fed by ObserveRedis once Redis is wired).
 	{Name: nameRedisOps, Type: "counter", Labels: []string{"op", "result"},

@@ -21,9 +21,10 @@ type Config struct {
 	// MaxNamespaces is the most request namespaces that get their own
 	// value of the cache metrics' namespace label; the request namespaces
 	// seen after those (in scrape order) are summed under OtherNamespace.
-	// Namespaces are chosen by users, so the label must be capped; tenants
-	// and models are never labels (they are summed).
-	// default: 100; negative: every namespace is OtherNamespace.
+	// Namespace names are the tenants' own words, so by default none is
+	// exported, and when some are, the label is capped; tenants and models
+	// are never labels (they are summed).
+	// default: 0, every namespace is OtherNamespace (as when negative).
 	MaxNamespaces int
 	// NoRuntime leaves out the Go runtime and process collectors (tests
 	// that build many registries do not need them). default: false
@@ -31,17 +32,16 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.MaxNamespaces == 0 {
-		c.MaxNamespaces = 100
-	}
 	if c.MaxNamespaces < 0 {
 		c.MaxNamespaces = 0
 	}
 }
 
 // OtherNamespace is the namespace label value of the request namespaces
-// beyond Config.MaxNamespaces. Request namespaces match
-// [A-Za-z0-9._-]{1,64}, so it cannot collide with one.
+// beyond Config.MaxNamespaces (all of them by default), and of the
+// counters of namespaces the cache no longer keeps (see
+// RetiredCacheSource). Request namespaces match [A-Za-z0-9._-]{1,64}, so
+// it cannot collide with one.
 const OtherNamespace = "(other)"
 
 // Metrics holds sluice's metrics on a private registry. It implements
@@ -175,6 +175,10 @@ func (m *Metrics) WatchGates(src GateSource) { m.scrape.setGates(src) }
 // WatchCache makes every scrape read src's counters (a *cache.Cache; nil
 // stops). A later call replaces src.
 func (m *Metrics) WatchCache(src CacheSource) { m.scrape.setCache(src) }
+
+// WatchConns makes every scrape read src's connection counts (a
+// *web.Listener). A later call replaces src.
+func (m *Metrics) WatchConns(src ConnSource) { m.scrape.setConns(src) }
 
 // Refused implements orchestrator.Observer.
 func (m *Metrics) Refused(upstream, reason string) {

@@ -46,7 +46,7 @@ func newEnv(t testing.TB, cfg orchestrator.Config) *env {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c := cache.New(cache.Config{})
-	e.Metrics = metrics.New(metrics.Config{})
+	e.Metrics = metrics.New(metrics.Config{MaxNamespaces: 100}) // namespace names as labels
 	e.Orch, err = orchestrator.New(cfg, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: e.Metrics})
 	if err != nil {
 		t.Fatal(err)

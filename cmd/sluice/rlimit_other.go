@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "log/slog"
+
+// fitConns returns SLUICE_MAX_CONNS: this system has no RLIMIT_NOFILE to
+// fit it in.
+func fitConns(s *settings, _ *slog.Logger) int { return s.MaxConns }

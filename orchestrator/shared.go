@@ -158,20 +158,50 @@ func (o *Orchestrator) SharedStatus() SharedStatus {
 	return st
 }
 
-// startShared starts the goroutines of the shared state: the heartbeat
-// and the listener of cancel requests. o.running counts them.
+// startShared beats once (so that the state of the link is known from
+// the start), then starts the goroutines of the shared state: the
+// heartbeat and the listener of cancel requests. o.running counts them.
 func (o *Orchestrator) startShared() {
 	o.pub.back = make(chan struct{})
-	o.pub.up.Store(true) // until a heartbeat says otherwise
+	o.pub.up.Store(true)
+	o.beat(sharedCallTimeout) // a fresh state: nothing is held yet to publish again
 	o.running.Add(2)
 	go o.heartbeat()
 	go o.listenCancels()
 }
 
-// heartbeat renews this instance's liveness every Config.SharedHeartbeat
-// (for 3 periods), tracks whether the shared state answers, wakes the
-// writes that wait for it, and publishes the held tasks again when the
-// shared state lost its data.
+// beat renews this instance's liveness within timeout, records whether
+// the shared state answered, and wakes the writes waiting for it when it
+// answers again. It reports whether the shared state lost its data.
+func (o *Orchestrator) beat(timeout time.Duration) (lost bool) {
+	ctx, cancel := context.WithTimeout(o.root, timeout)
+	lost, err := o.shared.Beat(ctx, o.cfg.Instance, 3*o.cfg.SharedHeartbeat)
+	cancel()
+	if o.root.Err() != nil {
+		return false
+	}
+	if err != nil {
+		msg := err.Error()
+		o.pub.lastErr.Store(&msg)
+		if o.pub.up.Swap(false) {
+			o.log.Warn("shared state unreachable: tasks are served here and their writes kept until it answers", "err", msg)
+		}
+		return false
+	}
+	if !o.pub.up.Swap(true) {
+		st := o.SharedStatus()
+		o.log.Info("shared state answers again: publishing the pending writes", "tasks", st.PendingTasks, "bytes", st.PendingBytes)
+		o.pub.mu.Lock()
+		close(o.pub.back)
+		o.pub.back = make(chan struct{})
+		o.pub.mu.Unlock()
+	}
+	return lost
+}
+
+// heartbeat beats every Config.SharedHeartbeat until Shutdown (the
+// liveness expires after 3 periods), and publishes the held tasks again
+// when the shared state lost its data.
 func (o *Orchestrator) heartbeat() {
 	defer o.running.Done()
 	period := o.cfg.SharedHeartbeat
@@ -179,33 +209,6 @@ func (o *Orchestrator) heartbeat() {
 	defer tick.Stop()
 	var republish chan struct{} // non-nil while a republish runs
 	for {
-		ctx, cancel := context.WithTimeout(o.root, min(period, sharedOpTimeout))
-		lost, err := o.shared.Beat(ctx, o.cfg.Instance, 3*period)
-		cancel()
-		if o.root.Err() != nil {
-			break
-		}
-		o.prune()
-		if err != nil {
-			msg := err.Error()
-			o.pub.lastErr.Store(&msg)
-			if o.pub.up.Swap(false) {
-				o.log.Warn("shared state unreachable: tasks are served here and their writes kept until it answers", "err", msg)
-			}
-		} else {
-			if !o.pub.up.Swap(true) {
-				st := o.SharedStatus()
-				o.log.Info("shared state answers again: publishing the pending writes", "tasks", st.PendingTasks, "bytes", st.PendingBytes)
-				o.pub.mu.Lock()
-				close(o.pub.back)
-				o.pub.back = make(chan struct{})
-				o.pub.mu.Unlock()
-			}
-			if lost && republish == nil {
-				republish = make(chan struct{})
-				go func(done chan struct{}) { defer close(done); o.republish() }(republish)
-			}
-		}
 		select {
 		case <-tick.C:
 		case <-o.root.Done():
@@ -220,9 +223,15 @@ func (o *Orchestrator) heartbeat() {
 		if o.root.Err() != nil {
 			break
 		}
+		o.prune()
+		if o.beat(min(period, sharedOpTimeout)) && republish == nil {
+			o.log.Warn("shared state lost its data (restarted without persistence?): publishing the held tasks again")
+			republish = make(chan struct{})
+			go func(done chan struct{}) { defer close(done); o.republish() }(republish)
+		}
 	}
 	if republish != nil {
-		<-republish // bounded: it stops at the first failed write once root ends
+		<-republish // bounded: each write is, and it stops at the first that fails
 	}
 }
 
@@ -266,6 +275,10 @@ func (o *Orchestrator) republish() {
 	o.pub.mu.Unlock()
 	n := 0
 	for _, h := range list {
+		if o.root.Err() != nil {
+			o.log.Warn("shared state: republish stopped by shutdown", "republished", n)
+			return
+		}
 		t := h.t.Value()
 		if t == nil || h.active.Load() {
 			continue

@@ -48,6 +48,10 @@ type settings struct {
 	LogLevel       string
 	LogPrompts     bool
 	DebugAddr      string
+
+	SharedHeartbeat    time.Duration
+	SharedPendingTasks int
+	SharedPendingBytes int64
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -97,6 +101,9 @@ func (s *settings) table() []setting {
 		{"SLUICE_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", oneOf(&s.LogLevel, "debug", "info", "warn", "error")},
 		{"SLUICE_LOG_PROMPTS", "log-prompts", "false", "log prompts and answers (debugging only)", boolean(&s.LogPrompts)},
 		{"SLUICE_DEBUG_ADDR", "debug-addr", "", "address for pprof (e.g. 127.0.0.1:6060); empty = off", str(&s.DebugAddr)},
+		{"SLUICE_SHARED_HEARTBEAT", "shared-heartbeat", "2s", "how often an instance renews its liveness in Redis; other instances call its unfinished tasks lost only after 3 periods without one", dur(&s.SharedHeartbeat, false)},
+		{"SLUICE_SHARED_PENDING_TASKS", "shared-pending-tasks", "10000", "tasks whose Redis writes may wait for Redis to answer again; a task beyond it is not published (logged, counted)", posInt(&s.SharedPendingTasks)},
+		{"SLUICE_SHARED_PENDING_BYTES", "shared-pending-bytes", "64MiB", "answer text that may wait for Redis to answer again; a task beyond it is not published (logged, counted)", size(&s.SharedPendingBytes)},
 	}
 }
 

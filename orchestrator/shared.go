@@ -132,6 +132,9 @@ type publisher struct {
 	dropped int64         // tasks given up
 	back    chan struct{} // closed when the shared state answers again
 	held    []*held       // local tasks published, for a republish
+	// dead are the owners of followed tasks found without a heartbeat,
+	// with when that was first seen (see ownerDead).
+	dead map[string]time.Time
 }
 
 // held is a local task that was published: kept weakly, so that it
@@ -163,6 +166,7 @@ func (o *Orchestrator) SharedStatus() SharedStatus {
 // heartbeat and the listener of cancel requests. o.running counts them.
 func (o *Orchestrator) startShared() {
 	o.pub.back = make(chan struct{})
+	o.pub.dead = map[string]time.Time{}
 	o.pub.up.Store(true)
 	o.beat(sharedCallTimeout) // a fresh state: nothing is held yet to publish again
 	o.running.Add(2)
@@ -252,10 +256,16 @@ func (o *Orchestrator) hold(t *Task) *held {
 	return h
 }
 
-// prune forgets the held tasks that the task store dropped.
+// prune forgets the held tasks that the task store dropped, and the dead
+// owners that no shared record can name any more.
 func (o *Orchestrator) prune() {
 	o.pub.mu.Lock()
 	defer o.pub.mu.Unlock()
+	for owner, since := range o.pub.dead {
+		if time.Since(since) > o.cfg.TotalTimeout+o.cfg.TaskTTL {
+			delete(o.pub.dead, owner)
+		}
+	}
 	keep := o.pub.held[:0]
 	for _, h := range o.pub.held {
 		if t := h.t.Value(); t != nil && o.store.Get(h.id) == t {
@@ -707,7 +717,7 @@ func (f *follower) run() {
 
 // ownerLost reports whether the instance running the task is gone: the
 // task outlived its deadline without an end in the log and its owner's
-// heartbeat has expired. While the owner lives, its end will come (it
+// heartbeat has expired (ownerDead). While the owner lives, its end will come (it
 // keeps its writes until the shared state takes them), up to the task's
 // TTL, past which the shared copy would have expired anyway. A record
 // without an owner (an older version wrote it) is lost ownerGrace after
@@ -723,14 +733,34 @@ func (f *follower) ownerLost(ctx context.Context) bool {
 	if now.After(f.rec.Deadline.Add(f.o.cfg.TaskTTL)) {
 		return true
 	}
-	alive, err := f.o.shared.Alive(ctx, f.rec.Owner)
+	return f.o.ownerDead(ctx, f.rec.Owner)
+}
+
+// ownerDead reports whether owner's heartbeat has been missing for a
+// whole heartbeat TTL (3 × Config.SharedHeartbeat, a setting every
+// instance of a deployment shares) as seen from this instance. One look
+// is not enough: after an outage of the shared state every heartbeat has
+// expired, and the owners renew theirs within a period.
+func (o *Orchestrator) ownerDead(ctx context.Context, owner string) bool {
+	alive, err := o.shared.Alive(ctx, owner)
 	if err != nil {
 		if ctx.Err() == nil {
-			f.log.Warn("shared state: owner liveness unknown", "owner", f.rec.Owner, "err", err)
+			o.log.Warn("shared state: owner liveness unknown", "owner", owner, "err", err)
 		}
 		return false
 	}
-	return !alive
+	o.pub.mu.Lock()
+	defer o.pub.mu.Unlock()
+	if alive {
+		delete(o.pub.dead, owner)
+		return false
+	}
+	since, seen := o.pub.dead[owner]
+	if !seen {
+		o.pub.dead[owner] = time.Now()
+		return false
+	}
+	return time.Since(since) >= 3*o.cfg.SharedHeartbeat
 }
 
 // endLost ends the followed task of a lost owner.

@@ -113,10 +113,37 @@ func (c *endCounter) TaskEnded(v orchestrator.View) {
 	c.mu.Unlock()
 }
 
-func (c *endCounter) count(id string) int {
+// checked returns how many times the task ended, waiting a moment for
+// its first end (observed just after the task's done channel closes),
+// and forgets it: a later end adds it again, which the last check of
+// the soak finds (twice).
+func (c *endCounter) checked(id string) int {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		c.mu.Lock()
+		n := c.ends[id]
+		if n > 0 || time.Now().After(deadline) {
+			delete(c.ends, id)
+			c.mu.Unlock()
+			return n
+		}
+		c.mu.Unlock()
+		time.Sleep(time.Millisecond) // the observer runs right after done closes
+	}
+}
+
+// twice returns the tasks that ended more than once since they were
+// last checked.
+func (c *endCounter) twice() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ends[id]
+	var out []string
+	for id, n := range c.ends {
+		if n > 1 {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // soak is the state of one soak run.
@@ -305,6 +332,10 @@ func TestSoak(t *testing.T) {
 		}
 	}
 
+	if ids := s.obs.twice(); len(ids) > 0 {
+		t.Errorf("tasks ended more than once: %q", ids)
+	}
+
 	// Memory: finished tasks expire after TaskTTL (swept every TaskTTL/4)
 	// on the live instances; the stopped one keeps its store (its sweeper
 	// ended), which the bound below includes.
@@ -397,7 +428,14 @@ func (s *soak) request(ctx context.Context, r *rand.Rand, tag string) {
 		id, got, refused = s.sse(ctx, e, r, "/v1/chat/completions", chat, true)
 	}
 	if refused {
+		// A polite client waits before it asks again (the Retry-After,
+		// capped): an open breaker must not turn the soak into a flood of
+		// refusals.
 		s.stats.refused.Add(1)
+		select {
+		case <-time.After(time.Duration(50+r.IntN(200)) * time.Millisecond):
+		case <-ctx.Done():
+		}
 		return
 	}
 	if id == "" {
@@ -581,7 +619,7 @@ func (s *soak) check(e, other *env, kind, prompt, id string, got delivered, open
 		return
 	}
 	v := task.View()
-	if n := s.obs.count(id); n != 1 {
+	if n := s.obs.checked(id); n != 1 {
 		s.errorf("task %s (%s) ended %d times", id, kind, n)
 	}
 	answer := soakAnswer(prompt)

@@ -382,50 +382,73 @@ func TestFollowerAndOwnerLiveness(t *testing.T) {
 }
 
 // TestRedisBacklogBound: the write-behind backlog holds at most
-// SharedPendingTasks tasks; the tasks beyond it are dropped (counted in
-// SharedStatus and sluice_shared_dropped_total) and the others are still
-// published whole when Redis is back.
+// SharedPendingTasks tasks and SharedPendingBytes of their text; the
+// tasks beyond either bound are dropped (counted in SharedStatus and
+// sluice_shared_dropped_total) and the others are still published whole
+// when Redis is back.
 func TestRedisBacklogBound(t *testing.T) {
-	url, prefix := redistest.Redis(t)
-	px, purl := redistest.NewProxy(t, url)
-	cfg := outageCfg
-	cfg.SharedPendingTasks = 2
-	o := &outage{t: t, proxy: px, url: url, prefix: prefix, chunks: []string{"kept ", "whole"}}
-	o.a = newEnv(t, envOpts{Shared: proxiedStore(t, purl, prefix), Orch: cfg, NoCache: true})
-	o.bWatch = &readWatch{Shared: proxiedStore(t, purl, prefix)}
-	o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: cfg, NoCache: true})
-	o.a.Up.SetScript(streamtest.Script{Chunks: o.chunks})
+	chunks := []string{"kept ", "whole"} // 10 bytes a task
+	for _, bound := range []struct {
+		name  string
+		tasks int
+		bytes int64
+	}{{"tasks", 2, 0}, {"bytes", 0, 25}} {
+		t.Run(bound.name, func(t *testing.T) {
+			url, prefix := redistest.Redis(t)
+			px, purl := redistest.NewProxy(t, url)
+			cfg := outageCfg
+			cfg.SharedPendingTasks, cfg.SharedPendingBytes = bound.tasks, bound.bytes
+			o := &outage{t: t, proxy: px, url: url, prefix: prefix, chunks: chunks}
+			o.a = newEnv(t, envOpts{Shared: proxiedStore(t, purl, prefix), Orch: cfg, NoCache: true})
+			o.bWatch = &readWatch{Shared: proxiedStore(t, purl, prefix)}
+			o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: cfg, NoCache: true})
+			o.a.Up.SetScript(streamtest.Script{Chunks: o.chunks})
 
-	px.Cut()
-	var ids []string
-	for i := range 4 {
-		// One at a time: the first two fill the backlog before the next.
-		id := o.submit(1, "bounded "+strconv.Itoa(i))[0]
-		select {
-		case <-o.a.Orch.GetAny(id).Done():
-		case <-time.After(10 * time.Second):
-			t.Fatalf("task %d did not end on A", i)
-		}
-		waitFor(t, 10*time.Second, "task in the backlog or dropped", func() bool {
-			st := o.a.Orch.SharedStatus()
-			return st.PendingTasks+int(st.Dropped) == i+1
+			px.Cut()
+			var ids []string
+			for i := range 4 {
+				id := o.submit(1, "bounded "+strconv.Itoa(i))[0]
+				select {
+				case <-o.a.Orch.GetAny(id).Done():
+				case <-time.After(10 * time.Second):
+					t.Fatalf("task %d did not end on A", i)
+				}
+				waitFor(t, 10*time.Second, "task in the backlog or dropped", func() bool {
+					st := o.a.Orch.SharedStatus()
+					return st.PendingTasks+int(st.Dropped) == i+1
+				})
+				ids = append(ids, id)
+			}
+			// A task joins the backlog with the text it has when a write
+			// first fails and may outgrow it at the next failure.
+			waitFor(t, 10*time.Second, "2 tasks kept and 2 dropped", func() bool {
+				st := o.a.Orch.SharedStatus()
+				return st.PendingTasks == 2 && st.Dropped == 2
+			})
+			if st := o.a.Orch.SharedStatus(); st.PendingBytes > 20 {
+				t.Fatalf("backlog with room for 2 after 4 tasks: %+v", st)
+			}
+			px.Restore()
+			waitFor(t, 10*time.Second, "A's backlog empty", func() bool { return o.a.Orch.SharedStatus().PendingTasks == 0 })
+			// Which ones were dropped depends on when each one's writes
+			// failed: the others are whole on B, the dropped ones unknown.
+			want := strings.Join(o.chunks, "")
+			kept, dropped := 0, 0
+			for i, id := range ids {
+				var v orchestrator.View
+				st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, &v)
+				switch {
+				case st == 200 && v.Status == orchestrator.StatusDone && v.Text == want:
+					kept++
+				case st == 404:
+					dropped++
+				default:
+					t.Fatalf("task %d on B: %d %+v", i, st, v)
+				}
+			}
+			if kept != 2 || dropped != 2 {
+				t.Fatalf("on B: %d tasks whole, %d unknown; want 2 and 2", kept, dropped)
+			}
 		})
-		ids = append(ids, id)
-	}
-	if st := o.a.Orch.SharedStatus(); st.PendingTasks != 2 || st.Dropped != 2 {
-		t.Fatalf("backlog with room for 2 after 4 tasks: %+v", st)
-	}
-	px.Restore()
-	waitFor(t, 10*time.Second, "A's backlog empty", func() bool { return o.a.Orch.SharedStatus().PendingTasks == 0 })
-	want := strings.Join(o.chunks, "")
-	for i, id := range ids {
-		var v orchestrator.View
-		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, &v)
-		switch {
-		case i < 2 && (st != 200 || v.Status != orchestrator.StatusDone || v.Text != want):
-			t.Fatalf("kept task %d on B: %d %+v", i, st, v)
-		case i >= 2 && st != 404:
-			t.Fatalf("dropped task %d on B: %d %+v", i, st, v)
-		}
 	}
 }

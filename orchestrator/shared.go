@@ -495,7 +495,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 			})
 			if err == nil {
 				if pending {
-					log.Info("shared state: pending writes of the task published")
+					log.Debug("shared state: pending writes of the task published")
 				}
 				return
 			}

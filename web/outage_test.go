@@ -296,6 +296,44 @@ func TestRedisRestartedEmpty(t *testing.T) {
 	o.seenDoneOnB(append(append(published, streaming...), during...))
 }
 
+// TestRedisKilledAndRestarted: a redis-server of the test's own is killed
+// (SIGKILL) while tasks stream and started again empty (no persistence),
+// its scripts forgotten too. As with TestRedisRestartedEmpty, A publishes
+// again what it holds and B reads every task whole, in order.
+func TestRedisKilledAndRestarted(t *testing.T) {
+	srv, url := redistest.NewServer(t)
+	const prefix = "sluice:"
+	o := &outage{t: t, url: url, prefix: prefix, chunks: []string{"one ", "two ", "three ", "four ", "five ", "six"}}
+	o.a = newEnv(t, envOpts{Shared: proxiedStore(t, url, prefix), Orch: outageCfg, NoCache: true})
+	o.bWatch = &readWatch{Shared: proxiedStore(t, url, prefix)}
+	o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: outageCfg, NoCache: true})
+	o.a.Up.SetScript(streamtest.Script{Chunks: o.chunks, Gap: 150 * time.Millisecond})
+
+	published := o.submit(1, "published before")
+	o.endAllOnA(published)
+	waitFor(t, 10*time.Second, "the first task published", func() bool {
+		var v orchestrator.View
+		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+published[0], nil, &v)
+		return st == 200 && v.Status == orchestrator.StatusDone
+	})
+	streaming := o.submit(3, "streaming at the kill")
+	waitFor(t, 10*time.Second, "deltas of the streaming tasks on B", func() bool {
+		var v orchestrator.View
+		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+streaming[2], nil, &v)
+		return st == 200 && v.Chunks >= 2
+	})
+
+	srv.Kill()
+	waitFor(t, 5*time.Second, "/readyz on A says degraded", func() bool {
+		st, body := o.readyz()
+		return st == 200 && strings.HasPrefix(body["redis"], "degraded: ")
+	})
+	during := o.submit(2, "while Redis is dead")
+	o.endAllOnA(append(streaming, during...))
+	srv.Start()
+	o.seenDoneOnB(append(append(published, streaming...), during...))
+}
+
 // TestRedisStalled: a Redis that accepts connections and never answers.
 // A's streams are not held by it, /readyz stays 200 and says degraded,
 // and once Redis answers again B sees every task whole.

@@ -1,6 +1,10 @@
 package orchestrator
 
-import "time"
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
 
 // Config configures an Orchestrator. The zero value works.
 type Config struct {
@@ -46,6 +50,21 @@ type Config struct {
 	// line. For debugging only: prompts and answers may be sensitive.
 	// default: false
 	LogPrompts bool
+
+	// Instance names this instance in the shared state (the owner of its
+	// tasks). default: a random id
+	Instance string
+	// SharedHeartbeat is how often this instance renews its liveness in
+	// the shared state; it expires after 3 periods, and only then do
+	// other instances call its unfinished tasks lost. It also paces how
+	// soon writes kept during an outage are sent again. default: 2s
+	SharedHeartbeat time.Duration
+	// SharedPendingTasks and SharedPendingBytes bound the write-behind
+	// backlog: the tasks whose writes wait for the shared state to answer
+	// and the bytes of their unpublished text. A task beyond them is not
+	// published (logged and counted). defaults: 10000 and 64 MiB
+	SharedPendingTasks int
+	SharedPendingBytes int64
 }
 
 func (c *Config) setDefaults() {
@@ -80,6 +99,16 @@ func (c *Config) setDefaults() {
 	}
 	if c.BreakerFailures == 0 {
 		c.BreakerFailures = 5
+	}
+	def(&c.SharedHeartbeat, 2*time.Second)
+	if c.SharedPendingTasks <= 0 {
+		c.SharedPendingTasks = 10000
+	}
+	if c.SharedPendingBytes <= 0 {
+		c.SharedPendingBytes = 64 << 20
+	}
+	if c.Instance == "" {
+		c.Instance = uuid.NewString()
 	}
 	if c.DefaultModel == "" {
 		c.DefaultModel = "sim-1"

@@ -71,6 +71,7 @@ type Orchestrator struct {
 	sharedDown atomic.Int64     // unix ns until which new tasks publish in the background
 	followMu   sync.Mutex       // protects following; one follower per remote task
 	following  map[string]*Task // remote tasks followed live, by id
+	pub        publisher        // write-behind of the shared state (shared.go)
 
 	root     context.Context // parent of every task context; ends at Shutdown
 	stop     context.CancelCauseFunc
@@ -139,8 +140,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	o.running.Add(1)
 	go o.sweep()
 	if o.shared != nil {
-		o.running.Add(1)
-		go o.listenCancels()
+		o.startShared()
 	}
 	return o, nil
 }

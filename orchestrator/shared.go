@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/sluice-dev/sluice/stream"
 )
@@ -20,10 +24,13 @@ type Shared interface {
 	Start(ctx context.Context, rec Record, ttl time.Duration) error
 	// Append adds deltas with sequence numbers first, first+1, ... to the
 	// task's log. It is idempotent: entries already written are skipped,
-	// so a write whose answer was lost can be sent again.
+	// so a write whose answer was lost can be sent again. If the record is
+	// missing or the log does not reach first-1 (the shared state lost
+	// the task), it writes nothing and returns ErrSharedGap.
 	Append(ctx context.Context, id string, first int, deltas []string, ttl time.Duration) error
 	// Finish adds the terminal event to the log and replaces the record
-	// with the final one; both expire after ttl. It is idempotent too.
+	// with the final one; both expire after ttl. It is idempotent too,
+	// and returns ErrSharedGap as Append does.
 	Finish(ctx context.Context, rec Record, end stream.End, ttl time.Duration) error
 	// Load returns the record of a task, or ErrNotShared.
 	Load(ctx context.Context, id string) (Record, error)
@@ -38,21 +45,35 @@ type Shared interface {
 	// Cancels delivers the ids whose cancellation was requested, until
 	// ctx ends; then the channel is closed.
 	Cancels(ctx context.Context) <-chan string
+	// Beat renews the liveness of instance for ttl. lost reports that the
+	// shared state does not hold what it held (it was emptied, e.g. a
+	// restart without persistence, or this is its first use).
+	Beat(ctx context.Context, instance string, ttl time.Duration) (lost bool, err error)
+	// Alive reports whether instance's last Beat has not expired.
+	Alive(ctx context.Context, instance string) (bool, error)
 }
 
 // ErrNotShared is returned by Shared.Load for a task it does not hold.
 var ErrNotShared = errors.New("orchestrator: no such shared task")
 
+// ErrSharedGap is returned by Shared writes that would leave a gap: the
+// shared copy of the task is missing or shorter than the write assumes.
+// The owner then publishes the task again from its start.
+var ErrSharedGap = errors.New("orchestrator: the shared copy of the task has a gap")
+
 // Record is a task as it is shared between instances: its view without
-// the text (the log holds that), the tenant it belongs to, and the time
-// by which its owner will have ended it (its total cap).
+// the text (the log holds that), the tenant it belongs to, the time by
+// which its owner will have ended it (its total cap) and the instance
+// that runs it (see Shared.Alive).
 type Record struct {
 	Tenant   string    `json:"tenant"`
 	Deadline time.Time `json:"deadline"`
+	Owner    string    `json:"owner,omitempty"`
 	View     View      `json:"view"`
 }
 
 // Timing of the shared state; variables so that tests can shorten them.
+// The heartbeat and the write-behind bounds are Config fields.
 var (
 	// sharedCallTimeout bounds the calls to the shared state that a
 	// request waits for: the write that makes a new task visible to
@@ -66,18 +87,298 @@ var (
 	// mirrorInterval is the shortest time between two writes of one
 	// task's deltas: what comes meanwhile goes in the next write.
 	mirrorInterval = 20 * time.Millisecond
-	// endAttempts is how many times the mirror tries to write a task's
-	// end before it gives up.
-	endAttempts = 3
+	// mirrorPage bounds the text of one write of a task's log.
+	mirrorPage = 1 << 20
+	// retryMax is the longest pause between two tries of a failed write
+	// (a write is also tried again as soon as the heartbeat succeeds).
+	retryMax = 2 * time.Second
 	// followWait is how long one read of a followed log waits.
 	followWait = time.Second
 	// ownerGrace is how long past a task's deadline a follower waits for
-	// its end before it calls the owning instance lost.
+	// its end before it calls the owning instance lost, when the record
+	// names no owner (written by an older version).
 	ownerGrace = 10 * time.Second
 	// remoteCancelWait bounds how long a DELETE of another instance's
 	// task waits to see it end.
 	remoteCancelWait = 2 * time.Second
 )
+
+// SharedStatus is the state of this instance's link to the shared state,
+// as the last heartbeat found it, and of its write-behind backlog.
+type SharedStatus struct {
+	// Enabled is false for a single instance (no shared state).
+	Enabled bool `json:"enabled"`
+	// Up is whether the last heartbeat succeeded.
+	Up bool `json:"up"`
+	// Err is the last heartbeat's error while the state is down.
+	Err string `json:"error,omitempty"`
+	// PendingTasks and PendingBytes are the tasks whose writes wait for
+	// the shared state to answer, and the bytes of text among them.
+	PendingTasks int   `json:"pending_tasks"`
+	PendingBytes int64 `json:"pending_bytes"`
+	// Dropped counts the tasks whose pending writes were given up
+	// (backlog full, or shutdown while the shared state was down).
+	Dropped int64 `json:"dropped_total"`
+}
+
+// publisher is the write-behind state of an orchestrator's shared tasks.
+type publisher struct {
+	up      atomic.Bool
+	lastErr atomic.Pointer[string]
+
+	mu      sync.Mutex    // protects the fields below
+	tasks   int           // tasks with pending writes
+	bytes   int64         // their unpublished text
+	dropped int64         // tasks given up
+	back    chan struct{} // closed when the shared state answers again
+	held    []*held       // local tasks published, for a republish
+	// dead are the owners of followed tasks found without a heartbeat,
+	// with when that was first seen (see ownerDead).
+	dead map[string]time.Time
+}
+
+// held is a local task that was published: kept weakly, so that it
+// leaves with the task store's copy.
+type held struct {
+	id     string
+	t      weak.Pointer[Task]
+	active atomic.Bool // a mirror publishes it now
+}
+
+// SharedStatus returns the state of the shared-state link and backlog.
+func (o *Orchestrator) SharedStatus() SharedStatus {
+	if o.shared == nil {
+		return SharedStatus{}
+	}
+	p := &o.pub
+	st := SharedStatus{Enabled: true, Up: p.up.Load()}
+	if e := p.lastErr.Load(); e != nil && !st.Up {
+		st.Err = *e
+	}
+	p.mu.Lock()
+	st.PendingTasks, st.PendingBytes, st.Dropped = p.tasks, p.bytes, p.dropped
+	p.mu.Unlock()
+	return st
+}
+
+// startShared beats once (so that the state of the link is known from
+// the start), then starts the goroutines of the shared state: the
+// heartbeat and the listener of cancel requests. o.running counts them.
+func (o *Orchestrator) startShared() {
+	o.pub.back = make(chan struct{})
+	o.pub.dead = map[string]time.Time{}
+	o.pub.up.Store(true)
+	o.beat(sharedCallTimeout) // a fresh state: nothing is held yet to publish again
+	o.running.Add(2)
+	go o.heartbeat()
+	go o.listenCancels()
+}
+
+// beat renews this instance's liveness within timeout, records whether
+// the shared state answered, and wakes the writes waiting for it when it
+// answers again. It reports whether the shared state lost its data.
+func (o *Orchestrator) beat(timeout time.Duration) (lost bool) {
+	ctx, cancel := context.WithTimeout(o.root, timeout)
+	lost, err := o.shared.Beat(ctx, o.cfg.Instance, 3*o.cfg.SharedHeartbeat)
+	cancel()
+	if o.root.Err() != nil {
+		return false
+	}
+	if err != nil {
+		msg := err.Error()
+		o.pub.lastErr.Store(&msg)
+		if o.pub.up.Swap(false) {
+			o.log.Warn("shared state unreachable: tasks are served here and their writes kept until it answers", "err", msg)
+		}
+		return false
+	}
+	if !o.pub.up.Swap(true) {
+		st := o.SharedStatus()
+		o.log.Info("shared state answers again: publishing the pending writes", "tasks", st.PendingTasks, "bytes", st.PendingBytes)
+		o.pub.mu.Lock()
+		close(o.pub.back)
+		o.pub.back = make(chan struct{})
+		o.pub.mu.Unlock()
+	}
+	return lost
+}
+
+// heartbeat beats every Config.SharedHeartbeat until Shutdown (the
+// liveness expires after 3 periods), and publishes the held tasks again
+// when the shared state lost its data.
+func (o *Orchestrator) heartbeat() {
+	defer o.running.Done()
+	period := o.cfg.SharedHeartbeat
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	var republish chan struct{} // non-nil while a republish runs
+	for {
+		select {
+		case <-tick.C:
+		case <-o.root.Done():
+		}
+		if republish != nil {
+			select {
+			case <-republish:
+				republish = nil
+			default:
+			}
+		}
+		if o.root.Err() != nil {
+			break
+		}
+		o.prune()
+		if o.beat(min(period, sharedOpTimeout)) && republish == nil {
+			o.log.Warn("shared state lost its data (restarted without persistence?): publishing the held tasks again")
+			republish = make(chan struct{})
+			go func(done chan struct{}) { defer close(done); o.republish() }(republish)
+		}
+	}
+	if republish != nil {
+		<-republish // bounded: each write is, and it stops at the first that fails
+	}
+}
+
+// backOnline returns a channel closed when the shared state answers again.
+func (o *Orchestrator) backOnline() <-chan struct{} {
+	o.pub.mu.Lock()
+	defer o.pub.mu.Unlock()
+	return o.pub.back
+}
+
+// hold remembers a published local task for a republish.
+func (o *Orchestrator) hold(t *Task) *held {
+	h := &held{id: t.ID, t: weak.Make(t)}
+	h.active.Store(true)
+	o.pub.mu.Lock()
+	o.pub.held = append(o.pub.held, h)
+	o.pub.mu.Unlock()
+	return h
+}
+
+// prune forgets the held tasks that the task store dropped, and the dead
+// owners that no shared record can name any more.
+func (o *Orchestrator) prune() {
+	o.pub.mu.Lock()
+	defer o.pub.mu.Unlock()
+	for owner, since := range o.pub.dead {
+		if time.Since(since) > o.cfg.TotalTimeout+o.cfg.TaskTTL {
+			delete(o.pub.dead, owner)
+		}
+	}
+	keep := o.pub.held[:0]
+	for _, h := range o.pub.held {
+		if t := h.t.Value(); t != nil && o.store.Get(h.id) == t {
+			keep = append(keep, h)
+		}
+	}
+	clear(o.pub.held[len(keep):])
+	o.pub.held = keep
+}
+
+// republish publishes again, whole, every held task that no mirror is
+// publishing: the shared state lost them. It stops at the first write
+// that fails (the mirrors' own gap checks cover what runs meanwhile).
+func (o *Orchestrator) republish() {
+	o.pub.mu.Lock()
+	list := slices.Clone(o.pub.held)
+	o.pub.mu.Unlock()
+	n := 0
+	for _, h := range list {
+		if o.root.Err() != nil {
+			o.log.Warn("shared state: republish stopped by shutdown", "republished", n)
+			return
+		}
+		t := h.t.Value()
+		if t == nil || h.active.Load() {
+			continue
+		}
+		if err := o.publishWhole(t); err != nil {
+			o.log.Warn("shared state: republish stopped", "republished", n, "err", err)
+			return
+		}
+		n++
+	}
+	o.log.Info("shared state had lost its data: held tasks published again", "tasks", n)
+}
+
+// publishWhole writes a finished local task to the shared state from its
+// record to its end.
+func (o *Orchestrator) publishWhole(t *Task) error {
+	ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
+	defer cancel()
+	if err := o.shared.Start(ctx, o.recordOf(t), o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+		return err
+	}
+	for after := 0; ; {
+		p := t.tr.Read(after, mirrorPage)
+		if len(p.Deltas) > 0 {
+			if err := o.shared.Append(ctx, t.ID, p.First, p.Deltas, o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+				return err
+			}
+			after = p.Last()
+		}
+		if p.End != nil {
+			return o.shared.Finish(ctx, o.recordOf(t), *p.End, o.cfg.TaskTTL)
+		}
+		if len(p.Deltas) == 0 {
+			return nil // not final: never for a task no mirror publishes
+		}
+	}
+}
+
+// enter counts a task into the backlog with n bytes pending; false when
+// the backlog is full.
+func (p *publisher) enter(n int64, maxTasks int, maxBytes int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tasks+1 > maxTasks || p.bytes+n > maxBytes {
+		return false
+	}
+	p.tasks++
+	p.bytes += n
+	return true
+}
+
+// grow changes a pending task's bytes from old to n; false when that
+// overflows the backlog (nothing changes then).
+func (p *publisher) grow(old, n, maxBytes int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n > old && p.bytes-old+n > maxBytes {
+		return false
+	}
+	p.bytes += n - old
+	return true
+}
+
+// drop counts a task given up that was not in the backlog.
+func (p *publisher) drop() {
+	p.mu.Lock()
+	p.dropped++
+	p.mu.Unlock()
+}
+
+// leave takes a task with n bytes out of the backlog; dropped counts it
+// as given up.
+func (p *publisher) leave(n int64, dropped bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tasks--
+	p.bytes -= n
+	if dropped {
+		p.dropped++
+	}
+}
+
+// textLen is the length of the text of deltas.
+func textLen(deltas []string) int {
+	n := 0
+	for _, d := range deltas {
+		n += len(d)
+	}
+	return n
+}
 
 // record returns t as a shared record.
 func (t *Task) record() Record {
@@ -90,25 +391,16 @@ func (t *Task) record() Record {
 // so that any instance finds the task as soon as its id is known, then
 // (in a goroutine) its deltas, its end and its final record. The caller
 // has counted the goroutine in o.running. If the shared state fails, the
-// task goes on unshared.
+// writes wait in the backlog until it answers (see mirror).
 func (o *Orchestrator) share(t *Task) {
+	h := o.hold(t)
 	if until := o.sharedDown.Load(); until != 0 && time.Now().UnixNano() < until {
 		// The shared state failed a moment ago: do not make this request
 		// wait for it too. Publish in the background instead.
-		go func() {
-			if o.start(t) {
-				o.mirror(t)
-			} else {
-				o.running.Done()
-			}
-		}()
+		go o.mirror(t, h, false)
 		return
 	}
-	if !o.start(t) {
-		o.running.Done()
-		return
-	}
-	go o.mirror(t)
+	go o.mirror(t, h, o.start(t))
 }
 
 // start writes a task's first record and reports whether it did. After a
@@ -116,77 +408,157 @@ func (o *Orchestrator) share(t *Task) {
 func (o *Orchestrator) start(t *Task) bool {
 	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
 	defer cancel()
-	if err := o.shared.Start(ctx, t.record(), o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+	if err := o.shared.Start(ctx, o.recordOf(t), o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
 		o.sharedDown.Store(time.Now().Add(sharedBackOff).UnixNano())
-		o.log.Warn("shared state write failed; other instances cannot see this task", "task_id", t.ID, "op", "start", "err", err)
+		o.log.Warn("shared state write failed; the task is published when it answers", "task_id", t.ID, "op", "start", "err", err)
 		return false
 	}
 	o.sharedDown.Store(0)
 	return true
 }
 
-// mirror copies a local task's transcript to the shared state. It is one
-// more reader of the transcript, so it never slows the task: it writes
-// what is pending at most every mirrorInterval, and a slow shared store
-// only makes its pages bigger. A failed write is sent again (writes are
-// idempotent) with a growing pause while the task runs, and the end is
-// tried endAttempts times.
-func (o *Orchestrator) mirror(t *Task) {
+// recordOf is t's record with this instance as its owner.
+func (o *Orchestrator) recordOf(t *Task) Record {
+	r := t.record()
+	r.Owner = o.cfg.Instance
+	return r
+}
+
+// mirror copies a local task's transcript to the shared state, in order:
+// its record (unless started), its deltas, its end with the final record.
+// It is one more reader of the transcript, so it never slows the task: it
+// writes what is pending at most every mirrorInterval, and a slow shared
+// store only makes its pages bigger. A failed write puts the task in the
+// backlog (bounded by Config.SharedPendingTasks and SharedPendingBytes)
+// and is sent again (writes are idempotent) after a growing pause or as
+// soon as the heartbeat finds the shared state back, however long that
+// takes; the task leaves the backlog when its writes succeed. If the
+// shared copy turns out to have a gap (the shared state lost it), the task
+// is published again from its record. A task whose writes do not fit in
+// the backlog, or are still pending at shutdown, is dropped: logged and
+// counted.
+func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 	defer o.running.Done()
+	defer h.active.Store(false)
 	log := o.log.With("task_id", t.ID)
-	write := func(op string, f func(ctx context.Context) error) bool {
+	write := func(op string, f func(ctx context.Context) error) error {
 		ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
 		defer cancel()
 		err := f(ctx)
-		if err != nil {
-			log.Warn("shared state write failed; will retry", "op", op, "err", err)
+		if err != nil && !errors.Is(err, ErrSharedGap) {
+			log.Debug("shared state write failed; will retry", "op", op, "err", err)
 		}
-		return err == nil
+		return err
 	}
 	ttl := o.cfg.TotalTimeout + o.cfg.TaskTTL
 	pace := time.NewTimer(0)
 	defer pace.Stop()
-	after, failures := 0, 0
-	for {
-		p := t.tr.Read(after, 0)
-		ok := true
-		if len(p.Deltas) > 0 && after == 0 && p.End == nil {
-			// The first token came: the record gets its TTFT before
-			// delta 1 is visible elsewhere (an ended task's final record
-			// comes with its end).
-			ok = write("start", func(ctx context.Context) error {
-				return o.shared.Start(ctx, t.record(), ttl)
-			})
+	var (
+		after, failures, gaps int
+		ttftSent              bool
+		pending               bool  // in the backlog
+		pendingBytes          int64 // what the backlog counts for it
+	)
+	leave := func(dropped bool) {
+		if pending {
+			o.pub.leave(pendingBytes, dropped)
+			pending, pendingBytes = false, 0
 		}
-		if ok && len(p.Deltas) > 0 {
-			ok = write("append", func(ctx context.Context) error {
+	}
+	defer leave(false)
+	for {
+		p := t.tr.Read(after, mirrorPage)
+		var err error
+		if !started || (!ttftSent && after == 0 && len(p.Deltas) > 0 && p.End == nil) {
+			// The record comes first; when the first token came, it is
+			// written again with its TTFT before delta 1 is visible
+			// elsewhere (an ended task's final record comes with its end).
+			err = write("start", func(ctx context.Context) error {
+				return o.shared.Start(ctx, o.recordOf(t), ttl)
+			})
+			if err == nil {
+				started, ttftSent = true, len(p.Deltas) > 0
+			}
+		}
+		if err == nil && len(p.Deltas) > 0 {
+			err = write("append", func(ctx context.Context) error {
 				return o.shared.Append(ctx, t.ID, p.First, p.Deltas, ttl)
 			})
-			if ok {
+			if err == nil {
 				after = p.Last()
 			}
 		}
-		if ok && p.End != nil {
+		if err == nil && p.End != nil {
 			<-t.done // the status is set just after the transcript ends
-			ok = write("finish", func(ctx context.Context) error {
-				return o.shared.Finish(ctx, t.record(), *p.End, o.cfg.TaskTTL)
+			err = write("finish", func(ctx context.Context) error {
+				return o.shared.Finish(ctx, o.recordOf(t), *p.End, o.cfg.TaskTTL)
 			})
-			if ok {
+			if err == nil {
+				if pending {
+					log.Debug("shared state: pending writes of the task published")
+				}
 				return
 			}
 		}
-		if !ok {
-			failures++
-			if p.End != nil && failures >= endAttempts {
-				log.Error("shared state: gave up writing this task; other instances will call it lost", "attempts", failures)
-				return
-			}
-			pace.Reset(min(100*time.Millisecond<<failures, 2*time.Second))
-			<-pace.C // bounded: at most 2 s, and the task's deadline bounds the rounds
+		if errors.Is(err, ErrSharedGap) && gaps < 3 {
+			// The shared state lost the task (restarted empty): publish
+			// it again from its record rather than append at a gap.
+			gaps++
+			log.Warn("shared state lost the task; publishing it again from its start", "err", err)
+			started, ttftSent, after = false, false, 0
 			continue
 		}
-		failures = 0
+		if err != nil {
+			failures++
+			n := int64(p.Pending)
+			switch {
+			case !pending && !o.pub.enter(n, o.cfg.SharedPendingTasks, o.cfg.SharedPendingBytes):
+				o.pub.drop()
+				log.Error("shared state backlog full: this task's writes are dropped; other instances will not see its rest",
+					"published_deltas", after, "unpublished_bytes", n, "limit_tasks", o.cfg.SharedPendingTasks, "limit_bytes", o.cfg.SharedPendingBytes)
+				return
+			case !pending:
+				pending, pendingBytes = true, n
+			case !o.pub.grow(pendingBytes, n, o.cfg.SharedPendingBytes):
+				log.Error("shared state backlog full: this task's writes are dropped; other instances will not see its rest",
+					"published_deltas", after, "unpublished_bytes", n, "limit_bytes", o.cfg.SharedPendingBytes)
+				leave(true)
+				return
+			default:
+				pendingBytes = n
+			}
+			if o.root.Err() != nil && t.Status().Final() {
+				log.Error("shutting down with the shared state unreachable: this task's writes are dropped",
+					"published_deltas", after, "unpublished_bytes", n, "err", err)
+				leave(true)
+				return
+			}
+			// Wait for the next try; once shutting down, for the task's
+			// end (then one last try).
+			stop := o.root.Done()
+			if o.root.Err() != nil {
+				stop = t.done
+			}
+			pace.Reset(min(100*time.Millisecond<<min(failures, 8), retryMax))
+			select {
+			case <-pace.C:
+			case <-o.backOnline():
+				pace.Stop()
+			case <-stop:
+				pace.Stop()
+			}
+			continue
+		}
+		failures, gaps = 0, 0
+		if pending {
+			// Caught up so far: out of the backlog until a write fails.
+			o.pub.leave(pendingBytes, false)
+			pending, pendingBytes = false, 0
+		}
 		if len(p.Deltas) > 0 {
+			if size := textLen(p.Deltas); size < p.Pending {
+				continue // a page of a longer catch-up: the next one now
+			}
 			// Let the next deltas gather for a moment: one write per
 			// interval instead of one per chunk, unless the task ends.
 			pace.Reset(mirrorInterval)
@@ -247,7 +619,7 @@ func (o *Orchestrator) remote(id string) *Task {
 		case ended:
 			o.keep(t)
 			return t
-		case f.ownerLost():
+		case f.ownerLost(ctx):
 			f.endLost() // shown as failed, not kept: a later lookup asks again
 			return t
 		case n == 0 || ctx.Err() != nil:
@@ -324,8 +696,9 @@ func (f *follower) run() {
 		o.followMu.Unlock()
 	}()
 	for {
-		ctx, cancel := context.WithTimeout(o.root, followWait+sharedOpTimeout)
+		ctx, cancel := context.WithTimeout(o.root, followWait+2*sharedOpTimeout)
 		ended, _ := f.pull(ctx, followWait)
+		lost := !ended && o.root.Err() == nil && f.ownerLost(ctx)
 		cancel()
 		switch {
 		case ended:
@@ -335,18 +708,59 @@ func (f *follower) run() {
 			f.end(stream.End{Event: "error", FinishReason: "cancelled",
 				Code: CodeShuttingDown, Message: "the server is shutting down", FirstTokenMs: -1})
 			return
-		case f.ownerLost():
+		case lost:
 			f.endLost()
 			return
 		}
 	}
 }
 
-// ownerLost reports whether the task has outlived its deadline by
-// ownerGrace without an end in the log: the instance that ran it died, or
-// could not write its end.
-func (f *follower) ownerLost() bool {
-	return time.Now().After(f.rec.Deadline.Add(ownerGrace))
+// ownerLost reports whether the instance running the task is gone: the
+// task outlived its deadline without an end in the log and its owner's
+// heartbeat has expired (ownerDead). While the owner lives, its end will come (it
+// keeps its writes until the shared state takes them), up to the task's
+// TTL, past which the shared copy would have expired anyway. A record
+// without an owner (an older version wrote it) is lost ownerGrace after
+// its deadline. A failed liveness check is not a loss.
+func (f *follower) ownerLost(ctx context.Context) bool {
+	now := time.Now()
+	if !now.After(f.rec.Deadline) {
+		return false
+	}
+	if f.rec.Owner == "" {
+		return now.After(f.rec.Deadline.Add(ownerGrace))
+	}
+	if now.After(f.rec.Deadline.Add(f.o.cfg.TaskTTL)) {
+		return true
+	}
+	return f.o.ownerDead(ctx, f.rec.Owner)
+}
+
+// ownerDead reports whether owner's heartbeat has been missing for a
+// whole heartbeat TTL (3 × Config.SharedHeartbeat, a setting every
+// instance of a deployment shares) as seen from this instance. One look
+// is not enough: after an outage of the shared state every heartbeat has
+// expired, and the owners renew theirs within a period.
+func (o *Orchestrator) ownerDead(ctx context.Context, owner string) bool {
+	alive, err := o.shared.Alive(ctx, owner)
+	if err != nil {
+		if ctx.Err() == nil {
+			o.log.Warn("shared state: owner liveness unknown", "owner", owner, "err", err)
+		}
+		return false
+	}
+	o.pub.mu.Lock()
+	defer o.pub.mu.Unlock()
+	if alive {
+		delete(o.pub.dead, owner)
+		return false
+	}
+	since, seen := o.pub.dead[owner]
+	if !seen {
+		o.pub.dead[owner] = time.Now()
+		return false
+	}
+	return time.Since(since) >= 3*o.cfg.SharedHeartbeat
 }
 
 // endLost ends the followed task of a lost owner.

@@ -2,9 +2,11 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/pipeline"
 )
 
@@ -42,8 +44,10 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // readyz fails while no upstream can serve (its circuit is open, or it
-// does not accept a connection), or while a configured dependency (Redis)
-// is unreachable.
+// does not accept a connection), or while a dependency of Config.Ready is
+// unreachable. The shared state (Redis) is not one: without it the
+// instance still serves its own work, so its state is reported in the
+// body ("redis": "ok" or "degraded: ...") and readiness stays.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -51,9 +55,31 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if err == nil && s.cfg.Ready != nil {
 		err = s.cfg.Ready(ctx)
 	}
+	body := map[string]string{"status": "ready"}
+	if st := s.orch.SharedStatus(); st.Enabled {
+		body["redis"] = sharedHealth(st)
+	}
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		body["status"], body["reason"] = "unavailable", err.Error()
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, body)
+}
+
+// sharedHealth describes the shared-state link for /readyz.
+func sharedHealth(st orchestrator.SharedStatus) string {
+	backlog := ""
+	if st.PendingTasks > 0 {
+		backlog = fmt.Sprintf("%d tasks (%d bytes of text) waiting to be published", st.PendingTasks, st.PendingBytes)
+	}
+	switch {
+	case !st.Up && backlog != "":
+		return "degraded: " + st.Err + "; " + backlog
+	case !st.Up:
+		return "degraded: " + st.Err + "; tasks are served here and published when it answers"
+	case backlog != "":
+		return "catching up: " + backlog
+	}
+	return "ok"
 }

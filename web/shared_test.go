@@ -204,6 +204,9 @@ func TestTasksAcrossInstances(t *testing.T) {
 		rec := orchestrator.Record{Tenant: "a", Deadline: time.Now(), View: orchestrator.View{
 			ID: id, Status: orchestrator.StatusDone, FinishReason: "stop", Model: "sim-1", Namespace: "default", CreatedAt: time.Now(),
 		}}
+		if err := storeA.Start(ctx, rec, time.Minute); err != nil {
+			t.Fatal(err)
+		}
 		if err := storeA.Append(ctx, id, 1, deltas, time.Minute); err != nil {
 			t.Fatal(err)
 		}

@@ -51,18 +51,21 @@ type settings struct {
 
 	// Hardening (issue 10): server limits, bounded cache work and stats,
 	// /metrics access.
-	CacheMaxSemantic  int
-	ReadHeaderTimeout time.Duration
-	BodyTimeout       time.Duration
-	MaxHeaderBytes    int64
-	MaxConns          int
-	OpsConns          int
-	TriageTimeout     time.Duration
-	KeepAliveTimeout  time.Duration
-	CacheNamespaces   int
-	MetricsKey        string
-	MetricsAddr       string
-	MetricsNamespaces int
+	CacheMaxSemantic   int
+	ReadHeaderTimeout  time.Duration
+	BodyTimeout        time.Duration
+	MaxHeaderBytes     int64
+	MaxConns           int
+	OpsConns           int
+	TriageTimeout      time.Duration
+	KeepAliveTimeout   time.Duration
+	CacheNamespaces    int
+	MetricsKey         string
+	MetricsAddr        string
+	MetricsNamespaces  int
+	SharedHeartbeat    time.Duration
+	SharedPendingTasks int
+	SharedPendingBytes int64
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -125,6 +128,9 @@ func (s *settings) table() []setting {
 		{"SLUICE_METRICS_ADDR", "metrics-addr", "", "separate listen address for GET /metrics (then not served on SLUICE_ADDR); empty = on SLUICE_ADDR", str(&s.MetricsAddr)},
 		{"SLUICE_METRICS_NAMESPACES", "metrics-namespaces", "0", "cache namespace names exported as metric labels (the first N seen); 0 = none, all summed under (other)", nonNegInt(&s.MetricsNamespaces)},
 		{"SLUICE_CACHE_MAX_NAMESPACES", "cache-max-namespaces", "10000", "most cache namespaces (tenant, namespace, model) with counters; the least recently used lose theirs", posInt(&s.CacheNamespaces)},
+		{"SLUICE_SHARED_HEARTBEAT", "shared-heartbeat", "2s", "how often an instance renews its liveness in Redis; other instances call its unfinished tasks lost only after 3 periods without one", dur(&s.SharedHeartbeat, false)},
+		{"SLUICE_SHARED_PENDING_TASKS", "shared-pending-tasks", "10000", "tasks whose Redis writes may wait for Redis to answer again; a task beyond it is not published (logged, counted)", posInt(&s.SharedPendingTasks)},
+		{"SLUICE_SHARED_PENDING_BYTES", "shared-pending-bytes", "64MiB", "answer text that may wait for Redis to answer again; a task beyond it is not published (logged, counted)", size(&s.SharedPendingBytes)},
 	}
 }
 

@@ -80,7 +80,6 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxNamespaces: s.CacheNamespaces,
 	})
 	var (
-		readiness   func(context.Context) error
 		shared      orchestrator.Shared
 		tokenSecret []byte // nil: the web server makes one
 	)
@@ -90,9 +89,11 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 			return err
 		}
 		defer rd.Close()
-		readiness = rd.Ready
+		// Redis is not a readiness dependency: without it this instance
+		// still serves its own tasks (their writes wait for it), and
+		// /readyz says "degraded" in its body.
 		if err := rd.Ready(ctx); err != nil {
-			log.Warn("redis not reachable at start; /readyz fails until it is", "err", err.Error())
+			log.Warn("redis not reachable at start; tasks are published when it is", "err", err.Error())
 		}
 		shared = redisstate.New(rd.client, rd.block, s.RedisPrefix, ob.Metrics.ObserveRedis)
 		if tokenSecret, err = rd.tokenSecret(ctx, s.RedisPrefix); err != nil {
@@ -104,6 +105,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
 		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
+		SharedHeartbeat: s.SharedHeartbeat, SharedPendingTasks: s.SharedPendingTasks, SharedPendingBytes: s.SharedPendingBytes,
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})
 	if err != nil {
 		return err
@@ -117,7 +119,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	h := web.New(web.Config{
 		ReadHeaderTimeout: s.ReadHeaderTimeout, BodyTimeout: s.BodyTimeout, MaxHeaderBytes: int(s.MaxHeaderBytes),
 		MaxConns: maxConns, OpsConns: s.OpsConns, TriageTimeout: s.TriageTimeout, IdleConnTimeout: s.KeepAliveTimeout,
-		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log, Ready: readiness,
+		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log,
 		Metrics: mainMetrics, MetricsKey: s.MetricsKey, ConnObserver: ob.Metrics,
 		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)

@@ -41,6 +41,7 @@ func newObservability(s *settings, logOut io.Writer) *observability {
 // counters of c (which may be nil).
 func (ob *observability) watch(o *orchestrator.Orchestrator, c *cache.Cache) {
 	ob.Metrics.WatchGates(o)
+	ob.Metrics.WatchShared(o)
 	if c != nil {
 		ob.Metrics.WatchCache(c)
 	}

@@ -13,9 +13,10 @@ import (
 )
 
 // redisDep is the shared-state Redis of a multi-instance deployment
-// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate)
-// and /readyz fails while it does not answer. Every operation is
-// measured.
+// (SLUICE_REDIS_URL): tasks are published there (orchestrator/redisstate).
+// It is not a readiness dependency: while it does not answer, the
+// instance serves its own tasks and /readyz reports "degraded" (from the
+// orchestrator's heartbeat). Every operation is measured.
 type redisDep struct {
 	client  *redis.Client
 	block   *redis.Client // blocking reads of followed tasks: they never hold client's connections
@@ -83,7 +84,7 @@ func (r *redisDep) tokenSecret(ctx context.Context, prefix string) ([]byte, erro
 	return secret, nil
 }
 
-// Ready pings Redis within ctx.
+// Ready pings Redis within ctx (at start, to log whether it answers).
 func (r *redisDep) Ready(ctx context.Context) error {
 	start := time.Now()
 	err := r.client.Ping(ctx).Err()

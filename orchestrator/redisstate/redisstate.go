@@ -7,10 +7,16 @@
 // terminal event, whose entry ids are "0-{seq}", so that an SSE cursor
 // (Last-Event-ID) is also a stream id and a write sent twice is
 // recognised. The braces are a hash tag: both keys of a task live in one
-// Redis Cluster slot, so the end and the final record are written in one
-// transaction. Followers read the log with XREAD BLOCK, on a client of
+// Redis Cluster slot, so each write is one Lua script over both. A write
+// to the log checks that the record is there and that the log reaches the
+// entry just before the first one it adds; otherwise it writes nothing
+// and returns orchestrator.ErrSharedGap (Redis lost the task, e.g. it
+// restarted without persistence), and the owner publishes the task again
+// from its start. Followers read the log with XREAD BLOCK, on a client of
 // their own so that they never hold the connections that writes need.
-// Cancellation requests travel on the pub/sub channel "cancel".
+// Cancellation requests travel on the pub/sub channel "cancel"; each
+// instance renews a heartbeat key "instance:{ID}" that expires when it
+// stops.
 //
 // Clients must set ContextTimeoutEnabled, so that a stalled Redis costs a
 // caller its context's deadline and no more.
@@ -61,30 +67,64 @@ func (s *Store) recordKey(id string) string { return s.prefix + "task:{" + id + 
 func (s *Store) logKey(id string) string    { return s.prefix + "task:{" + id + "}:log" }
 func (s *Store) cancelChannel() string      { return s.prefix + "cancel" }
 
-// written reports whether err is Redis refusing an XADD id at or below
-// the stream's last one: the entry was written before (a write sent
-// again after its answer was lost).
-func written(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "equal or smaller than the target stream top item")
-}
+func (s *Store) instanceKey(id string) string { return s.prefix + "instance:{" + id + "}" }
 
-// execErr is the error of a transaction, not counting entries written
-// before: the first command error of another kind, else err itself unless
-// it is such an entry.
-func execErr(cmds []redis.Cmder, err error) error {
-	if err == nil {
-		return nil
-	}
-	for _, c := range cmds {
-		if e := c.Err(); e != nil && !written(e) {
-			return e
-		}
-	}
-	if written(err) {
-		return nil
+// gapReply starts the error a script returns when the task's shared copy
+// does not reach the write (gapErr).
+const gapReply = "SLUICEGAP"
+
+// logTop is the Lua that sets top to the sequence number of the log's
+// last entry (0 for none) and fails with gapReply when the record is
+// missing.
+const logTop = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('` + gapReply + ` no record')
+end
+local top = 0
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+if #last > 0 then top = tonumber(string.match(last[1][1], '%-(%d+)$')) end
+`
+
+// appendScript adds the deltas ARGV[3..] with sequence numbers ARGV[2],
+// ARGV[2]+1, ... to the log KEYS[2] of the record KEYS[1], skipping those
+// already there, and sets the log's TTL to ARGV[1] ms.
+var appendScript = redis.NewScript(logTop + `
+local first = tonumber(ARGV[2])
+if top < first - 1 then
+  return redis.error_reply('` + gapReply + ` log ends at ' .. top)
+end
+for i = 3, #ARGV do
+  local seq = first + i - 3
+  if seq > top then redis.call('XADD', KEYS[2], '0-' .. seq, 'd', ARGV[i]) end
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return top
+`)
+
+// finishScript adds the terminal entry ARGV[3] with sequence number
+// ARGV[2] to the log KEYS[2] unless it is there, and replaces the record
+// KEYS[1] with ARGV[4]; both expire after ARGV[1] ms.
+var finishScript = redis.NewScript(logTop + `
+local seq = tonumber(ARGV[2])
+if top < seq - 1 then
+  return redis.error_reply('` + gapReply + ` log ends at ' .. top)
+end
+if top < seq then redis.call('XADD', KEYS[2], '0-' .. seq, 'end', ARGV[3]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[1])
+return top
+`)
+
+// gapErr turns a script's gap reply into orchestrator.ErrSharedGap.
+func gapErr(err error) error {
+	if err != nil && strings.HasPrefix(err.Error(), gapReply) {
+		return fmt.Errorf("%w: %s", orchestrator.ErrSharedGap, strings.TrimPrefix(err.Error(), gapReply+" "))
 	}
 	return err
 }
+
+// ms is d in whole milliseconds, at least 1 (PEXPIRE with 0 deletes).
+func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
 
 // entryID is the stream id of sequence number seq.
 func entryID(seq int) string { return "0-" + strconv.Itoa(seq) }
@@ -108,22 +148,24 @@ func (s *Store) Start(ctx context.Context, rec orchestrator.Record, ttl time.Dur
 	return s.measure("task_start", start, err)
 }
 
-// Append adds deltas to the task's log in one transaction, so that a
-// blocked reader wakes once for the whole batch.
+// Append adds deltas to the task's log in one script, so that a blocked
+// reader wakes once for the whole batch. Entries already there are
+// skipped; a log that does not reach first-1, or a missing record, is
+// orchestrator.ErrSharedGap and nothing is written.
 func (s *Store) Append(ctx context.Context, id string, first int, deltas []string, ttl time.Duration) error {
 	start := time.Now()
-	key := s.logKey(id)
-	cmds, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i, d := range deltas {
-			p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: entryID(first + i), Values: []string{"d", d}})
-		}
-		p.Expire(ctx, key, ttl)
-		return nil
-	})
-	return s.measure("task_append", start, execErr(cmds, err))
+	args := make([]any, 0, len(deltas)+2)
+	args = append(args, ms(ttl), first)
+	for _, d := range deltas {
+		args = append(args, d)
+	}
+	err := appendScript.Run(ctx, s.c, []string{s.recordKey(id), s.logKey(id)}, args...).Err()
+	return s.measure("task_append", start, gapErr(err))
 }
 
-// Finish writes the terminal event and the final record.
+// Finish writes the terminal event and the final record in one script;
+// a log that does not reach the end's sequence number less one, or a
+// missing record, is orchestrator.ErrSharedGap and nothing is written.
 func (s *Store) Finish(ctx context.Context, rec orchestrator.Record, end stream.End, ttl time.Duration) error {
 	start := time.Now()
 	rb, err := json.Marshal(rec)
@@ -135,13 +177,32 @@ func (s *Store) Finish(ctx context.Context, rec orchestrator.Record, end stream.
 		return s.measure("task_finish", start, err)
 	}
 	id := rec.View.ID
-	cmds, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: s.logKey(id), ID: entryID(end.Chunks + 1), Values: []string{"end", string(eb)}})
-		p.Expire(ctx, s.logKey(id), ttl)
-		p.Set(ctx, s.recordKey(id), rb, ttl)
+	err = finishScript.Run(ctx, s.c, []string{s.recordKey(id), s.logKey(id)}, ms(ttl), end.Chunks+1, eb, rb).Err()
+	return s.measure("task_finish", start, gapErr(err))
+}
+
+// Beat renews the heartbeat of instance for ttl, and reports the shared
+// state lost when the deployment's marker key (written by the first beat,
+// without expiry) is missing: Redis was emptied, or this is its first use.
+func (s *Store) Beat(ctx context.Context, instance string, ttl time.Duration) (lost bool, err error) {
+	start := time.Now()
+	var fresh *redis.BoolCmd
+	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.instanceKey(instance), "1", ttl)
+		fresh = p.SetNX(ctx, s.prefix+"state-marker", time.Now().UTC().Format(time.RFC3339), 0)
 		return nil
 	})
-	return s.measure("task_finish", start, execErr(cmds, err))
+	if err == nil {
+		lost = fresh.Val()
+	}
+	return lost, s.measure("heartbeat", start, err)
+}
+
+// Alive reports whether instance's heartbeat has not expired.
+func (s *Store) Alive(ctx context.Context, instance string) (bool, error) {
+	start := time.Now()
+	n, err := s.c.Exists(ctx, s.instanceKey(instance)).Result()
+	return n > 0, s.measure("alive", start, err)
 }
 
 // Load reads a task's record.

@@ -79,6 +79,10 @@ func TestLogRoundTrip(t *testing.T) {
 	// Writes whose answer was lost are sent again: already written
 	// entries are skipped, the rest is added, nothing is duplicated.
 	const id2 = "0d9c6a9e-5b1b-4c55-9d43-1a1f7f0c1e02"
+	rec2 := orchestrator.Record{View: orchestrator.View{ID: id2, Status: orchestrator.StatusRunning}}
+	if err := w.Start(ctx, rec2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	for _, w2 := range []struct {
 		first  int
 		deltas []string
@@ -88,7 +92,7 @@ func TestLogRoundTrip(t *testing.T) {
 		}
 	}
 	fin := stream.End{Event: "done", FinishReason: "stop", Chunks: 4}
-	rec2 := orchestrator.Record{View: orchestrator.View{ID: id2, Status: orchestrator.StatusDone}}
+	rec2.View.Status = orchestrator.StatusDone
 	for range 2 {
 		if err := w.Finish(ctx, rec2, fin, time.Minute); err != nil {
 			t.Fatalf("Finish again: %v", err)
@@ -128,5 +132,92 @@ func TestCancelRequests(t *testing.T) {
 	}
 	cancel()
 	for range ids { // drains, then ends when the subscription closes
+	}
+}
+
+// TestWritesRefuseGaps: a write that would leave a hole in a task's log,
+// or a log without its record (Redis lost the task), writes nothing and
+// says so with ErrSharedGap; published again from its start, the task
+// reads whole and in order.
+func TestWritesRefuseGaps(t *testing.T) {
+	w, open := redistest.New(t)
+	r := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const id = "0d9c6a9e-5b1b-4c55-9d43-1a1f7f0c1e03"
+	rec := orchestrator.Record{Tenant: "acme", Owner: "inst-1", View: orchestrator.View{ID: id, Status: orchestrator.StatusRunning}}
+	end := stream.End{Event: "done", FinishReason: "stop", Chunks: 3}
+
+	// No record: nothing is written.
+	if err := w.Append(ctx, id, 1, []string{"a"}, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
+		t.Fatalf("Append without a record: %v, want ErrSharedGap", err)
+	}
+	if err := w.Finish(ctx, rec, end, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
+		t.Fatalf("Finish without a record: %v, want ErrSharedGap", err)
+	}
+	if _, err := r.Load(ctx, id); !errors.Is(err, orchestrator.ErrNotShared) {
+		t.Fatalf("a refused Finish wrote the record: %v", err)
+	}
+	// A record but a log that does not reach the write.
+	if err := w.Start(ctx, rec, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(ctx, id, 3, []string{"c"}, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
+		t.Fatalf("Append after a gap: %v, want ErrSharedGap", err)
+	}
+	if err := w.Append(ctx, id, 1, []string{"a"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(ctx, rec, end, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
+		t.Fatalf("Finish after a gap: %v, want ErrSharedGap", err)
+	}
+	if err := w.Append(ctx, id, 1, []string{"a", "b", "c"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rec.View.Status = orchestrator.StatusDone
+	if err := w.Finish(ctx, rec, end, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != "done" {
+		t.Fatalf("log: %q %+v %v", d, e, err)
+	}
+	if got, err := r.Load(ctx, id); err != nil || got.View.Status != orchestrator.StatusDone || got.Owner != "inst-1" {
+		t.Fatalf("record: %+v %v", got, err)
+	}
+}
+
+// TestHeartbeat: an instance is alive while its beats are renewed and
+// not after their TTL; the first beat of a deployment (or one after Redis
+// was emptied) reports the shared state lost, the next ones do not.
+func TestHeartbeat(t *testing.T) {
+	a, open := redistest.New(t)
+	b := open()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if ok, err := b.Alive(ctx, "inst-a"); err != nil || ok {
+		t.Fatalf("Alive before any beat: %v %v", ok, err)
+	}
+	if lost, err := a.Beat(ctx, "inst-a", 300*time.Millisecond); err != nil || !lost {
+		t.Fatalf("first beat: lost=%v %v, want lost", lost, err)
+	}
+	if lost, err := a.Beat(ctx, "inst-a", 300*time.Millisecond); err != nil || lost {
+		t.Fatalf("second beat: lost=%v %v", lost, err)
+	}
+	if ok, err := b.Alive(ctx, "inst-a"); err != nil || !ok {
+		t.Fatalf("Alive after a beat: %v %v", ok, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ok, err := b.Alive(ctx, "inst-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the heartbeat never expired")
+		}
+		time.Sleep(20 * time.Millisecond) // polling an expiry
 	}
 }

@@ -74,6 +74,11 @@ const (
 	nameHTTPConnsOpen     = "sluice_http_connections_open"
 	nameHTTPConnsReserved = "sluice_http_connections_reserved"
 	nameHTTPConnsRefused  = "sluice_http_connections_refused_total"
+
+	nameRedisUp            = "sluice_redis_up"
+	nameSharedPendingTasks = "sluice_shared_pending_tasks"
+	nameSharedPendingBytes = "sluice_shared_pending_bytes"
+	nameSharedDropped      = "sluice_shared_dropped_total"
 )
 
 // catalog is the single source of every sluice_ metric: the collectors
@@ -164,6 +169,17 @@ var catalog = []MetricDoc{
 		Help: "Redis operations by operation name and result (ok, error)."},
 	{Name: nameRedisDuration, Type: "histogram", Labels: []string{"op"}, Buckets: redisBuckets,
 		Help: "Redis operation latency, in seconds."},
+
+	// Shared state link and write-behind, read from the orchestrator at
+	// scrape time (only with SLUICE_REDIS_URL).
+	{Name: nameRedisUp, Type: "gauge", Scraped: true,
+		Help: "1 while the shared state (Redis) answered the last heartbeat, 0 while it does not: the instance serves its own tasks and keeps their writes."},
+	{Name: nameSharedPendingTasks, Type: "gauge", Scraped: true,
+		Help: "Tasks whose writes wait for the shared state to answer (bounded by SLUICE_SHARED_PENDING_TASKS)."},
+	{Name: nameSharedPendingBytes, Type: "gauge", Scraped: true,
+		Help: "Bytes of answer text waiting to be published to the shared state (bounded by SLUICE_SHARED_PENDING_BYTES)."},
+	{Name: nameSharedDropped, Type: "counter", Scraped: true,
+		Help: "Tasks whose pending shared-state writes were given up (backlog full, or shutdown while the shared state was down): other instances do not see their rest."},
 
 	// Logging.
 	{Name: nameLogSuppressed, Type: "counter", Labels: []string{"level"},

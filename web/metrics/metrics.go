@@ -53,6 +53,7 @@ type Metrics struct {
 	reg     *prometheus.Registry
 	handler http.Handler
 	scrape  *scraper
+	shared  *sharedScraper
 
 	gateWait      *prometheus.HistogramVec
 	refusals      *prometheus.CounterVec
@@ -84,7 +85,7 @@ type Metrics struct {
 // the gates, breakers and cache read at scrape time.
 func New(cfg Config) *Metrics {
 	cfg.setDefaults()
-	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces)}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces), shared: newSharedScraper()}
 	m.gateWait = m.histogram(nameGateWait)
 	m.refusals = m.counter(nameRefusals)
 	m.breakerTrans = m.counter(nameBreakerTrans)
@@ -158,6 +159,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 		c.Describe(ch)
 	}
 	m.scrape.Describe(ch)
+	m.shared.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -166,6 +168,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 	m.scrape.Collect(ch)
+	m.shared.Collect(ch)
 }
 
 // WatchGates makes every scrape read src's gates and breakers

@@ -29,9 +29,16 @@ type Config struct {
 	// MaxRetries is the number of retries before any output: 0 or 1.
 	// default: 1; negative: none.
 	MaxRetries int
-	// BreakerFailures opens an upstream's circuit after that many
-	// consecutive failures. default: 5; negative: never.
-	BreakerFailures int
+	// BreakerMinCalls is the number of upstream calls with an outcome the
+	// breaker's window must hold before its failure rate can open the
+	// circuit. default: 20; negative: the circuit never opens.
+	BreakerMinCalls int
+	// BreakerFailureRate is the share of failed calls in the window that
+	// opens the circuit. default: 0.5
+	BreakerFailureRate float64
+	// BreakerWindow is the sliding window the failure rate is taken over.
+	// default: 10s
+	BreakerWindow time.Duration
 	// BreakerCoolDown is the first open period; it doubles while probes
 	// fail. default: 5s
 	BreakerCoolDown time.Duration
@@ -78,9 +85,13 @@ func (c *Config) setDefaults() {
 	case c.MaxRetries > 1:
 		c.MaxRetries = 1 // the field notes' rule: at most one retry
 	}
-	if c.BreakerFailures == 0 {
-		c.BreakerFailures = 5
+	if c.BreakerMinCalls == 0 {
+		c.BreakerMinCalls = 20
 	}
+	if c.BreakerFailureRate <= 0 || c.BreakerFailureRate > 1 {
+		c.BreakerFailureRate = 0.5
+	}
+	def(&c.BreakerWindow, 10*time.Second)
 	if c.DefaultModel == "" {
 		c.DefaultModel = "sim-1"
 	}

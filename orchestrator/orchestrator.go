@@ -123,7 +123,8 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 				OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
 			}),
 			breaker: pipeline.NewBreaker(pipeline.BreakerConfig{
-				Name: name, Failures: cfg.BreakerFailures, CoolDown: cfg.BreakerCoolDown,
+				Name: name, MinCalls: cfg.BreakerMinCalls, FailureRate: cfg.BreakerFailureRate,
+				Window: cfg.BreakerWindow, CoolDown: cfg.BreakerCoolDown,
 				OnTransition: func(from, to pipeline.BreakerState) { obs.BreakerTransition(name, from, to) },
 			}),
 		},

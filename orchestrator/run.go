@@ -112,7 +112,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.upstreamCode = status
 			t.mu.Unlock()
 		}
-		done(breakerOutcome(outcome, t.tr))
+		done(breakerOutcome(outcome, status, t.tr))
 		if err == nil || errors.Is(err, stream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
@@ -194,11 +194,20 @@ func classify(ctx context.Context, err error) (outcome string, status int) {
 	return "error", 0
 }
 
-func breakerOutcome(outcome string, tr *stream.Transcript) pipeline.Outcome {
+// breakerOutcome is what an attempt tells the upstream's breaker. A
+// client's cancellation and a 4xx other than 429 (the request's fault,
+// not the upstream's) never count.
+func breakerOutcome(outcome string, status int, tr *stream.Transcript) pipeline.Outcome {
 	switch outcome {
 	case "ok":
 		return pipeline.Success
-	case "cancelled", "deadline":
+	case "cancelled":
+		return pipeline.Ignore
+	case "http_error":
+		if status >= 400 && status < 500 && status != 429 {
+			return pipeline.Ignore
+		}
+	case "deadline":
 		if hasOutput(tr) {
 			return pipeline.Success
 		}

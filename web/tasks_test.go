@@ -367,7 +367,7 @@ func TestUpstreamFailures(t *testing.T) {
 }
 
 func TestCircuitBreaker(t *testing.T) {
-	e := newEnv(t, envOpts{Orch: orchestrator.Config{BreakerFailures: 2, BreakerCoolDown: 500 * time.Millisecond, MaxRetries: -1}})
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{BreakerMinCalls: 2, BreakerCoolDown: 500 * time.Millisecond, MaxRetries: -1}})
 	e.Up.SetScript(streamtest.Script{Status: 500})
 	for range 2 {
 		_, r := e.stream(map[string]any{"prompt": "b", "nocache": true})

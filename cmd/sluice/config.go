@@ -38,7 +38,9 @@ type settings struct {
 	APIKeys        map[string]string
 	MaxBody        int64
 	TaskTTL        time.Duration
-	BreakerFails   int
+	BreakerMin     int
+	BreakerRate    float64
+	BreakerWindow  time.Duration
 	BreakerCool    time.Duration
 	SimTTFT        time.Duration
 	SimTTFTSigma   float64
@@ -87,7 +89,9 @@ func (s *settings) table() []setting {
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
 		{"SLUICE_MAX_BODY", "max-body", "1MiB", "request body limit", size(&s.MaxBody)},
 		{"SLUICE_TASK_TTL", "task-ttl", "1h", "how long a finished task stays readable", dur(&s.TaskTTL, false)},
-		{"SLUICE_BREAKER_FAILURES", "breaker-failures", "5", "consecutive upstream failures that open the circuit", posInt(&s.BreakerFails)},
+		{"SLUICE_BREAKER_MIN_CALLS", "breaker-min-calls", "20", "upstream calls the breaker's window must hold before its failure rate can open the circuit", posInt(&s.BreakerMin)},
+		{"SLUICE_BREAKER_FAILURE_RATE", "breaker-failure-rate", "0.5", "share of failed upstream calls in the window that opens the circuit", unit(&s.BreakerRate)},
+		{"SLUICE_BREAKER_WINDOW", "breaker-window", "10s", "sliding window of the breaker's failure rate", dur(&s.BreakerWindow, false)},
 		{"SLUICE_BREAKER_COOLDOWN", "breaker-cooldown", "5s", "first open period of the circuit (doubles while probes fail)", dur(&s.BreakerCool, false)},
 		{"SLUICE_SIM_TTFT", "sim-ttft", "300ms", "simulated model: median time to first token (log-normal)", dur(&s.SimTTFT, true)},
 		{"SLUICE_SIM_TTFT_SIGMA", "sim-ttft-sigma", "0.6", "simulated model: log-normal shape of the TTFT (larger = longer tail)", nonNegFloat(&s.SimTTFTSigma)},

@@ -18,10 +18,15 @@ type Config struct {
 	TTFTTimeout time.Duration
 	// IdleTimeout bounds the gap between two chunks. default: 5s
 	IdleTimeout time.Duration
-	// TotalTimeout is the cap per task, from acceptance; requests may ask
-	// for less, never more. At the cap the partial answer is kept.
-	// default: 30s
+	// TotalTimeout is the cap per task, from the moment its generation
+	// starts (it has a budget slot): time waiting in the queue does not
+	// count. Requests may ask for less, never more. At the cap the partial
+	// answer is kept. default: 30s
 	TotalTimeout time.Duration
+	// MaxQueueWait bounds how long an async task waits in the queue for a
+	// slot; past it the task fails with finish reason "overloaded" (code
+	// queue_timeout), never having been sent upstream. default: 60s
+	MaxQueueWait time.Duration
 	// RetryBackoff is the base delay before the one retry; the delay is
 	// drawn from [base/2, base*1.5) (jitter). A Retry-After from the
 	// upstream replaces it when it fits in the deadline. default: 250ms
@@ -73,6 +78,7 @@ func (c *Config) setDefaults() {
 	def(&c.TTFTTimeout, 10*time.Second)
 	def(&c.IdleTimeout, 5*time.Second)
 	def(&c.TotalTimeout, 30*time.Second)
+	def(&c.MaxQueueWait, time.Minute)
 	def(&c.RetryBackoff, 250*time.Millisecond)
 	def(&c.BreakerCoolDown, 5*time.Second)
 	def(&c.RetryAfter, time.Second)

@@ -260,7 +260,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model}
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
-		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
+		Upstream: o.route.up.Name(), CreatedAt: accepted, done: make(chan struct{}),
 		Cache: CacheInfo{Status: "miss", Namespace: ns.String()},
 	}
 	switch {
@@ -340,15 +340,20 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	// From here on the slot (or the place in line) belongs to the task
 	// goroutine, which releases it exactly once on every path.
 	t.tr = stream.NewTranscript()
+	// The total cap runs from the moment the generation has its slot: an
+	// interactive task has it now; a queued one when the queue lets it go
+	// (run sets the cap then), and it ends by MaxQueueWait + the cap.
+	t.deadline = time.Now().Add(req.Deadline)
+	if mode == Async {
+		t.deadline = accepted.Add(o.cfg.MaxQueueWait + req.Deadline)
+	}
 	cctx, cancel := context.WithCancelCause(o.root)
-	tctx, stopTimer := context.WithDeadlineCause(cctx, accepted.Add(req.Deadline), ErrDeadline)
 	t.cancel = cancel
 	o.store.Put(t)
 	go func() {
 		defer o.running.Done()
 		defer cancel(nil) // detach from root once final
-		defer stopTimer()
-		o.run(tctx, t, req, ns, sl, mode)
+		o.run(cctx, t, req, ns, sl, mode)
 	}()
 	if o.shared != nil {
 		o.share(t)

@@ -57,15 +57,21 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	}()
 
 	if s.claim != nil {
-		p, err := s.claim.Wait(ctx)
+		qctx, stopQueue := context.WithDeadlineCause(ctx, t.CreatedAt.Add(o.cfg.MaxQueueWait), ErrQueueWait)
+		p, err := s.claim.Wait(qctx)
 		s.claim = nil
 		if err != nil {
-			o.end(ctx, t, req, ns, err, log)
+			o.end(qctx, t, req, ns, err, log)
+			stopQueue()
 			return
 		}
+		stopQueue()
 		s.permit = p
 		t.setStatus(StatusRunning)
 	}
+	// The total cap counts from here: the task has its slot.
+	ctx, stopCap := context.WithDeadlineCause(ctx, time.Now().Add(req.Deadline), ErrDeadline)
+	defer stopCap()
 
 	upReq := stream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
 	var last time.Time
@@ -327,6 +333,9 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		message = fmt.Sprintf("no first token within %s", o.cfg.TTFTTimeout)
 	case errors.Is(err, pipeline.ErrIdleTimeout):
 		reason, code, message = "idle_timeout", "idle_timeout", fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
+	case ctx.Err() != nil && errors.Is(cause, ErrQueueWait):
+		status, reason, code = StatusFailed, FinishOverloaded, CodeQueueTimeout
+		message = fmt.Sprintf("no budget slot within the queue wait limit (%s); the task was never sent upstream; retry later", o.cfg.MaxQueueWait)
 	case ctx.Err() != nil && errors.Is(cause, ErrDeadline):
 		// With output it is a cut (code "deadline"); with none, no first
 		// token came in the time there was (code ttft_timeout, 504 on the

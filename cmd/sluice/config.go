@@ -38,6 +38,7 @@ type settings struct {
 	APIKeys        map[string]string
 	MaxBody        int64
 	TaskTTL        time.Duration
+	MaxQueueWait   time.Duration
 	BreakerMin     int
 	BreakerRate    float64
 	BreakerWindow  time.Duration
@@ -89,6 +90,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
 		{"SLUICE_MAX_BODY", "max-body", "1MiB", "request body limit", size(&s.MaxBody)},
 		{"SLUICE_TASK_TTL", "task-ttl", "1h", "how long a finished task stays readable", dur(&s.TaskTTL, false)},
+		{"SLUICE_MAX_QUEUE_WAIT", "max-queue-wait", "60s", "longest wait of an async task in the queue for budget; past it the task fails (finish_reason overloaded, code queue_timeout)", dur(&s.MaxQueueWait, false)},
 		{"SLUICE_BREAKER_MIN_CALLS", "breaker-min-calls", "20", "upstream calls the breaker's window must hold before its failure rate can open the circuit", posInt(&s.BreakerMin)},
 		{"SLUICE_BREAKER_FAILURE_RATE", "breaker-failure-rate", "0.5", "share of failed upstream calls in the window that opens the circuit", unit(&s.BreakerRate)},
 		{"SLUICE_BREAKER_WINDOW", "breaker-window", "10s", "sliding window of the breaker's failure rate", dur(&s.BreakerWindow, false)},

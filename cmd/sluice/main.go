@@ -100,7 +100,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	}
 	orch, err := orchestrator.New(orchestrator.Config{
 		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
-		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
+		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout, MaxQueueWait: s.MaxQueueWait,
 		BreakerMinCalls: s.BreakerMin, BreakerFailureRate: s.BreakerRate, BreakerWindow: s.BreakerWindow, BreakerCoolDown: s.BreakerCool,
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})

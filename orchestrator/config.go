@@ -52,6 +52,19 @@ type Config struct {
 	RetryAfter time.Duration
 	// TaskTTL is how long a finished task stays readable. default: 1h
 	TaskTTL time.Duration
+	// MaxRetainedTasks bounds the finished tasks kept (with the default
+	// store): beyond it the oldest finished are dropped before their TTL.
+	// Queued and running tasks are never dropped. default: 10000;
+	// negative: no limit.
+	MaxRetainedTasks int
+	// MaxRetainedBytes bounds the bytes of finished tasks kept (Task.Size),
+	// like MaxRetainedTasks. default: 128 MiB; negative: no limit.
+	MaxRetainedBytes int64
+	// MaxAnswerBytes bounds one task's answer: past it the answer is cut
+	// as partial (finish reason "length", code answer_too_large) with a
+	// notice, the upstream call ends and the slot is freed. default: 1 MiB;
+	// negative: no limit.
+	MaxAnswerBytes int
 	// DefaultModel is used when a request names none. default: "sim-1"
 	DefaultModel string
 	// LogPrompts adds the question and the answer to each task's end log
@@ -83,6 +96,15 @@ func (c *Config) setDefaults() {
 	def(&c.BreakerCoolDown, 5*time.Second)
 	def(&c.RetryAfter, time.Second)
 	def(&c.TaskTTL, time.Hour)
+	if c.MaxRetainedTasks == 0 {
+		c.MaxRetainedTasks = 10000
+	}
+	if c.MaxRetainedBytes == 0 {
+		c.MaxRetainedBytes = 128 << 20
+	}
+	if c.MaxAnswerBytes == 0 {
+		c.MaxAnswerBytes = 1 << 20
+	}
 	switch {
 	case c.MaxRetries == 0:
 		c.MaxRetries = 1

@@ -19,6 +19,9 @@ const (
 	// queue without getting a budget slot; it was never sent upstream.
 	// Its finish reason is FinishOverloaded.
 	CodeQueueTimeout = "queue_timeout"
+	// CodeAnswerTooLarge: the answer reached Config.MaxAnswerBytes and was
+	// cut there (a partial answer, finish reason "length").
+	CodeAnswerTooLarge = "answer_too_large"
 )
 
 // FinishOverloaded is the finish reason of a task that never got a budget
@@ -50,6 +53,9 @@ var (
 	ErrShutdown = errors.New("orchestrator: shutting down")
 	// ErrDeadline is the cause when a task reaches its total cap.
 	ErrDeadline = errors.New("orchestrator: total deadline reached")
+	// ErrAnswerTooLarge is the cause when a task's answer reaches
+	// Config.MaxAnswerBytes.
+	ErrAnswerTooLarge = errors.New("orchestrator: answer size limit reached")
 	// ErrQueueWait is the cause when an async task waits longer than
 	// Config.MaxQueueWait for a slot.
 	ErrQueueWait = errors.New("orchestrator: queue wait limit reached")

@@ -86,7 +86,8 @@ type Deps struct {
 	Upstream stream.Upstream
 	// Cache answers repeated questions; nil passes through.
 	Cache Cache
-	// Store keeps tasks; nil means a MemoryStore.
+	// Store keeps tasks; nil means a MemoryStore bounded by
+	// Config.MaxRetainedTasks and Config.MaxRetainedBytes.
 	Store TaskStore
 	// Logger receives structured logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -104,7 +105,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	}
 	cfg.setDefaults()
 	if d.Store == nil {
-		d.Store = NewMemoryStore()
+		d.Store = NewBoundedMemoryStore(RetentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes})
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -144,6 +145,14 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		go o.listenCancels()
 	}
 	return o, nil
+}
+
+// Retention returns what the task store holds, when it is a MemoryStore.
+func (o *Orchestrator) Retention() (RetentionStats, bool) {
+	if m, ok := o.store.(*MemoryStore); ok {
+		return m.Stats(), true
+	}
+	return RetentionStats{}, false
 }
 
 // Config returns the configuration in force (defaults filled in).

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/pipeline"
@@ -74,8 +75,19 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	defer stopCap()
 
 	upReq := stream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
-	var last time.Time
+	var (
+		last time.Time
+		size int // bytes of the answer so far
+	)
 	emit := func(c stream.Chunk) {
+		if limit := o.cfg.MaxAnswerBytes; limit > 0 && size+len(c.Text) > limit {
+			// The answer outgrows its limit: keep what fits (whole
+			// characters), then stop the upstream call; the task ends
+			// partial and its slot is freed.
+			c.Text = cutUTF8(c.Text, max(limit-size, 0))
+			defer t.cancel(ErrAnswerTooLarge)
+		}
+		size += len(c.Text)
 		now := time.Now()
 		if c.Text != "" && t.tr.Len() == 0 { // this goroutine is the only writer
 			// Recorded before the delta is visible, so that whoever sees
@@ -284,6 +296,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 func hasOutput(tr *stream.Transcript) bool { return tr.Len() > 0 }
 
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not
+// split a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // cacheAnswer writes a complete answer to the cache. A failure there (even a
 // panic) must not keep the task from its terminal event: it is logged and
 // the answer is simply not cached.
@@ -320,6 +344,11 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	var ref *Refusal
 	cause := context.Cause(ctx)
 	switch {
+	case errors.Is(cause, ErrAnswerTooLarge):
+		// First: the upstream may have finished as it was cut, but the
+		// text is not the whole answer (and must not be cached).
+		reason, code = "length", CodeAnswerTooLarge
+		message = fmt.Sprintf("the answer reached the size limit of %d bytes", o.cfg.MaxAnswerBytes)
 	case err == nil:
 		status, reason, event = StatusDone, "stop", "done"
 	case errors.Is(err, stream.ErrLength):
@@ -384,6 +413,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
 	close(t.done)
+	o.store.Ended(t)
 	o.obs.TaskEnded(t.View())
 	text, chunks, _ := t.tr.Snapshot()
 	attrs := []any{"status", status, "finish_reason", reason, "ttft_ms", first,

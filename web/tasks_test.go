@@ -554,7 +554,7 @@ func TestSlowReaderDoesNotSlowUpstream(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{
 		Conn:         stream.ConnConfig{MaxPendingBytes: 16 << 10, WriteTimeout: 300 * time.Millisecond},
 		ConnObserver: rec,
-	}})
+	}, Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}}) // over the 1 MiB default
 	big := strings.Repeat("x", 4000)
 	want := make([]string, 3000) // 12 MB: more than loopback socket buffers
 	for i := range want {

@@ -39,6 +39,9 @@ type settings struct {
 	MaxBody        int64
 	TaskTTL        time.Duration
 	MaxQueueWait   time.Duration
+	TaskMaxKept    int
+	TaskMaxBytes   int64
+	MaxAnswer      int64
 	BreakerMin     int
 	BreakerRate    float64
 	BreakerWindow  time.Duration
@@ -90,6 +93,9 @@ func (s *settings) table() []setting {
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
 		{"SLUICE_MAX_BODY", "max-body", "1MiB", "request body limit", size(&s.MaxBody)},
 		{"SLUICE_TASK_TTL", "task-ttl", "1h", "how long a finished task stays readable", dur(&s.TaskTTL, false)},
+		{"SLUICE_TASK_MAX_RETAINED", "task-max-retained", "10000", "most finished tasks kept (oldest finished dropped first, before their TTL; running tasks never)", posInt(&s.TaskMaxKept)},
+		{"SLUICE_TASK_MAX_RETAINED_BYTES", "task-max-retained-bytes", "128MiB", "most bytes of finished tasks kept (their text plus ~2 KiB each), like SLUICE_TASK_MAX_RETAINED", size(&s.TaskMaxBytes)},
+		{"SLUICE_MAX_ANSWER_BYTES", "max-answer-bytes", "1MiB", "longest answer of one task; past it the answer is cut as partial (finish_reason length, code answer_too_large) and the upstream call ends", size(&s.MaxAnswer)},
 		{"SLUICE_MAX_QUEUE_WAIT", "max-queue-wait", "60s", "longest wait of an async task in the queue for budget; past it the task fails (finish_reason overloaded, code queue_timeout)", dur(&s.MaxQueueWait, false)},
 		{"SLUICE_BREAKER_MIN_CALLS", "breaker-min-calls", "20", "upstream calls the breaker's window must hold before its failure rate can open the circuit", posInt(&s.BreakerMin)},
 		{"SLUICE_BREAKER_FAILURE_RATE", "breaker-failure-rate", "0.5", "share of failed upstream calls in the window that opens the circuit", unit(&s.BreakerRate)},

@@ -103,6 +103,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout, MaxQueueWait: s.MaxQueueWait,
 		BreakerMinCalls: s.BreakerMin, BreakerFailureRate: s.BreakerRate, BreakerWindow: s.BreakerWindow, BreakerCoolDown: s.BreakerCool,
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
+		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})
 	if err != nil {
 		return err

@@ -65,6 +65,10 @@ type Config struct {
 	// notice, the upstream call ends and the slot is freed. default: 1 MiB;
 	// negative: no limit.
 	MaxAnswerBytes int
+	// MaxIdempotencyKeys bounds the Idempotency-Keys remembered (all
+	// tenants); beyond it the oldest are forgotten. A key is also
+	// forgotten when its task expires. default: 10000; negative: no limit.
+	MaxIdempotencyKeys int
 	// DefaultModel is used when a request names none. default: "sim-1"
 	DefaultModel string
 	// LogPrompts adds the question and the answer to each task's end log
@@ -101,6 +105,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxRetainedBytes == 0 {
 		c.MaxRetainedBytes = 128 << 20
+	}
+	if c.MaxIdempotencyKeys == 0 {
+		c.MaxIdempotencyKeys = 10000
 	}
 	if c.MaxAnswerBytes == 0 {
 		c.MaxAnswerBytes = 1 << 20

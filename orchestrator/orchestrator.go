@@ -48,6 +48,9 @@ type Request struct {
 	// Deadline is the task's total cap; 0 or more than Config.TotalTimeout
 	// means Config.TotalTimeout.
 	Deadline time.Duration
+	// IdempotencyKey, when set, makes SubmitOnce attach a repeat of this
+	// request (same tenant, key and request) to the first one's task.
+	IdempotencyKey string
 }
 
 // route is one upstream with its gate and breaker, created once.
@@ -64,6 +67,7 @@ type Orchestrator struct {
 	route *route
 	cache Cache
 	store TaskStore
+	idem  *idemTable // Idempotency-Key -> task, per tenant
 	log   *slog.Logger
 	obs   Observer
 
@@ -131,6 +135,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		},
 		cache:     d.Cache,
 		store:     d.Store,
+		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
 		log:       d.Logger,
 		obs:       obs,
 		shared:    d.Shared,
@@ -425,6 +430,7 @@ func (o *Orchestrator) sweep() {
 		select {
 		case <-tick.C:
 			o.store.Sweep(time.Now().Add(-o.cfg.TaskTTL))
+			o.idem.sweep(time.Now())
 		case <-o.sweeperC:
 			return
 		}

@@ -129,7 +129,9 @@ func (it *idemTable) len() int {
 // made idempotent by req.IdempotencyKey: the first request with a key
 // starts a task; a repeat by the same tenant with the same request, while
 // that task is held (its TTL and the retention limits), returns that task
-// with attached true and starts nothing (no second upstream call). The
+// with attached true and starts nothing (no second upstream call). A
+// repeat after that task failed or was cancelled is a retry: it starts a
+// new task, which the key then names. The
 // same key with a different request is ErrIdempotencyConflict. A repeat
 // that comes while the first is still being admitted waits for it (within
 // ctx). Without a key it is Submit or SubmitAsync.
@@ -169,10 +171,14 @@ func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (
 			return nil, false, ctx.Err()
 		}
 		if t := o.store.Get(e.taskID); e.taskID != "" && t != nil {
-			return t, true, nil
+			if st := t.Status(); st != StatusFailed && st != StatusCancelled {
+				return t, true, nil
+			}
+			// It ended with no usable answer: a repeat is a retry, which
+			// gets a new task (and the key).
 		}
-		// The first submission was refused, or its task is gone: this
-		// request is a new one.
+		// The first submission was refused, its task is gone or it
+		// failed: this request is a new one.
 		o.idem.forget(e)
 	}
 	t, err = o.submit(ctx, req, mode)

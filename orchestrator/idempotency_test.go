@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
 )
 
 // Concurrent repeats of one request with one key, arriving while the
@@ -84,5 +86,50 @@ func TestSubmitOnceKeysBounded(t *testing.T) {
 	}
 	if _, att, _ := submit("k3", "q3"); !att {
 		t.Fatal("a kept key did not attach")
+	}
+}
+
+// A repeat after the key's task failed is a retry: it gets a new task.
+func TestSubmitOnceRetriesAFailedTask(t *testing.T) {
+	up := &flaky{}
+	o := newOrch(t, orchestrator.Config{MaxRetries: -1}, up, nil)
+	req := ask("flaky")
+	req.IdempotencyKey = "retry-me"
+	first, _, err := o.SubmitOnce(context.Background(), req, orchestrator.Interactive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := wait(t, first); v.Status != orchestrator.StatusFailed {
+		t.Fatalf("first call: %s, want failed", v.Status)
+	}
+	second, attached, err := o.SubmitOnce(context.Background(), req, orchestrator.Interactive)
+	if err != nil || attached || second.ID == first.ID {
+		t.Fatalf("repeat after a failure: err %v, attached %v", err, attached)
+	}
+	if v := wait(t, second); v.Status != orchestrator.StatusDone {
+		t.Fatalf("retry: %s", v.Status)
+	}
+	third, attached, err := o.SubmitOnce(context.Background(), req, orchestrator.Interactive)
+	if err != nil || !attached || third.ID != second.ID {
+		t.Fatalf("repeat after the good retry: err %v, attached %v", err, attached)
+	}
+	if n := up.calls.Load(); n != 2 {
+		t.Fatalf("upstream calls %d, want 2", n)
+	}
+}
+
+// flaky fails its first call with a 500 and answers the next ones.
+type flaky struct{ calls atomic.Int64 }
+
+func (f *flaky) Name() string { return "flaky" }
+func (f *flaky) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+	if f.calls.Add(1) == 1 {
+		return &stream.StatusError{Code: 500}
+	}
+	select {
+	case out <- stream.Chunk{Text: "ok"}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

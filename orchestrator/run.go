@@ -412,8 +412,11 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		Event: event, FinishReason: reason, Notice: notice, Code: code, Message: message,
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
-	close(t.done)
+	// The store learns of the end before anyone can see it: a task that
+	// ends after this one (even one started by a caller who saw this one
+	// end) is ended after it, and retention drops them in that order.
 	o.store.Ended(t)
+	close(t.done)
 	o.obs.TaskEnded(t.View())
 	text, chunks, _ := t.tr.Snapshot()
 	attrs := []any{"status", status, "finish_reason", reason, "ttft_ms", first,

@@ -274,7 +274,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model}
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
-		Upstream: o.route.up.Name(), CreatedAt: accepted, done: make(chan struct{}),
+		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
 		Cache: CacheInfo{Status: "miss", Namespace: ns.String()},
 	}
 	switch {

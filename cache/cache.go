@@ -248,7 +248,8 @@ func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Resul
 	}
 	d.hit.hits++
 	c.st.touch(d.hit)
-	return Result{Hit: true, Kind: d.kind, Score: d.score, Answer: cloneAnswer(d.hit.answer)}
+	chunks := d.hit.answer.Chunks // shared, not copied: see Result.Answer
+	return Result{Hit: true, Kind: d.kind, Score: d.score, Answer: Answer{Chunks: chunks[:len(chunks):len(chunks)]}}
 }
 
 func cloneAnswer(a Answer) Answer {

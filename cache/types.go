@@ -21,7 +21,7 @@ type Result struct {
 	Hit    bool
 	Kind   string  // "exact" or "semantic" on a hit
 	Score  float64 // cosine similarity of the best candidate (1 for exact)
-	Answer Answer  // the stored answer on a hit
+	Answer Answer  // the stored answer on a hit; it shares the entry's chunks: read only
 }
 
 // Candidate is one entry considered by a lookup, for explanations.

@@ -22,10 +22,15 @@ type Config struct {
 	TTFTTimeout time.Duration
 	// IdleTimeout bounds the gap between two chunks. default: 5s
 	IdleTimeout time.Duration
-	// TotalTimeout is the cap per task, from acceptance; requests may ask
-	// for less, never more. At the cap the partial answer is kept.
-	// default: 30s
+	// TotalTimeout is the cap per task, from the moment its generation
+	// starts (it has a budget slot): time waiting in the queue does not
+	// count. Requests may ask for less, never more. At the cap the partial
+	// answer is kept. default: 30s
 	TotalTimeout time.Duration
+	// MaxQueueWait bounds how long an async task waits in the queue for a
+	// slot; past it the task fails with finish reason "overloaded" (code
+	// queue_timeout), never having been sent upstream. default: 60s
+	MaxQueueWait time.Duration
 	// RetryBackoff is the base delay before the one retry; the delay is
 	// drawn from [base/2, base*1.5) (jitter). A Retry-After from the
 	// upstream replaces it when it fits in the deadline. default: 250ms
@@ -33,9 +38,16 @@ type Config struct {
 	// MaxRetries is the number of retries before any output: 0 or 1.
 	// default: 1; negative: none.
 	MaxRetries int
-	// BreakerFailures opens an upstream's circuit after that many
-	// consecutive failures. default: 5; negative: never.
-	BreakerFailures int
+	// BreakerMinCalls is the number of upstream calls with an outcome the
+	// breaker's window must hold before its failure rate can open the
+	// circuit. default: 20; negative: the circuit never opens.
+	BreakerMinCalls int
+	// BreakerFailureRate is the share of failed calls in the window that
+	// opens the circuit. default: 0.5
+	BreakerFailureRate float64
+	// BreakerWindow is the sliding window the failure rate is taken over.
+	// default: 10s
+	BreakerWindow time.Duration
 	// BreakerCoolDown is the first open period; it doubles while probes
 	// fail. default: 5s
 	BreakerCoolDown time.Duration
@@ -44,6 +56,23 @@ type Config struct {
 	RetryAfter time.Duration
 	// TaskTTL is how long a finished task stays readable. default: 1h
 	TaskTTL time.Duration
+	// MaxRetainedTasks bounds the finished tasks kept (with the default
+	// store): beyond it the oldest finished are dropped before their TTL.
+	// Queued and running tasks are never dropped. default: 10000;
+	// negative: no limit.
+	MaxRetainedTasks int
+	// MaxRetainedBytes bounds the bytes of finished tasks kept (Task.Size),
+	// like MaxRetainedTasks. default: 128 MiB; negative: no limit.
+	MaxRetainedBytes int64
+	// MaxAnswerBytes bounds one task's answer: past it the answer is cut
+	// as partial (finish reason "length", code answer_too_large) with a
+	// notice, the upstream call ends and the slot is freed. default: 1 MiB;
+	// negative: no limit.
+	MaxAnswerBytes int
+	// MaxIdempotencyKeys bounds the Idempotency-Keys remembered (all
+	// tenants); beyond it the oldest are forgotten. A key is also
+	// forgotten when its task expires. default: 10000; negative: no limit.
+	MaxIdempotencyKeys int
 	// DefaultModel is used when a request names none. default: "sim-1"
 	DefaultModel string
 	// LogPrompts adds the question and the answer to each task's end log
@@ -85,10 +114,23 @@ func (c *Config) setDefaults() {
 	def(&c.TTFTTimeout, 10*time.Second)
 	def(&c.IdleTimeout, 5*time.Second)
 	def(&c.TotalTimeout, 30*time.Second)
+	def(&c.MaxQueueWait, time.Minute)
 	def(&c.RetryBackoff, 250*time.Millisecond)
 	def(&c.BreakerCoolDown, 5*time.Second)
 	def(&c.RetryAfter, time.Second)
 	def(&c.TaskTTL, time.Hour)
+	if c.MaxRetainedTasks == 0 {
+		c.MaxRetainedTasks = 10000
+	}
+	if c.MaxRetainedBytes == 0 {
+		c.MaxRetainedBytes = 128 << 20
+	}
+	if c.MaxIdempotencyKeys == 0 {
+		c.MaxIdempotencyKeys = 10000
+	}
+	if c.MaxAnswerBytes == 0 {
+		c.MaxAnswerBytes = 1 << 20
+	}
 	switch {
 	case c.MaxRetries == 0:
 		c.MaxRetries = 1
@@ -97,8 +139,8 @@ func (c *Config) setDefaults() {
 	case c.MaxRetries > 1:
 		c.MaxRetries = 1 // the field notes' rule: at most one retry
 	}
-	if c.BreakerFailures == 0 {
-		c.BreakerFailures = 5
+	if c.BreakerMinCalls == 0 {
+		c.BreakerMinCalls = 20
 	}
 	def(&c.SharedHeartbeat, 2*time.Second)
 	if c.SharedPendingTasks <= 0 {
@@ -110,6 +152,10 @@ func (c *Config) setDefaults() {
 	if c.Instance == "" {
 		c.Instance = uuid.NewString()
 	}
+	if c.BreakerFailureRate <= 0 || c.BreakerFailureRate > 1 {
+		c.BreakerFailureRate = 0.5
+	}
+	def(&c.BreakerWindow, 10*time.Second)
 	if c.DefaultModel == "" {
 		c.DefaultModel = "sim-1"
 	}

@@ -15,7 +15,18 @@ const (
 	CodeTTFTTimeout         = "ttft_timeout"
 	CodeCancelled           = "cancelled"
 	CodeShuttingDown        = "shutting_down"
+	// CodeQueueTimeout: an async task waited Config.MaxQueueWait in the
+	// queue without getting a budget slot; it was never sent upstream.
+	// Its finish reason is FinishOverloaded.
+	CodeQueueTimeout = "queue_timeout"
+	// CodeAnswerTooLarge: the answer reached Config.MaxAnswerBytes and was
+	// cut there (a partial answer, finish reason "length").
+	CodeAnswerTooLarge = "answer_too_large"
 )
+
+// FinishOverloaded is the finish reason of a task that never got a budget
+// slot (the contract's "overloaded"): it ends failed with CodeQueueTimeout.
+const FinishOverloaded = "overloaded"
 
 // Refusal is a request refused before its task started: the budget is
 // full, the queue is full, or the circuit is open. Nothing was written
@@ -42,6 +53,12 @@ var (
 	ErrShutdown = errors.New("orchestrator: shutting down")
 	// ErrDeadline is the cause when a task reaches its total cap.
 	ErrDeadline = errors.New("orchestrator: total deadline reached")
+	// ErrAnswerTooLarge is the cause when a task's answer reaches
+	// Config.MaxAnswerBytes.
+	ErrAnswerTooLarge = errors.New("orchestrator: answer size limit reached")
+	// ErrQueueWait is the cause when an async task waits longer than
+	// Config.MaxQueueWait for a slot.
+	ErrQueueWait = errors.New("orchestrator: queue wait limit reached")
 	// ErrClosed is returned by Submit after Shutdown.
 	ErrClosed = errors.New("orchestrator: closed")
 )

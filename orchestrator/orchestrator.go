@@ -48,6 +48,9 @@ type Request struct {
 	// Deadline is the task's total cap; 0 or more than Config.TotalTimeout
 	// means Config.TotalTimeout.
 	Deadline time.Duration
+	// IdempotencyKey, when set, makes SubmitOnce attach a repeat of this
+	// request (same tenant, key and request) to the first one's task.
+	IdempotencyKey string
 }
 
 // route is one upstream with its gate and breaker, created once.
@@ -64,6 +67,7 @@ type Orchestrator struct {
 	route *route
 	cache Cache
 	store TaskStore
+	idem  *idemTable // Idempotency-Key -> task, per tenant
 	log   *slog.Logger
 	obs   Observer
 
@@ -87,7 +91,8 @@ type Deps struct {
 	Upstream stream.Upstream
 	// Cache answers repeated questions; nil passes through.
 	Cache Cache
-	// Store keeps tasks; nil means a MemoryStore.
+	// Store keeps tasks; nil means a MemoryStore bounded by
+	// Config.MaxRetainedTasks and Config.MaxRetainedBytes.
 	Store TaskStore
 	// Logger receives structured logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -105,7 +110,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	}
 	cfg.setDefaults()
 	if d.Store == nil {
-		d.Store = NewMemoryStore()
+		d.Store = NewBoundedMemoryStore(RetentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes})
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -124,12 +129,14 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 				OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
 			}),
 			breaker: pipeline.NewBreaker(pipeline.BreakerConfig{
-				Name: name, Failures: cfg.BreakerFailures, CoolDown: cfg.BreakerCoolDown,
+				Name: name, MinCalls: cfg.BreakerMinCalls, FailureRate: cfg.BreakerFailureRate,
+				Window: cfg.BreakerWindow, CoolDown: cfg.BreakerCoolDown,
 				OnTransition: func(from, to pipeline.BreakerState) { obs.BreakerTransition(name, from, to) },
 			}),
 		},
 		cache:     d.Cache,
 		store:     d.Store,
+		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
 		log:       d.Logger,
 		obs:       obs,
 		shared:    d.Shared,
@@ -143,6 +150,14 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		o.startShared()
 	}
 	return o, nil
+}
+
+// Retention returns what the task store holds, when it is a MemoryStore.
+func (o *Orchestrator) Retention() (RetentionStats, bool) {
+	if m, ok := o.store.(*MemoryStore); ok {
+		return m.Stats(), true
+	}
+	return RetentionStats{}, false
 }
 
 // Config returns the configuration in force (defaults filled in).
@@ -339,15 +354,20 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	// From here on the slot (or the place in line) belongs to the task
 	// goroutine, which releases it exactly once on every path.
 	t.tr = stream.NewTranscript()
+	// The total cap runs from the moment the generation has its slot: an
+	// interactive task has it now; a queued one when the queue lets it go
+	// (run sets the cap then), and it ends by MaxQueueWait + the cap.
+	t.deadline = time.Now().Add(req.Deadline)
+	if mode == Async {
+		t.deadline = accepted.Add(o.cfg.MaxQueueWait + req.Deadline)
+	}
 	cctx, cancel := context.WithCancelCause(o.root)
-	tctx, stopTimer := context.WithDeadlineCause(cctx, accepted.Add(req.Deadline), ErrDeadline)
 	t.cancel = cancel
 	o.store.Put(t)
 	go func() {
 		defer o.running.Done()
 		defer cancel(nil) // detach from root once final
-		defer stopTimer()
-		o.run(tctx, t, req, ns, sl, mode)
+		o.run(cctx, t, req, ns, sl, mode)
 	}()
 	if o.shared != nil {
 		o.share(t)
@@ -410,6 +430,7 @@ func (o *Orchestrator) sweep() {
 		select {
 		case <-tick.C:
 			o.store.Sweep(time.Now().Add(-o.cfg.TaskTTL))
+			o.idem.sweep(time.Now())
 		case <-o.sweeperC:
 			return
 		}

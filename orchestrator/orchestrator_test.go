@@ -267,7 +267,7 @@ func TestPanicInCacheStoreStillEndsTheTask(t *testing.T) {
 // interactive request is let through as the probe; the others are refused
 // before their stream starts, not failed inside it.
 func TestHalfOpenAdmitsOneInteractiveProbe(t *testing.T) {
-	o := newOrch(t, orchestrator.Config{BreakerFailures: 1, BreakerCoolDown: 50 * time.Millisecond, MaxRetries: -1}, stall{}, nil)
+	o := newOrch(t, orchestrator.Config{BreakerMinCalls: 1, BreakerCoolDown: 50 * time.Millisecond, MaxRetries: -1}, stall{}, nil)
 	// Open the breaker (the stalling upstream cannot fail by itself).
 	b := o.Breakers()[0]
 	d, _, _ := b.Allow()

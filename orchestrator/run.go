@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/pipeline"
@@ -57,19 +58,36 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	}()
 
 	if s.claim != nil {
-		p, err := s.claim.Wait(ctx)
+		qctx, stopQueue := context.WithDeadlineCause(ctx, t.CreatedAt.Add(o.cfg.MaxQueueWait), ErrQueueWait)
+		p, err := s.claim.Wait(qctx)
 		s.claim = nil
 		if err != nil {
-			o.end(ctx, t, req, ns, err, log)
+			o.end(qctx, t, req, ns, err, log)
+			stopQueue()
 			return
 		}
+		stopQueue()
 		s.permit = p
 		t.setStatus(StatusRunning)
 	}
+	// The total cap counts from here: the task has its slot.
+	ctx, stopCap := context.WithDeadlineCause(ctx, time.Now().Add(req.Deadline), ErrDeadline)
+	defer stopCap()
 
 	upReq := stream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
-	var last time.Time
+	var (
+		last time.Time
+		size int // bytes of the answer so far
+	)
 	emit := func(c stream.Chunk) {
+		if limit := o.cfg.MaxAnswerBytes; limit > 0 && size+len(c.Text) > limit {
+			// The answer outgrows its limit: keep what fits (whole
+			// characters), then stop the upstream call; the task ends
+			// partial and its slot is freed.
+			c.Text = cutUTF8(c.Text, max(limit-size, 0))
+			defer t.cancel(ErrAnswerTooLarge)
+		}
+		size += len(c.Text)
 		now := time.Now()
 		if c.Text != "" && t.tr.Len() == 0 { // this goroutine is the only writer
 			// Recorded before the delta is visible, so that whoever sees
@@ -112,7 +130,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.upstreamCode = status
 			t.mu.Unlock()
 		}
-		done(breakerOutcome(outcome, t.tr))
+		done(breakerOutcome(outcome, status, t.tr))
 		if err == nil || errors.Is(err, stream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
@@ -194,11 +212,20 @@ func classify(ctx context.Context, err error) (outcome string, status int) {
 	return "error", 0
 }
 
-func breakerOutcome(outcome string, tr *stream.Transcript) pipeline.Outcome {
+// breakerOutcome is what an attempt tells the upstream's breaker. A
+// client's cancellation and a 4xx other than 429 (the request's fault,
+// not the upstream's) never count.
+func breakerOutcome(outcome string, status int, tr *stream.Transcript) pipeline.Outcome {
 	switch outcome {
 	case "ok":
 		return pipeline.Success
-	case "cancelled", "deadline":
+	case "cancelled":
+		return pipeline.Ignore
+	case "http_error":
+		if status >= 400 && status < 500 && status != 429 {
+			return pipeline.Ignore
+		}
+	case "deadline":
 		if hasOutput(tr) {
 			return pipeline.Success
 		}
@@ -269,6 +296,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 func hasOutput(tr *stream.Transcript) bool { return tr.Len() > 0 }
 
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not
+// split a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // cacheAnswer writes a complete answer to the cache. A failure there (even a
 // panic) must not keep the task from its terminal event: it is logged and
 // the answer is simply not cached.
@@ -305,6 +344,11 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	var ref *Refusal
 	cause := context.Cause(ctx)
 	switch {
+	case errors.Is(cause, ErrAnswerTooLarge):
+		// First: the upstream may have finished as it was cut, but the
+		// text is not the whole answer (and must not be cached).
+		reason, code = "length", CodeAnswerTooLarge
+		message = fmt.Sprintf("the answer reached the size limit of %d bytes", o.cfg.MaxAnswerBytes)
 	case err == nil:
 		status, reason, event = StatusDone, "stop", "done"
 	case errors.Is(err, stream.ErrLength):
@@ -318,6 +362,9 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		message = fmt.Sprintf("no first token within %s", o.cfg.TTFTTimeout)
 	case errors.Is(err, pipeline.ErrIdleTimeout):
 		reason, code, message = "idle_timeout", "idle_timeout", fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
+	case ctx.Err() != nil && errors.Is(cause, ErrQueueWait):
+		status, reason, code = StatusFailed, FinishOverloaded, CodeQueueTimeout
+		message = fmt.Sprintf("no budget slot within the queue wait limit (%s); the task was never sent upstream; retry later", o.cfg.MaxQueueWait)
 	case ctx.Err() != nil && errors.Is(cause, ErrDeadline):
 		// With output it is a cut (code "deadline"); with none, no first
 		// token came in the time there was (code ttft_timeout, 504 on the
@@ -365,6 +412,10 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		Event: event, FinishReason: reason, Notice: notice, Code: code, Message: message,
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
+	// The store learns of the end before anyone can see it: a task that
+	// ends after this one (even one started by a caller who saw this one
+	// end) is ended after it, and retention drops them in that order.
+	o.store.Ended(t)
 	close(t.done)
 	o.obs.TaskEnded(t.View())
 	text, chunks, _ := t.tr.Snapshot()

@@ -256,13 +256,20 @@ func (o *Orchestrator) hold(t *Task) *held {
 	return h
 }
 
+// sharedTTL is how long a task's shared record must outlive its start: it
+// may wait up to MaxQueueWait for a slot, run for TotalTimeout, then stay
+// readable for TaskTTL.
+func (o *Orchestrator) sharedTTL() time.Duration {
+	return o.cfg.MaxQueueWait + o.cfg.TotalTimeout + o.cfg.TaskTTL
+}
+
 // prune forgets the held tasks that the task store dropped, and the dead
 // owners that no shared record can name any more.
 func (o *Orchestrator) prune() {
 	o.pub.mu.Lock()
 	defer o.pub.mu.Unlock()
 	for owner, since := range o.pub.dead {
-		if time.Since(since) > o.cfg.TotalTimeout+o.cfg.TaskTTL {
+		if time.Since(since) > o.sharedTTL() {
 			delete(o.pub.dead, owner)
 		}
 	}
@@ -307,13 +314,13 @@ func (o *Orchestrator) republish() {
 func (o *Orchestrator) publishWhole(t *Task) error {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
 	defer cancel()
-	if err := o.shared.Start(ctx, o.recordOf(t), o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+	if err := o.shared.Start(ctx, o.recordOf(t), o.sharedTTL()); err != nil {
 		return err
 	}
 	for after := 0; ; {
 		p := t.tr.Read(after, mirrorPage)
 		if len(p.Deltas) > 0 {
-			if err := o.shared.Append(ctx, t.ID, p.First, p.Deltas, o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+			if err := o.shared.Append(ctx, t.ID, p.First, p.Deltas, o.sharedTTL()); err != nil {
 				return err
 			}
 			after = p.Last()
@@ -408,7 +415,7 @@ func (o *Orchestrator) share(t *Task) {
 func (o *Orchestrator) start(t *Task) bool {
 	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
 	defer cancel()
-	if err := o.shared.Start(ctx, o.recordOf(t), o.cfg.TotalTimeout+o.cfg.TaskTTL); err != nil {
+	if err := o.shared.Start(ctx, o.recordOf(t), o.sharedTTL()); err != nil {
 		o.sharedDown.Store(time.Now().Add(sharedBackOff).UnixNano())
 		o.log.Warn("shared state write failed; the task is published when it answers", "task_id", t.ID, "op", "start", "err", err)
 		return false
@@ -450,7 +457,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 		}
 		return err
 	}
-	ttl := o.cfg.TotalTimeout + o.cfg.TaskTTL
+	ttl := o.sharedTTL()
 	pace := time.NewTimer(0)
 	defer pace.Stop()
 	var (

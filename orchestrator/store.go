@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"container/list"
 	"sync"
 	"time"
 )
@@ -8,8 +9,11 @@ import (
 // TaskStore keeps tasks by id until they expire. A shared (Redis) store
 // can stand in for the in-memory one behind this interface.
 type TaskStore interface {
-	// Put adds a task.
+	// Put adds a task. A task that is already final is also Ended.
 	Put(t *Task)
+	// Ended tells the store that a task it holds is final: from now on it
+	// may be dropped (by age, or to keep the store in its bounds).
+	Ended(t *Task)
 	// Get returns the task with that id, or nil.
 	Get(id string) *Task
 	// Sweep drops final tasks that ended before cutoff and returns how
@@ -19,44 +23,122 @@ type TaskStore interface {
 	Len() int
 }
 
+// RetentionLimits bound the finished tasks a MemoryStore keeps. Queued and
+// running tasks are never dropped (the budget and the queue bound them);
+// beyond either limit the tasks that ended first are dropped first, and
+// their ids are then unknown (404).
+type RetentionLimits struct {
+	// MaxTasks is the most finished tasks kept; <= 0: no limit.
+	MaxTasks int
+	// MaxBytes is the most bytes of finished tasks kept, as Task.Size
+	// counts them; <= 0: no limit.
+	MaxBytes int64
+}
+
 // MemoryStore is a TaskStore in this process's memory.
 type MemoryStore struct {
-	mu    sync.RWMutex // protects tasks
-	tasks map[string]*Task
+	limits RetentionLimits
+
+	mu       sync.RWMutex // protects the fields below
+	tasks    map[string]*stored
+	finished list.List // of *stored, in the order they ended: the oldest at the front
+	bytes    int64     // Size of the finished tasks held
+	evicted  int64     // finished tasks dropped to keep the limits, ever
+}
+
+// stored is a task in a MemoryStore, with its place in the finished list.
+type stored struct {
+	t    *Task
+	size int64
+	el   *list.Element // nil while the task is live
 }
 
 var _ TaskStore = (*MemoryStore)(nil)
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{tasks: make(map[string]*Task)} }
+// NewMemoryStore returns an empty MemoryStore without limits (only the
+// TTL sweep drops tasks).
+func NewMemoryStore() *MemoryStore { return NewBoundedMemoryStore(RetentionLimits{}) }
 
-// Put adds a task.
+// NewBoundedMemoryStore returns an empty MemoryStore that keeps its
+// finished tasks within limits.
+func NewBoundedMemoryStore(limits RetentionLimits) *MemoryStore {
+	return &MemoryStore{limits: limits, tasks: make(map[string]*stored)}
+}
+
+// Put adds a task. A task that is already final is also Ended.
 func (s *MemoryStore) Put(t *Task) {
+	final := t.Status().Final()
 	s.mu.Lock()
-	s.tasks[t.ID] = t
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if old := s.tasks[t.ID]; old != nil {
+		s.dropLocked(old)
+	}
+	st := &stored{t: t}
+	s.tasks[t.ID] = st
+	if final {
+		s.endedLocked(st)
+	}
+}
+
+// Ended marks a stored task final: it joins the back of the finished
+// tasks, and the oldest finished tasks are dropped while a limit is
+// exceeded.
+func (s *MemoryStore) Ended(t *Task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.tasks[t.ID]; st != nil && st.t == t && st.el == nil {
+		s.endedLocked(st)
+	}
+}
+
+func (s *MemoryStore) endedLocked(st *stored) {
+	st.size = st.t.Size()
+	st.el = s.finished.PushBack(st)
+	s.bytes += st.size
+	for s.finished.Len() > 0 &&
+		((s.limits.MaxTasks > 0 && s.finished.Len() > s.limits.MaxTasks) ||
+			(s.limits.MaxBytes > 0 && s.bytes > s.limits.MaxBytes)) {
+		s.dropLocked(s.finished.Front().Value.(*stored))
+		s.evicted++
+	}
+}
+
+func (s *MemoryStore) dropLocked(st *stored) {
+	if st.el != nil {
+		s.finished.Remove(st.el)
+		s.bytes -= st.size
+		st.el = nil
+	}
+	if s.tasks[st.t.ID] == st {
+		delete(s.tasks, st.t.ID)
+	}
 }
 
 // Get returns the task with that id, or nil.
 func (s *MemoryStore) Get(id string) *Task {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.tasks[id]
+	if st := s.tasks[id]; st != nil {
+		return st.t
+	}
+	return nil
 }
 
-// Sweep drops final tasks that ended before cutoff.
+// Sweep drops final tasks that ended before cutoff, oldest first.
 func (s *MemoryStore) Sweep(cutoff time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for id, t := range s.tasks {
-		t.mu.Lock()
-		expired := t.status.Final() && t.endedAt.Before(cutoff)
-		t.mu.Unlock()
-		if expired {
-			delete(s.tasks, id)
-			n++
+	for s.finished.Len() > 0 {
+		st := s.finished.Front().Value.(*stored)
+		st.t.mu.Lock()
+		endedAt := st.t.endedAt
+		st.t.mu.Unlock()
+		if !endedAt.Before(cutoff) {
+			break
 		}
+		s.dropLocked(st)
+		n++
 	}
 	return n
 }
@@ -66,4 +148,19 @@ func (s *MemoryStore) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.tasks)
+}
+
+// RetentionStats is what a MemoryStore holds.
+type RetentionStats struct {
+	Tasks         int   `json:"tasks"`          // every task held
+	Finished      int   `json:"finished"`       // of which final
+	FinishedBytes int64 `json:"finished_bytes"` // their Size
+	Evicted       int64 `json:"evicted_total"`  // finished tasks dropped to keep the limits, ever
+}
+
+// Stats returns what the store holds.
+func (s *MemoryStore) Stats() RetentionStats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return RetentionStats{Tasks: len(s.tasks), Finished: s.finished.Len(), FinishedBytes: s.bytes, Evicted: s.evicted}
 }

@@ -15,9 +15,9 @@ type BreakerState int
 
 // The breaker's states.
 //
-//	closed --N consecutive failures--> open --cool-down--> half-open
-//	   ^                                 ^                     |
-//	   +----------probe succeeds---------|----probe fails------+
+//	closed --failure rate over the window--> open --cool-down--> half-open
+//	   ^                                      ^                     |
+//	   +--------------probe succeeds----------|----probe fails------+
 const (
 	BreakerClosed BreakerState = iota
 	BreakerOpen
@@ -40,9 +40,16 @@ func (s BreakerState) String() string {
 type BreakerConfig struct {
 	// Name names the breaker, usually after its upstream.
 	Name string
-	// Failures is the number of consecutive failures that opens the circuit.
-	// default: 5; negative: the breaker never opens.
-	Failures int
+	// MinCalls is the number of calls with an outcome (Success or
+	// Failure) the window must hold before the failure rate can open the
+	// circuit. default: 20; negative: the breaker never opens.
+	MinCalls int
+	// FailureRate is the share of failed calls in the window, over
+	// MinCalls calls, that opens the circuit. default: 0.5
+	FailureRate float64
+	// Window is the sliding time window the rate is taken over; it
+	// slides in steps of Window/10. default: 10s
+	Window time.Duration
 	// CoolDown is the first open period; it doubles each time a probe
 	// fails, up to MaxCoolDown. default: 5s
 	CoolDown time.Duration
@@ -55,23 +62,43 @@ type BreakerConfig struct {
 	Now func() time.Time
 }
 
-// Breaker is a per-upstream circuit breaker. It is safe for concurrent use;
-// create one per upstream, once.
+// windowBuckets is the number of steps a Breaker's window slides in.
+const windowBuckets = 10
+
+// bucket counts the outcomes of one step of the window.
+type bucket struct {
+	start           time.Time // zero: unused
+	calls, failures int
+}
+
+// Breaker is a per-upstream circuit breaker: it opens when at least
+// FailureRate of at least MinCalls calls in the last Window failed. The
+// rate, not a run of consecutive failures, decides: under concurrency
+// failures (fast) bunch together between successes (slow), and a run says
+// little about the share. It is safe for concurrent use; create one per
+// upstream, once.
 type Breaker struct {
-	cfg BreakerConfig
+	cfg  BreakerConfig
+	step time.Duration // Window / windowBuckets
 
 	mu          sync.Mutex // protects every field below
 	state       BreakerState
-	failures    int           // consecutive, in closed
-	coolDown    time.Duration // the current open period
+	buckets     [windowBuckets]bucket // ring of the window's steps, in closed
+	coolDown    time.Duration         // the current open period
 	openUntil   time.Time
 	probeActive bool // a half-open probe is out
 }
 
 // NewBreaker returns a closed Breaker with cfg's defaults filled in.
 func NewBreaker(cfg BreakerConfig) *Breaker {
-	if cfg.Failures == 0 {
-		cfg.Failures = 5
+	if cfg.MinCalls == 0 {
+		cfg.MinCalls = 20
+	}
+	if cfg.FailureRate <= 0 || cfg.FailureRate > 1 {
+		cfg.FailureRate = 0.5
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = 10 * time.Second
 	}
 	if cfg.CoolDown <= 0 {
 		cfg.CoolDown = 5 * time.Second
@@ -82,7 +109,40 @@ func NewBreaker(cfg BreakerConfig) *Breaker {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Breaker{cfg: cfg, coolDown: cfg.CoolDown}
+	return &Breaker{cfg: cfg, step: max(cfg.Window/windowBuckets, time.Nanosecond), coolDown: cfg.CoolDown}
+}
+
+// Rate returns the calls with an outcome and the failures among them in
+// the current window (both 0 unless the circuit is closed).
+func (b *Breaker) Rate() (calls, failures int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.windowLocked(b.cfg.Now())
+}
+
+// windowLocked sums the buckets still inside the window at now.
+func (b *Breaker) windowLocked(now time.Time) (calls, failures int) {
+	from := now.Add(-b.cfg.Window)
+	for _, k := range b.buckets {
+		if !k.start.IsZero() && k.start.After(from) {
+			calls += k.calls
+			failures += k.failures
+		}
+	}
+	return calls, failures
+}
+
+// countLocked adds one outcome to the window's current step.
+func (b *Breaker) countLocked(now time.Time, failed bool) {
+	start := now.Truncate(b.step)
+	k := &b.buckets[int(start.UnixNano()/int64(b.step))%windowBuckets]
+	if !k.start.Equal(start) {
+		*k = bucket{start: start} // a step that left the window: reuse it
+	}
+	k.calls++
+	if failed {
+		k.failures++
+	}
 }
 
 // Name returns the breaker's name.
@@ -125,7 +185,9 @@ const (
 	// Failure: the upstream failed (connection, 5xx, 429, timeout).
 	Failure
 	// Ignore: the call ended for a reason that says nothing about the
-	// upstream (the caller cancelled, the deadline ran out before output).
+	// upstream (the caller cancelled, the deadline ran out before output,
+	// the request was refused as the client's fault: a 4xx other than
+	// 429). It is not counted at all.
 	Ignore
 )
 
@@ -173,7 +235,7 @@ func (b *Breaker) record(probe bool, o Outcome) {
 		b.probeActive = false
 		if ok {
 			b.coolDown = b.cfg.CoolDown
-			b.failures = 0
+			b.buckets = [windowBuckets]bucket{} // closed afresh: the old window is history
 			b.setLocked(BreakerClosed)
 			return
 		}
@@ -186,18 +248,19 @@ func (b *Breaker) record(probe bool, o Outcome) {
 		// says nothing new.
 		return
 	}
-	if ok {
-		b.failures = 0
+	now := b.cfg.Now()
+	b.countLocked(now, !ok)
+	if ok || b.cfg.MinCalls < 0 {
 		return
 	}
-	b.failures++
-	if b.cfg.Failures > 0 && b.failures >= b.cfg.Failures {
+	calls, failures := b.windowLocked(now)
+	if calls >= b.cfg.MinCalls && float64(failures) >= b.cfg.FailureRate*float64(calls) {
 		b.openLocked()
 	}
 }
 
 func (b *Breaker) openLocked() {
-	b.failures = 0
+	b.buckets = [windowBuckets]bucket{}
 	b.openUntil = b.cfg.Now().Add(b.coolDown)
 	b.setLocked(BreakerOpen)
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -77,14 +78,24 @@ func NewTranscript() *Transcript {
 }
 
 // NewFinishedTranscript returns a transcript holding chunks and already
-// ended with end (a cache hit replayed as a stream).
+// ended with end (a cache hit replayed as a stream). It shares chunks
+// instead of copying them (a cache hit refers to the cached answer): the
+// caller must never modify the slice, which a finished transcript never
+// does either. Empty chunks are dropped (then the slice is copied).
 func NewFinishedTranscript(chunks []string, end End) *Transcript {
-	t := NewTranscript()
 	for _, c := range chunks {
-		t.Append(c)
+		if c == "" {
+			chunks = slices.DeleteFunc(slices.Clone(chunks), func(c string) bool { return c == "" })
+			break
+		}
+	}
+	t := &Transcript{deltas: slices.Clip(chunks), ends: make([]int, len(chunks)), changed: make(chan struct{})}
+	for i, c := range chunks {
+		t.bytes += len(c)
+		t.ends[i] = t.bytes
 	}
 	end.Chunks = len(chunks)
-	t.Finish(end)
+	t.end = &end
 	return t
 }
 
@@ -138,6 +149,13 @@ func (t *Transcript) Snapshot() (text string, chunks int, end *End) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.Join(t.deltas, ""), len(t.deltas), t.end
+}
+
+// Bytes returns the length of the text so far.
+func (t *Transcript) Bytes() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.bytes
 }
 
 // Len returns the number of deltas so far.

@@ -20,6 +20,9 @@ const (
 	codeTooLarge         = "payload_too_large"
 	codeUnsupportedMedia = "unsupported_media_type"
 	codeInternal         = "internal_error"
+	// codeIdempotencyConflict: an Idempotency-Key reused for a different
+	// request (409).
+	codeIdempotencyConflict = "idempotency_conflict"
 )
 
 // apiError is an error with its HTTP status and contract code.
@@ -57,6 +60,10 @@ func statusError(err error) *apiError {
 			msg = "upstream " + ref.Upstream + " is failing and its circuit is open; retry later"
 		}
 		return &apiError{Status: http.StatusServiceUnavailable, Code: ref.Code, Message: msg, RetryAfter: ref.RetryAfter}
+	}
+	if errors.Is(err, orchestrator.ErrIdempotencyConflict) {
+		return &apiError{Status: http.StatusConflict, Code: codeIdempotencyConflict,
+			Message: "this Idempotency-Key was already used for a different request; use a new key for a new request"}
 	}
 	if errors.Is(err, orchestrator.ErrClosed) {
 		return &apiError{Status: http.StatusServiceUnavailable, Code: orchestrator.CodeShuttingDown, Message: "the server is shutting down", RetryAfter: time.Second}

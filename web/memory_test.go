@@ -22,7 +22,8 @@ import (
 // grow by readers × answer size instead.
 func TestStuckReadersDoNotGrowMemory(t *testing.T) {
 	const readers, buffer = 20, 32 << 10
-	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{MaxPendingBytes: buffer, WriteTimeout: time.Minute}}})
+	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{MaxPendingBytes: buffer, WriteTimeout: time.Minute}},
+		Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}}) // over the 1 MiB default
 	line := strings.Repeat("m", 1000)
 	answer := make([]string, 8000) // 8 MB
 	for i := range answer {

@@ -232,7 +232,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, err)
 		return
 	}
-	t, err := s.orch.Submit(r.Context(), req)
+	// A repeat with the same Idempotency-Key attaches to the first
+	// request's task and gets the whole answer again (chunks carry no
+	// event ids to resume after).
+	t, attached, err := s.orch.SubmitOnce(r.Context(), req, orchestrator.Interactive)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client left while waiting for budget
@@ -241,6 +244,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setCacheHeaders(w, t)
+	setReplayed(w, attached)
 	w.Header().Set("X-Task-Id", t.ID)
 	c := &completion{
 		s: s, t: t, w: w, rc: http.NewResponseController(w),
@@ -285,6 +289,9 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 		tr.NoCache = b
 	}
 	req, err := tr.toOrchestrator(tenant)
+	if err == nil {
+		req.IdempotencyKey, err = idempotencyKey(r)
+	}
 	return &cr, req, err
 }
 

@@ -314,7 +314,7 @@ func TestOpenAISDKFailuresBeforeOutput(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"upstream error", orchestrator.Config{RetryBackoff: time.Millisecond, BreakerFailures: -1}, streamtest.Script{Status: 500}, 502, "upstream_error"},
+		{"upstream error", orchestrator.Config{RetryBackoff: time.Millisecond, BreakerMinCalls: -1}, streamtest.Script{Status: 500}, 502, "upstream_error"},
 		{"ttft timeout", orchestrator.Config{TTFTTimeout: 100 * time.Millisecond, MaxRetries: -1}, streamtest.Script{StallAfterHeaders: true}, 504, "ttft_timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -448,7 +448,7 @@ func TestOpenAIAuth(t *testing.T) {
 }
 
 func TestOpenAISDKCircuitOpen(t *testing.T) {
-	e := newEnv(t, envOpts{Orch: orchestrator.Config{MaxRetries: -1, BreakerFailures: 1, BreakerCoolDown: time.Minute}})
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{MaxRetries: -1, BreakerMinCalls: 1, BreakerCoolDown: time.Minute}})
 	e.Up.SetScript(streamtest.Script{Status: 500})
 	c := oaiClient(e)
 	_, err := c.Chat.Completions.New(oaiCtx(t), oaiParams("break it"))

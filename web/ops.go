@@ -14,6 +14,10 @@ import (
 type upstreamBudget struct {
 	pipeline.GateStats
 	Breaker string `json:"breaker"`
+	// BreakerCalls and BreakerFailures are the calls with an outcome and
+	// the failures among them in the breaker's sliding window.
+	BreakerCalls    int `json:"breaker_window_calls"`
+	BreakerFailures int `json:"breaker_window_failures"`
 }
 
 // budget is GET /v1/budget: in-flight, limit and queue per upstream. The
@@ -33,7 +37,9 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 		out.InFlight += st.InFlight
 		out.Queued += st.Queued
 		out.RejectedTotal += st.RejectedTotal
-		out.Upstreams = append(out.Upstreams, upstreamBudget{GateStats: st, Breaker: breakers[i].State().String()})
+		calls, failures := breakers[i].Rate()
+		out.Upstreams = append(out.Upstreams, upstreamBudget{GateStats: st, Breaker: breakers[i].State().String(),
+			BreakerCalls: calls, BreakerFailures: failures})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -153,6 +153,27 @@ func jsonKind(v string) string {
 	return "a " + v
 }
 
+// maxIdempotencyKey is the longest Idempotency-Key accepted.
+const maxIdempotencyKey = 255
+
+// idempotencyKey reads the optional Idempotency-Key header: 1 to 255
+// visible ASCII characters.
+func idempotencyKey(r *http.Request) (string, error) {
+	k := r.Header.Get("Idempotency-Key")
+	if k == "" {
+		return "", nil
+	}
+	if len(k) > maxIdempotencyKey {
+		return "", badRequest(fmt.Sprintf("Idempotency-Key is longer than %d characters", maxIdempotencyKey))
+	}
+	for i := range len(k) {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return "", badRequest("Idempotency-Key must be visible ASCII characters (a UUID, say)")
+		}
+	}
+	return k, nil
+}
+
 // toOrchestrator validates a decoded task request and turns it into an
 // orchestrator.Request.
 func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, error) {

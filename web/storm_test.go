@@ -30,7 +30,7 @@ func TestLeakStorm(t *testing.T) {
 	e := newEnv(t, envOpts{Wrap: func(u stream.Upstream) stream.Upstream { counter.Upstream = u; return counter }, Orch: orchestrator.Config{
 		Budget: budget, AcquireTimeout: 60 * time.Millisecond, QueueLimit: 48,
 		TTFTTimeout: 80 * time.Millisecond, IdleTimeout: 80 * time.Millisecond, TotalTimeout: 400 * time.Millisecond,
-		RetryBackoff: 5 * time.Millisecond, BreakerFailures: -1,
+		RetryBackoff: 5 * time.Millisecond, BreakerMinCalls: -1,
 	}})
 	e.Up.SetHandler(func(req streamtest.ChatRequest, n int) streamtest.Script {
 		switch n % 9 {

@@ -12,14 +12,26 @@ import (
 	"github.com/sluice-dev/sluice/stream"
 )
 
-// decodeTask reads and validates a task request body.
+// decodeTask reads and validates a task request body and its
+// Idempotency-Key.
 func (s *Server) decodeTask(w http.ResponseWriter, r *http.Request, tenant string) (orchestrator.Request, *taskRequest, error) {
 	var tr taskRequest
 	if err := decodeJSON(w, r, s.cfg.MaxBody, &tr); err != nil {
 		return orchestrator.Request{}, nil, err
 	}
 	req, err := tr.toOrchestrator(tenant)
+	if err == nil {
+		req.IdempotencyKey, err = idempotencyKey(r)
+	}
 	return req, &tr, err
+}
+
+// setReplayed marks the answer to a repeated POST (same Idempotency-Key)
+// that was attached to the first one's task.
+func setReplayed(w http.ResponseWriter, attached bool) {
+	if attached {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
 }
 
 // createTask is POST /v1/tasks: start a task in the background.
@@ -29,11 +41,12 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request, tenant strin
 		writeError(w, err)
 		return
 	}
-	t, err := s.orch.SubmitAsync(r.Context(), req)
+	t, attached, err := s.orch.SubmitOnce(r.Context(), req, orchestrator.Async)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	setReplayed(w, attached)
 	url := "/v1/tasks/" + t.ID
 	events := url + "/events"
 	if tenant != "" {
@@ -57,7 +70,7 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		writeError(w, err)
 		return
 	}
-	t, err := s.orch.Submit(r.Context(), req)
+	t, attached, err := s.orch.SubmitOnce(r.Context(), req, orchestrator.Interactive)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client left while waiting for budget
@@ -66,8 +79,15 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		return
 	}
 	setCacheHeaders(w, t)
+	setReplayed(w, attached)
 	w.Header().Set("X-Task-Id", t.ID)
-	st := s.serveEvents(r.Context(), w, t, 0)
+	after := 0
+	if attached {
+		// A repeated POST (a client reconnecting by sending it again)
+		// resumes like GET .../events: after its Last-Event-ID.
+		after = stream.LastEventID(r)
+	}
+	st := s.serveEvents(r.Context(), w, t, after)
 	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach {
 		s.orch.Cancel(tenant, t.ID)
 	}

@@ -367,7 +367,7 @@ func TestUpstreamFailures(t *testing.T) {
 }
 
 func TestCircuitBreaker(t *testing.T) {
-	e := newEnv(t, envOpts{Orch: orchestrator.Config{BreakerFailures: 2, BreakerCoolDown: 500 * time.Millisecond, MaxRetries: -1}})
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{BreakerMinCalls: 2, BreakerCoolDown: 500 * time.Millisecond, MaxRetries: -1}})
 	e.Up.SetScript(streamtest.Script{Status: 500})
 	for range 2 {
 		_, r := e.stream(map[string]any{"prompt": "b", "nocache": true})
@@ -554,7 +554,7 @@ func TestSlowReaderDoesNotSlowUpstream(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{
 		Conn:         stream.ConnConfig{MaxPendingBytes: 16 << 10, WriteTimeout: 300 * time.Millisecond},
 		ConnObserver: rec,
-	}})
+	}, Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}}) // over the 1 MiB default
 	big := strings.Repeat("x", 4000)
 	want := make([]string, 3000) // 12 MB: more than loopback socket buffers
 	for i := range want {

@@ -38,7 +38,14 @@ type settings struct {
 	APIKeys        map[string]string
 	MaxBody        int64
 	TaskTTL        time.Duration
-	BreakerFails   int
+	MaxQueueWait   time.Duration
+	TaskMaxKept    int
+	TaskMaxBytes   int64
+	MaxAnswer      int64
+	IdemKeys       int
+	BreakerMin     int
+	BreakerRate    float64
+	BreakerWindow  time.Duration
 	BreakerCool    time.Duration
 	SimTTFT        time.Duration
 	SimTTFTSigma   float64
@@ -105,7 +112,14 @@ func (s *settings) table() []setting {
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
 		{"SLUICE_MAX_BODY", "max-body", "1MiB", "request body limit", size(&s.MaxBody)},
 		{"SLUICE_TASK_TTL", "task-ttl", "1h", "how long a finished task stays readable", dur(&s.TaskTTL, false)},
-		{"SLUICE_BREAKER_FAILURES", "breaker-failures", "5", "consecutive upstream failures that open the circuit", posInt(&s.BreakerFails)},
+		{"SLUICE_TASK_MAX_RETAINED", "task-max-retained", "10000", "most finished tasks kept (oldest finished dropped first, before their TTL; running tasks never)", posInt(&s.TaskMaxKept)},
+		{"SLUICE_TASK_MAX_RETAINED_BYTES", "task-max-retained-bytes", "128MiB", "most bytes of finished tasks kept (their text plus ~2 KiB each), like SLUICE_TASK_MAX_RETAINED", size(&s.TaskMaxBytes)},
+		{"SLUICE_MAX_ANSWER_BYTES", "max-answer-bytes", "1MiB", "longest answer of one task; past it the answer is cut as partial (finish_reason length, code answer_too_large) and the upstream call ends", size(&s.MaxAnswer)},
+		{"SLUICE_IDEMPOTENCY_KEYS", "idempotency-keys", "10000", "most Idempotency-Keys remembered (all tenants; oldest forgotten first; a key also ends with its task)", posInt(&s.IdemKeys)},
+		{"SLUICE_MAX_QUEUE_WAIT", "max-queue-wait", "60s", "longest wait of an async task in the queue for budget; past it the task fails (finish_reason overloaded, code queue_timeout)", dur(&s.MaxQueueWait, false)},
+		{"SLUICE_BREAKER_MIN_CALLS", "breaker-min-calls", "20", "upstream calls the breaker's window must hold before its failure rate can open the circuit", posInt(&s.BreakerMin)},
+		{"SLUICE_BREAKER_FAILURE_RATE", "breaker-failure-rate", "0.5", "share of failed upstream calls in the window that opens the circuit", unit(&s.BreakerRate)},
+		{"SLUICE_BREAKER_WINDOW", "breaker-window", "10s", "sliding window of the breaker's failure rate", dur(&s.BreakerWindow, false)},
 		{"SLUICE_BREAKER_COOLDOWN", "breaker-cooldown", "5s", "first open period of the circuit (doubles while probes fail)", dur(&s.BreakerCool, false)},
 		{"SLUICE_SIM_TTFT", "sim-ttft", "300ms", "simulated model: median time to first token (log-normal)", dur(&s.SimTTFT, true)},
 		{"SLUICE_SIM_TTFT_SIGMA", "sim-ttft-sigma", "0.6", "simulated model: log-normal shape of the TTFT (larger = longer tail)", nonNegFloat(&s.SimTTFTSigma)},

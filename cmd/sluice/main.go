@@ -102,10 +102,12 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	}
 	orch, err := orchestrator.New(orchestrator.Config{
 		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
-		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout,
-		BreakerFailures: s.BreakerFails, BreakerCoolDown: s.BreakerCool,
+		TTFTTimeout: s.TTFTTimeout, IdleTimeout: s.IdleTimeout, TotalTimeout: s.TotalTimeout, MaxQueueWait: s.MaxQueueWait,
+		BreakerMinCalls: s.BreakerMin, BreakerFailureRate: s.BreakerRate, BreakerWindow: s.BreakerWindow, BreakerCoolDown: s.BreakerCool,
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
 		SharedHeartbeat: s.SharedHeartbeat, SharedPendingTasks: s.SharedPendingTasks, SharedPendingBytes: s.SharedPendingBytes,
+		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
+		MaxIdempotencyKeys: s.IdemKeys,
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})
 	if err != nil {
 		return err

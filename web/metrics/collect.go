@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/pipeline"
 )
 
@@ -15,6 +16,12 @@ import (
 type GateSource interface {
 	Gates() []*pipeline.Gate
 	Breakers() []*pipeline.Breaker
+}
+
+// retentionSource is a GateSource that also reports its retained tasks;
+// an *orchestrator.Orchestrator is one.
+type retentionSource interface {
+	Retention() (orchestrator.RetentionStats, bool)
 }
 
 // CacheSource is where the cache counters are read at scrape time; a
@@ -55,6 +62,7 @@ type scraper struct {
 	gateInFlight, gateLimit, gateWaiting, gateQueued, gateQueueLimit *prometheus.Desc
 	gateAcquired, gateReleased, gateRejected                         *prometheus.Desc
 	breakerState                                                     *prometheus.Desc
+	taskRetained, taskRetBytes, taskEvicted                          *prometheus.Desc
 	cacheLookups, cacheEntries, cacheBytes, cacheEvictions           *prometheus.Desc
 	cacheNamespaces                                                  *prometheus.Desc
 	connsOpen, connsReserved, connsRefused                           *prometheus.Desc
@@ -78,6 +86,9 @@ func newScraper(maxNamespaces int) *scraper {
 		gateReleased:    newDesc(nameGateReleased),
 		gateRejected:    newDesc(nameGateRejected),
 		breakerState:    newDesc(nameBreakerState),
+		taskRetained:    newDesc(nameTasksRetained),
+		taskRetBytes:    newDesc(nameTasksRetainedB),
+		taskEvicted:     newDesc(nameTasksEvicted),
 		cacheLookups:    newDesc(nameCacheLookups),
 		cacheEntries:    newDesc(nameCacheEntries),
 		cacheBytes:      newDesc(nameCacheBytes),
@@ -114,6 +125,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		s.gateInFlight, s.gateLimit, s.gateWaiting, s.gateQueued, s.gateQueueLimit,
 		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
+		s.taskRetained, s.taskRetBytes, s.taskEvicted,
 		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
 		s.connsOpen, s.connsReserved, s.connsRefused,
 	} {
@@ -165,6 +177,13 @@ func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
 				v = 1
 			}
 			gauge(s.breakerState, v, b.Name(), st.String())
+		}
+	}
+	if rs, ok := src.(retentionSource); ok {
+		if st, ok := rs.Retention(); ok {
+			gauge(s.taskRetained, float64(st.Finished))
+			gauge(s.taskRetBytes, float64(st.FinishedBytes))
+			counter(s.taskEvicted, float64(st.Evicted))
 		}
 	}
 }

@@ -49,6 +49,9 @@ const (
 	nameRefusals          = "sluice_refusals_total"
 	nameBreakerState      = "sluice_breaker_state"
 	nameBreakerTrans      = "sluice_breaker_transitions_total"
+	nameTasksRetained     = "sluice_tasks_retained"
+	nameTasksRetainedB    = "sluice_tasks_retained_bytes"
+	nameTasksEvicted      = "sluice_tasks_evicted_total"
 	nameUpstreamRequests  = "sluice_upstream_requests_total"
 	nameUpstreamRetries   = "sluice_upstream_retries_total"
 	nameTTFT              = "sluice_time_to_first_token_seconds"
@@ -111,6 +114,14 @@ var catalog = []MetricDoc{
 		Help: "1 for the breaker's current state (closed, open or half_open), 0 for the others."},
 	{Name: nameBreakerTrans, Type: "counter", Labels: []string{"upstream", "from", "to"},
 		Help: "Circuit breaker state changes."},
+
+	// Task retention.
+	{Name: nameTasksRetained, Type: "gauge", Scraped: true,
+		Help: "Finished tasks kept readable (at most SLUICE_TASK_MAX_RETAINED)."},
+	{Name: nameTasksRetainedB, Type: "gauge", Scraped: true,
+		Help: "Bytes of the finished tasks kept, as counted against SLUICE_TASK_MAX_RETAINED_BYTES (text plus ~2 KiB each)."},
+	{Name: nameTasksEvicted, Type: "counter", Scraped: true,
+		Help: "Finished tasks dropped before their TTL to keep the retention limits; their ids answer 404."},
 
 	// Upstream calls.
 	{Name: nameUpstreamRequests, Type: "counter", Labels: []string{"upstream", "outcome", "status"},

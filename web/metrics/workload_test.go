@@ -204,7 +204,7 @@ func TestMetricsAfterWorkload(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, orchestrator.Config{
 		Budget: 1, AcquireTimeout: 0, RetryBackoff: 5 * time.Millisecond,
-		BreakerFailures: 2, BreakerCoolDown: 10 * time.Minute,
+		BreakerMinCalls: 3, BreakerCoolDown: 10 * time.Minute, // the hit's miss and the two 429s: 2 of 3 fail
 		TTFTTimeout: 30 * time.Second, IdleTimeout: 30 * time.Second,
 	})
 

@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	sse "github.com/r3labs/sse/v2"
@@ -371,6 +372,12 @@ func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer
 		}
 		return exitOK
 	}
+	// One plain request first: an unreachable server or an unknown task
+	// fails at once, where the stream follower would retry (it resumes a
+	// stream that was going, not one that never started).
+	if _, err := c.doJSON(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, nil); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	f := &follower{c: c, json: *asJSON, start: time.Now(), after: *after}
 	res := f.follow(ctx, "/v1/tasks/"+url.PathEscape(id)+"/events")
 	if res.interrupted {
@@ -584,9 +591,11 @@ func (f *follower) printJSON(typ string, ev *sse.Event) {
 // report prints the summary line on stderr and returns the exit code.
 func (f *follower) report(res followResult, id string) int {
 	stderr := f.c.stderr
-	// End the answer with a newline on a terminal, so the prompt does
-	// not follow it; redirected output stays exactly the task's text.
-	if f.wrote && !f.json && f.lastByte != '\n' && isTerminal(f.c.stdout) {
+	// End the answer with a newline on a terminal or in a file, and when
+	// stdout and stderr are the same file (2>&1), so that neither the
+	// prompt nor the summary line below is glued to it; a pipe of its own
+	// gets exactly the task's text.
+	if f.wrote && !f.json && f.lastByte != '\n' && endWithNewline(f.c.stdout, stderr) {
 		_, _ = io.WriteString(f.c.stdout, "\n")
 	}
 	if res.err != nil {
@@ -604,7 +613,7 @@ func (f *follower) report(res followResult, id string) int {
 	_ = json.Unmarshal(res.data, &end) // a field that is missing stays zero
 	timing := ""
 	if f.wrote {
-		timing = fmt.Sprintf(" · ttft %s", f.firstAt.Round(time.Millisecond))
+		timing = fmt.Sprintf(" · ttft %dms", f.firstAt.Milliseconds())
 		if end.FirstTokenMs != nil {
 			timing += fmt.Sprintf(" (server %dms)", *end.FirstTokenMs)
 		}
@@ -623,22 +632,37 @@ func (f *follower) report(res followResult, id string) int {
 	return fail(stderr, "task %s failed: %s: %s", id, end.Code, end.Message)
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// endWithNewline reports whether the answer written to stdout needs a
+// final newline: stdout is a terminal or a regular file, or the same file
+// as stderr.
+func endWithNewline(stdout, stderr io.Writer) bool {
+	out, ok := stdout.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	st, err := out.Stat()
+	if err != nil {
+		return false
+	}
+	if st.Mode()&os.ModeCharDevice != 0 || st.Mode().IsRegular() {
+		return true
+	}
+	if errf, ok := stderr.(*os.File); ok {
+		if est, err := errf.Stat(); err == nil && os.SameFile(st, est) {
+			return true
+		}
+	}
+	return false
 }
 
 const cacheUsage = `usage: sluice cache lookup [flags] "question"
        sluice cache stats [flags]
 
 lookup explains the cache decision for a question without changing
-anything (GET /v1/cache/lookup): decision, score against the threshold,
+anything (POST /v1/cache/lookup): decision, score against the threshold,
 facets, the nearest candidates and the reason. stats prints the counters
-per namespace (GET /v1/cache/stats).
+per namespace (GET /v1/cache/stats). Both print text; --json prints the
+server's JSON instead.
 
 flags:
 `
@@ -649,7 +673,7 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 	server, apiKey := clientFlags(fs, getenv)
 	ns := fs.String("namespace", "", "cache namespace (default \"default\")")
 	model := fs.String("model", "", "model (default: the server's)")
-	asJSON := fs.Bool("json", false, "print the server's JSON")
+	asJSON := fs.Bool("json", false, "print the server's JSON instead of text (lookup and stats)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -685,7 +709,11 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/cache/stats", nil, &raw); err != nil {
 			return fail(stderr, "%v", err)
 		}
-		return printIndented(stdout, raw)
+		if *asJSON {
+			return printIndented(stdout, raw)
+		}
+		printStats(stdout, raw)
+		return exitOK
 	}
 	fs.Usage()
 	return fail(stderr, "unknown cache subcommand %q (lookup, stats)", pos[0])
@@ -732,6 +760,26 @@ func printExplanation(w io.Writer, raw json.RawMessage) {
 		fmt.Fprintf(w, "  %d. %.3f  %s %s  %q  (age %ds, ttl %ds, %d hits)\n",
 			i+1, c.Score, match, facetList(c.Facets), c.Question, c.AgeS, c.TTLS, c.Hits)
 	}
+}
+
+// printStats prints the cache counters (GET /v1/cache/stats) as a table.
+func printStats(w io.Writer, raw json.RawMessage) {
+	var st struct {
+		Threshold  float64                `json:"threshold"`
+		Namespaces []cache.NamespaceStats `json:"namespaces"`
+	}
+	_ = json.Unmarshal(raw, &st) // missing fields print as zero values
+	fmt.Fprintf(w, "threshold %.3f · %d namespaces\n", st.Threshold, len(st.Namespaces))
+	if len(st.Namespaces) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "namespace\tmodel\tentries\tbytes\texact hits\tsemantic hits\tmisses\tbypasses\tevictions\t")
+	for _, n := range st.Namespaces {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", n.Name, n.Model, n.Entries, n.Bytes,
+			n.HitsExact, n.HitsSemantic, n.Misses, n.Bypasses, n.Evictions)
+	}
+	_ = tw.Flush()
 }
 
 func facetList(f []string) string {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTaskWithNoServerFailsAtOnce: "sluice task ID" against a closed port
+// fails on the first connection refused, without resuming attempts.
+func TestTaskWithNoServerFailsAtOnce(t *testing.T) {
+	start := time.Now()
+	code, _, errOut := runCLI(t, "http://"+closedPort(t), "task", "0b9a3c1e-1d0a-4c55-9e43-5a1f0b6a8c11")
+	if code != exitFailed || !strings.Contains(errOut, "connection refused") || strings.Contains(errOut, "resuming") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %s to fail", d)
+	}
+	srv := startSluice(t)
+	code, _, errOut = runCLI(t, srv, "task", "0b9a3c1e-1d0a-4c55-9e43-5a1f0b6a8c11")
+	if code != exitFailed || !strings.Contains(errOut, "not_found") || strings.Contains(errOut, "resuming") {
+		t.Fatalf("unknown task: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestAnswerEndsWithNewlineBeforeTheSummary: with stdout and stderr the
+// same file (2>&1), the answer ends with a newline and the summary line
+// follows on its own line, with one unit for both TTFTs.
+func TestAnswerEndsWithNewlineBeforeTheSummary(t *testing.T) {
+	srv := startSluice(t)
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	code := run([]string{"ask", "how many SKU-10234 are left in zone A?"}, env("SLUICE_SERVER", srv), f, f)
+	raw, _ := os.ReadFile(f.Name())
+	out := string(raw)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	id := taskID(t, out)
+	text := getTask(t, srv, id).Text
+	if text == "" || strings.HasSuffix(text, "\n") || !strings.Contains(out, text+"\nsluice: done") {
+		t.Errorf("the summary is not on a line of its own after the answer:\n%s", out)
+	}
+	if !regexp.MustCompile(`ttft \d+ms \(server \d+ms\)`).MatchString(out) {
+		t.Errorf("ttft not in one unit: %s", out)
+	}
+}
+
+// TestCacheCommandsPrintTextOrJSON: cache lookup and cache stats both
+// print text by default and the server's JSON with --json.
+func TestCacheCommandsPrintTextOrJSON(t *testing.T) {
+	srv := startSluice(t)
+	if code, _, errOut := runCLI(t, srv, "ask", "where is SKU-77 stored?"); code != exitOK {
+		t.Fatalf("ask: %d %s", code, errOut)
+	}
+	code, out, _ := runCLI(t, srv, "cache", "stats")
+	if code != exitOK || !strings.Contains(out, "namespace") || !strings.Contains(out, "default") || strings.HasPrefix(out, "{") {
+		t.Errorf("cache stats: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, srv, "cache", "stats", "--json")
+	var st struct{ Namespaces []struct{ Name string } }
+	if err := json.Unmarshal([]byte(out), &st); code != exitOK || err != nil || len(st.Namespaces) != 1 || st.Namespaces[0].Name != "default" {
+		t.Errorf("cache stats --json: exit %d %v\n%s", code, err, out)
+	}
+	code, out, _ = runCLI(t, srv, "cache", "lookup", "where is SKU-77 stored?")
+	if code != exitOK || !strings.Contains(out, "decision:   HIT") {
+		t.Errorf("cache lookup: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, srv, "cache", "lookup", "--json", "where is SKU-77 stored?")
+	var x struct{ Decision string }
+	if err := json.Unmarshal([]byte(out), &x); code != exitOK || err != nil || x.Decision != "hit" {
+		t.Errorf("cache lookup --json: exit %d %v\n%s", code, err, out)
+	}
+}

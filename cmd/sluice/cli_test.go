@@ -80,3 +80,22 @@ func TestCacheCommandsPrintTextOrJSON(t *testing.T) {
 		t.Errorf("cache lookup --json: exit %d %v\n%s", code, err, out)
 	}
 }
+
+// TestCutNoticeSaysHowToGetTheRest: the notice of an answer cut at the
+// total cap names the cap's setting and offers to continue; it does not
+// promise that asking again gets the rest.
+func TestCutNoticeSaysHowToGetTheRest(t *testing.T) {
+	srv := startSluice(t, "-total-timeout", "300ms", "-sim-gap", "100ms", "-sim-gap-sigma", "0")
+	code, _, errOut := runCLI(t, srv, "ask", "--nocache", "tell me a long story")
+	if code != exitPartial {
+		t.Fatalf("exit %d, want %d", code, exitPartial)
+	}
+	for _, want := range []string{"total time cap (300ms)", "SLUICE_TOTAL_TIMEOUT", "continue from this text", "assistant's turn"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("notice lacks %q: %s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "Retry the question to get the rest") {
+		t.Errorf("the notice still promises a retry gets the rest: %s", errOut)
+	}
+}

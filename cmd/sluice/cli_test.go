@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/stream/streamtest"
 )
 
 // TestTaskWithNoServerFailsAtOnce: "sluice task ID" against a closed port
@@ -97,5 +99,46 @@ func TestCutNoticeSaysHowToGetTheRest(t *testing.T) {
 	}
 	if strings.Contains(errOut, "Retry the question to get the rest") {
 		t.Errorf("the notice still promises a retry gets the rest: %s", errOut)
+	}
+}
+
+// TestAskContinuesACutAnswer: with --continue, a cut answer is continued
+// by a new task whose messages are the question, the text so far as the
+// assistant's turn and a request to continue; the rest streams right
+// after the text so far.
+func TestAskContinuesACutAnswer(t *testing.T) {
+	up := streamtest.NewServer(t)
+	up.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+		if len(req.Messages) == 1 { // a question: cut after two chunks (the upstream drops)
+			return streamtest.Script{Chunks: []string{"one ", "two ", "lost"}, DropAfterChunks: 2}
+		}
+		return streamtest.Script{Chunks: []string{"three."}}
+	})
+	base, _, err := startWithLog(t, []string{"-model", "m"}, "SLUICE_UPSTREAM", up.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, base, "ask", "--nocache", "--continue", "2", "count to three")
+	if code != exitOK || out != "one two three." {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errOut, "1 continuation of the cut answer") {
+		t.Errorf("stderr %q", errOut)
+	}
+	got := up.Received()
+	if len(got) != 2 {
+		t.Fatalf("%d upstream requests, want 2", len(got))
+	}
+	m := got[1].Messages
+	if len(m) != 3 || m[0].Role != "user" || m[0].Content != "count to three" || m[1].Role != "assistant" ||
+		m[1].Content != "one two " || m[2].Role != "user" || !strings.Contains(m[2].Content, "Continue") {
+		t.Errorf("continuation messages %+v", m)
+	}
+
+	// Without --continue the cut answer ends there, and stderr says how
+	// to continue.
+	code, out, errOut = runCLI(t, base, "ask", "--nocache", "count to three again")
+	if code != exitPartial || out != "one two " || !strings.Contains(errOut, "--continue") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -245,6 +245,11 @@ started with POST /v1/tasks (it waits in the server's queue when the
 budget is full) and followed on its events_url; a dropped connection is
 resumed with Last-Event-ID. Ctrl-C cancels the task.
 
+A cut answer (partial) can be continued: --continue N asks the model up to
+N times to go on from the text so far (the question, the text as the
+assistant's turn, and a request to continue, as a new task), streaming the
+rest right after it. Asking the same question again would start over.
+
 Exit codes: 0 done, 2 partial (cut; the text so far was printed),
 1 failed, overloaded, cancelled or any other error.
 
@@ -260,6 +265,7 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	nocache := fs.Bool("nocache", false, "neither read nor write the cache")
 	model := fs.String("model", "", "model (default: the server's)")
 	maxTokens := fs.Int("max-tokens", 0, "most tokens in the answer (0: the server's default)")
+	cont := fs.Int("continue", 0, "when the answer is cut, ask the model to continue from the text so far, up to this many times")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -267,6 +273,9 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
 		fs.Usage()
 		return fail(stderr, "ask needs exactly one non-empty question (quote it)")
+	}
+	if *cont < 0 || *cont > maxContinue {
+		return fail(stderr, "--continue must be between 0 and %d", maxContinue)
 	}
 	c, ctx, done, err := connect(*server, *apiKey, stdout, stderr)
 	if err != nil {
@@ -284,27 +293,78 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if *maxTokens > 0 {
 		body["max_tokens"] = *maxTokens
 	}
-	var created struct {
-		ID        string `json:"id"`
-		Status    string `json:"status"`
-		EventsURL string `json:"events_url"`
+	var (
+		prev  *follower
+		sofar strings.Builder // the answer over every round
+		ids   []string
+	)
+	for round := 0; ; round++ {
+		var created struct {
+			ID        string `json:"id"`
+			Status    string `json:"status"`
+			EventsURL string `json:"events_url"`
+		}
+		start := time.Now()
+		h, err := c.doJSON(ctx, http.MethodPost, "/v1/tasks", body, &created)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		ids = append(ids, created.ID)
+		f := &follower{c: c, json: *asJSON, start: start, quietMeta: true, isAsk: *cont == 0}
+		if prev == nil {
+			fmt.Fprintf(stderr, "sluice: task %s · cache %s%s · %s\n", created.ID, h.Get("X-Cache"), cacheDetail(h), created.Status)
+		} else {
+			// A continuation streams on right after the text so far:
+			// nothing on stderr in between (it may be the same file).
+			f.wrote, f.lastByte = prev.wrote, prev.lastByte
+		}
+		res := f.follow(ctx, created.EventsURL)
+		if res.interrupted {
+			// The user gave up on this answer: free its budget slot.
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = c.doJSON(cctx, http.MethodDelete, "/v1/tasks/"+url.PathEscape(created.ID), nil, nil)
+			return fail(stderr, "interrupted; task %s cancelled", created.ID)
+		}
+		sofar.WriteString(f.text.String())
+		if res.event != "partial" || round >= *cont || f.text.Len() == 0 {
+			code := f.report(res, created.ID)
+			if len(ids) > 1 {
+				n, plural := len(ids)-1, "s"
+				if n == 1 {
+					plural = ""
+				}
+				fmt.Fprintf(stderr, "sluice: %d continuation%s of the cut answer: tasks %s\n", n, plural, strings.Join(ids, ", "))
+			}
+			return code
+		}
+		body = continueBody(body, pos[0], sofar.String())
+		prev = f
 	}
-	start := time.Now()
-	h, err := c.doJSON(ctx, http.MethodPost, "/v1/tasks", body, &created)
-	if err != nil {
-		return fail(stderr, "%v", err)
+}
+
+// maxContinue bounds --continue: each continuation is a whole new task.
+const maxContinue = 10
+
+// continueTurn asks the model to go on from a cut answer.
+const continueTurn = "Continue exactly where your answer above stops. Do not repeat any of it."
+
+// continueBody is the request that continues a cut answer: the question,
+// the text so far as the assistant's turn, and a request to continue,
+// with the first request's options.
+func continueBody(first map[string]any, question, sofar string) map[string]any {
+	b := map[string]any{}
+	for k, v := range first {
+		if k != "prompt" && k != "messages" {
+			b[k] = v
+		}
 	}
-	fmt.Fprintf(stderr, "sluice: task %s · cache %s%s · %s\n", created.ID, h.Get("X-Cache"), cacheDetail(h), created.Status)
-	f := &follower{c: c, json: *asJSON, start: start, quietMeta: true}
-	res := f.follow(ctx, created.EventsURL)
-	if res.interrupted {
-		// The user gave up on this answer: free its budget slot.
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = c.doJSON(cctx, http.MethodDelete, "/v1/tasks/"+url.PathEscape(created.ID), nil, nil)
-		return fail(stderr, "interrupted; task %s cancelled", created.ID)
+	b["messages"] = []map[string]string{
+		{"role": "user", "content": question},
+		{"role": "assistant", "content": sofar},
+		{"role": "user", "content": continueTurn},
 	}
-	return f.report(res, created.ID)
+	return b
 }
 
 func cacheDetail(h http.Header) string {
@@ -394,13 +454,16 @@ type follower struct {
 	start     time.Time // when the request was made, for the TTFT
 	after     int       // resume point of the first connection
 	quietMeta bool      // the caller already printed the task line
+	isAsk     bool      // started by sluice ask (which can --continue)
 
 	meta      bool // a meta event was seen (it is replayed on every reconnect)
 	lastSeq   int  // the last delta written
 	firstAt   time.Duration
-	wrote     bool   // any answer text was written to stdout
-	lastByte  byte   // the last byte of text written
-	cacheLine string // from meta, for the summary
+	wrote     bool            // any answer text was written to stdout (this task or the one it continues)
+	deltas    bool            // this task's stream had a delta
+	text      strings.Builder // this task's answer text
+	lastByte  byte            // the last byte of text written
+	cacheLine string          // from meta, for the summary
 }
 
 // followResult is how a stream ended.
@@ -470,7 +533,7 @@ func (f *follower) follow(parent context.Context, path string) followResult {
 				return
 			}
 			f.lastSeq = seq
-			if !f.wrote {
+			if !f.deltas {
 				f.firstAt = time.Since(f.start)
 			}
 			if !f.json {
@@ -479,7 +542,8 @@ func (f *follower) follow(parent context.Context, path string) followResult {
 					f.lastByte = d.Text[len(d.Text)-1]
 				}
 			}
-			f.wrote = true
+			f.wrote, f.deltas = true, true
+			f.text.WriteString(d.Text)
 		case "done", "partial", "error":
 			res.event, res.data = typ, append(json.RawMessage(nil), ev.Data...)
 			cancel() // the server closes now; do not reconnect
@@ -612,7 +676,7 @@ func (f *follower) report(res followResult, id string) int {
 	}
 	_ = json.Unmarshal(res.data, &end) // a field that is missing stays zero
 	timing := ""
-	if f.wrote {
+	if f.deltas {
 		timing = fmt.Sprintf(" · ttft %dms", f.firstAt.Milliseconds())
 		if end.FirstTokenMs != nil {
 			timing += fmt.Sprintf(" (server %dms)", *end.FirstTokenMs)
@@ -627,6 +691,9 @@ func (f *follower) report(res followResult, id string) int {
 	case "partial":
 		fmt.Fprintln(stderr, "sluice:", summary)
 		fmt.Fprintln(stderr, "sluice: partial answer:", end.Notice)
+		if f.isAsk {
+			fmt.Fprintln(stderr, "sluice: ask with --continue N to continue cut answers up to N times")
+		}
 		return exitPartial
 	}
 	return fail(stderr, "task %s failed: %s: %s", id, end.Code, end.Message)

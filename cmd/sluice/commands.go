@@ -73,7 +73,8 @@ func cmdHelp(args []string, getenv func(string) string, stdout, stderr io.Writer
 type unknownVar struct{ Name, Closest string }
 
 // clientAndTestVars are SLUICE_* variables read by other things than the
-// server: the client commands, and the tests (SLUICE_TEST_* too).
+// server: the client commands, and the tests (SLUICE_TEST_* and
+// SLUICE_E2E_* too).
 var clientAndTestVars = []string{"SLUICE_SERVER", "SLUICE_API_KEY", "SLUICE_UPDATE_DOCS", "SLUICE_ARTIFACTS",
 	"SLUICE_REQUIRE_E2E", "SLUICE_CACHE_PAIRS"}
 
@@ -94,7 +95,7 @@ func unknownSettings(environ []string) []unknownVar {
 	var out []unknownVar
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "SLUICE_") || known[name] || strings.HasPrefix(name, "SLUICE_TEST_") {
+		if !strings.HasPrefix(name, "SLUICE_") || known[name] || strings.HasPrefix(name, "SLUICE_TEST_") || strings.HasPrefix(name, "SLUICE_E2E_") {
 			continue
 		}
 		near, _ := closest(name, names)

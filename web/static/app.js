@@ -383,7 +383,10 @@ function pollQueued(s) {
     if (cur !== s || s.final || el.status.textContent !== "queued") return;
     try {
       const { data } = await call("GET", "/v1/tasks/" + encodeURIComponent(s.id));
-      if (cur === s && !s.final && data.status !== "queued" && !FINAL.has(data.status)) setStatus(data.status);
+      if (cur === s && !s.final && data.status !== "queued" && !FINAL.has(data.status)) {
+        setStatus(data.status);
+        if (!el.answer.textContent) placeholder("Waiting for the first token…");
+      }
       if (cur === s && !s.final) explain(s);
     } catch { /* the event stream reports real trouble */ }
     pollQueued(s);

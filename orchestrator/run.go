@@ -320,8 +320,24 @@ func (o *Orchestrator) cacheAnswer(ctx context.Context, t *Task, ns cache.Namesp
 	o.cache.Store(context.WithoutCancel(ctx), ns, question, cache.Answer{Chunks: t.tr.Chunks()})
 }
 
-// noticeFmt is the notice of a cut answer.
-const noticeFmt = "The answer was cut short (%s): the text above is everything generated before the cut. Retry the question to get the rest."
+// noticeFmt is the notice of a cut answer: what cut it, what the text
+// is, and what gets the rest. Asking the same question again starts over
+// and is cut again under the same limits; continuing from the text does
+// not (the page's Continue, or a request with the text as the assistant's
+// turn).
+const noticeFmt = "The answer was cut short (%s): the text above is everything generated before the cut. To get the rest, ask the model to continue from this text (send it back as the assistant's turn); asking the same question again starts over.%s"
+
+// noticeHint says which setting allows longer answers, for the cuts a
+// setting decides.
+func noticeHint(reason string) string {
+	switch reason {
+	case "deadline":
+		return " For longer answers, raise the server's total cap, SLUICE_TOTAL_TIMEOUT (a request's deadline_ms can only lower it)."
+	case "idle_timeout":
+		return " A model that pauses longer needs a larger SLUICE_IDLE_TIMEOUT on the server."
+	}
+	return ""
+}
 
 // end records the task's final state: the cache first (so that a client
 // who sees the end and asks again gets a hit), then the status, then the
@@ -385,7 +401,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		// A cut: partial with the text so far, or failed with none.
 		if output {
 			status, event = StatusPartial, "partial"
-			notice = fmt.Sprintf(noticeFmt, message)
+			notice = fmt.Sprintf(noticeFmt, message, noticeHint(reason))
 		} else {
 			status = StatusFailed
 		}

@@ -67,6 +67,7 @@ type OpenAIConfig struct {
 // use.
 type OpenAI struct {
 	endpoint string // {BaseURL}/chat/completions
+	models   string // {BaseURL}/models
 	hostPort string // the host:port dialled by Ping
 	apiKey   string
 	client   *http.Client
@@ -92,6 +93,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	u.RawQuery, u.Fragment = "", ""
 	o := &OpenAI{
 		endpoint: u.JoinPath("chat", "completions").String(),
+		models:   u.JoinPath("models").String(),
 		hostPort: hostPort(u),
 		apiKey:   cfg.APIKey,
 		client:   cfg.Client,
@@ -132,6 +134,49 @@ func (o *OpenAI) Ping(ctx context.Context) error {
 		return &ConnectError{Err: err}
 	}
 	return c.Close()
+}
+
+// maxModelsBody bounds the model list read by Models.
+const maxModelsBody = 1 << 20
+
+// Models asks the upstream which models it serves (GET {BaseURL}/models)
+// and returns their ids in the upstream's order. ctx bounds it. A non-200
+// answer is a *StatusError; an unreachable upstream a *ConnectError.
+func (o *OpenAI) Models(ctx context.Context) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.models, nil)
+	if err != nil {
+		return nil, err
+	}
+	if o.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.apiKey)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := o.client.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, &ConnectError{Err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, statusError(resp)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxModelsBody)).Decode(&list); err != nil {
+		return nil, fmt.Errorf("stream: %s: not a model list: %w", o.models, err)
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
 }
 
 func newHTTPClient(connect time.Duration) *http.Client {

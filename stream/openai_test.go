@@ -629,3 +629,48 @@ func TestOpenAITrailingSlashBaseURL(t *testing.T) {
 		t.Errorf("got %q, %v; expected the default answer", got, err)
 	}
 }
+
+// TestOpenAIModels: Models lists the upstream's GET /models in its order,
+// with the key; a non-200 is a *StatusError, a closed port a
+// *ConnectError.
+func TestOpenAIModels(t *testing.T) {
+	t.Parallel()
+	auth := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		auth <- r.Header.Get("Authorization")
+		io.WriteString(w, `{"object":"list","data":[{"id":"qwen3:8b"},{"id":""},{"id":"llama3.2"}]}`)
+	}))
+	defer srv.Close()
+	o, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.Models(testCtx(t))
+	if err != nil || !reflect.DeepEqual(got, []string{"qwen3:8b", "llama3.2"}) {
+		t.Fatalf("models %q, %v", got, err)
+	}
+	if a := <-auth; a != "Bearer k1" {
+		t.Errorf("authorization %q", a)
+	}
+
+	o404, _ := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: srv.URL + "/nothing"})
+	var se *stream.StatusError
+	if _, err := o404.Models(testCtx(t)); !errors.As(err, &se) || se.Code != 404 {
+		t.Errorf("404: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	oDead, _ := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: "http://" + dead + "/v1"})
+	var ce *stream.ConnectError
+	if _, err := oDead.Models(testCtx(t)); !errors.As(err, &ce) {
+		t.Errorf("closed port: %v, want a ConnectError", err)
+	}
+}

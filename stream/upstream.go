@@ -50,6 +50,12 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// ModelLister is an Upstream that can list the models it serves (GET
+// /models of an OpenAI-compatible API), in the order the upstream gives.
+type ModelLister interface {
+	Models(ctx context.Context) ([]string, error)
+}
+
 // ErrLength reports an answer the upstream ended normally but at its token
 // limit (finish_reason "length", e.g. max_tokens): whole as far as it goes,
 // never to be served to someone who asked without that limit.

@@ -102,8 +102,10 @@ func FuzzTaskRequest(f *testing.F) {
 		f.Add(s)
 	}
 	e := newEnv(f, envOpts{})
+	e.logTo(nil)() // outside a body, the log goes nowhere: f.Log would panic in there
 	e.Up.SetScript(streamtest.Script{Chunks: []string{"ok"}})
 	f.Fuzz(func(t *testing.T, body string) {
+		defer e.logTo(t)()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+"/v1/tasks", strings.NewReader(body))

@@ -19,11 +19,12 @@ import (
 )
 
 // TestBrowserE2E drives the browser page in a real Chromium (through
-// web/e2e/browser.mjs and playwright-core) against three real sluice
+// web/e2e/browser.mjs and playwright-core) against four real sluice
 // processes: A answers normally, B cuts answers (short total timeout,
 // slow simulated upstream), C has one slot and no queue, so a second
 // question while one is streaming is refused with a real 503 overloaded
-// and Retry-After. It skips when node, /usr/bin/chromium or
+// and Retry-After, D has one slot and a queue, so a second question waits
+// queued. It skips when node, /usr/bin/chromium or
 // web/e2e/node_modules/playwright-core is missing, unless
 // SLUICE_REQUIRE_E2E=1. Screenshots go to $SLUICE_ARTIFACTS or a temp dir.
 //
@@ -70,10 +71,11 @@ func TestBrowserE2E(t *testing.T) {
 	a := startSluice(t, bin, "A", "-sim-ttft", "100ms", "-sim-gap", "30ms")
 	b := startSluice(t, bin, "B", "-total-timeout", "1s", "-sim-gap", "150ms", "-sim-ttft", "50ms")
 	c := startSluice(t, bin, "C", "-budget", "1", "-queue", "0", "-sim-ttft", "50ms", "-sim-gap", "100ms")
+	d := startSluice(t, bin, "D", "-budget", "1", "-sim-ttft", "50ms", "-sim-gap", "100ms")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, a.url, b.url, c.url, shots)
+	cmd := exec.CommandContext(ctx, node, script, a.url, b.url, c.url, d.url, shots)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium)
 	// node and the Chromium it starts share a process group, so a timeout
@@ -115,6 +117,7 @@ func TestBrowserE2E(t *testing.T) {
 		a.dumpLog(t)
 		b.dumpLog(t)
 		c.dumpLog(t)
+		d.dumpLog(t)
 	}
 }
 

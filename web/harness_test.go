@@ -35,6 +35,7 @@ type env struct {
 	Cache *cache.Cache
 	HTTP  *http.Client
 	Srv   *httptest.Server
+	logs  *testWriter // where the server's log goes (-v only)
 }
 
 type envOpts struct {
@@ -62,10 +63,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if o.Wrap != nil {
 		up = o.Wrap(up)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e.logs = &testWriter{}
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		e.logs.t = t
 	}
+	log := slog.New(slog.NewTextHandler(e.logs, nil))
 	var c orchestrator.Cache
 	if !o.NoCache {
 		e.Cache = cache.New(cache.Config{})
@@ -92,11 +94,36 @@ func newEnv(t testing.TB, o envOpts) *env {
 	return e
 }
 
-type testWriter struct{ t testing.TB }
+// testWriter sends the server's log to a test's log, or nowhere while
+// t is nil. The lock is held while logging, so a logTo that swaps t out
+// returns only once no write uses the old t any more.
+type testWriter struct {
+	mu sync.Mutex
+	t  testing.TB
+}
 
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.t != nil {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
 	return len(p), nil
+}
+
+// logTo sends the server's log to t (with -v) until the returned func
+// is called, which sends it nowhere. A fuzz target calls it with the
+// inner *testing.T: the engine panics on f.Log inside the fuzz body.
+func (e *env) logTo(t testing.TB) (stop func()) {
+	set := func(t testing.TB) {
+		e.logs.mu.Lock()
+		e.logs.t = t
+		e.logs.mu.Unlock()
+	}
+	if testing.Verbose() {
+		set(t)
+	}
+	return func() { set(nil) }
 }
 
 // do sends a request with a JSON body (nil for none) and returns the

@@ -185,18 +185,27 @@ func (s *Server) endError(end *stream.End) *apiError {
 	return ae
 }
 
-// listModels is GET /v1/models: the server's default model. Requests may
-// name other models; they are passed upstream as they are.
+// listModels is GET /v1/models: the models the upstream serves
+// (Config.Models), or the server's default model when the upstream cannot
+// list them (the simulated one, or an upstream that does not answer).
+// Requests may name any model; it is passed upstream as it is.
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.openAITenant(w, r); !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": s.orch.Config().DefaultModel, "object": "model", "created": startedAt, "owned_by": "sluice",
-		}},
-	})
+	ids, owner := []string{s.orch.Config().DefaultModel}, "sluice"
+	if s.cfg.Models != nil {
+		if ms, err := s.cfg.Models(r.Context()); err != nil {
+			s.log.Warn("GET /v1/models: the upstream's list is unavailable; listing the default model", "err", err.Error())
+		} else if len(ms) > 0 {
+			ids, owner = ms, "upstream"
+		}
+	}
+	data := make([]map[string]any, 0, len(ids))
+	for _, id := range ids {
+		data = append(data, map[string]any{"id": id, "object": "model", "created": startedAt, "owned_by": owner})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 // chatCompletions is POST /v1/chat/completions (see chatRequest for the

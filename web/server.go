@@ -34,6 +34,9 @@ type Config struct {
 	// Ready, when set, is asked by /readyz for other dependencies (Redis);
 	// it returns nil when they are reachable.
 	Ready func(ctx context.Context) error
+	// Models, when set, lists the upstream's models for GET /v1/models
+	// (bounded by ctx). default: the default model only
+	Models func(ctx context.Context) ([]string, error)
 	// Metrics, when set, serves GET /metrics.
 	Metrics http.Handler
 	// MetricsKey, when set, is the bearer key GET /metrics requires (the

@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	sse "github.com/r3labs/sse/v2"
@@ -244,6 +245,11 @@ started with POST /v1/tasks (it waits in the server's queue when the
 budget is full) and followed on its events_url; a dropped connection is
 resumed with Last-Event-ID. Ctrl-C cancels the task.
 
+A cut answer (partial) can be continued: --continue N asks the model up to
+N times to go on from the text so far (the question, the text as the
+assistant's turn, and a request to continue, as a new task), streaming the
+rest right after it. Asking the same question again would start over.
+
 Exit codes: 0 done, 2 partial (cut; the text so far was printed),
 1 failed, overloaded, cancelled or any other error.
 
@@ -259,6 +265,7 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	nocache := fs.Bool("nocache", false, "neither read nor write the cache")
 	model := fs.String("model", "", "model (default: the server's)")
 	maxTokens := fs.Int("max-tokens", 0, "most tokens in the answer (0: the server's default)")
+	cont := fs.Int("continue", 0, "when the answer is cut, ask the model to continue from the text so far, up to this many times")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -266,6 +273,9 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
 		fs.Usage()
 		return fail(stderr, "ask needs exactly one non-empty question (quote it)")
+	}
+	if *cont < 0 || *cont > maxContinue {
+		return fail(stderr, "--continue must be between 0 and %d", maxContinue)
 	}
 	c, ctx, done, err := connect(*server, *apiKey, stdout, stderr)
 	if err != nil {
@@ -283,27 +293,78 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	if *maxTokens > 0 {
 		body["max_tokens"] = *maxTokens
 	}
-	var created struct {
-		ID        string `json:"id"`
-		Status    string `json:"status"`
-		EventsURL string `json:"events_url"`
+	var (
+		prev  *follower
+		sofar strings.Builder // the answer over every round
+		ids   []string
+	)
+	for round := 0; ; round++ {
+		var created struct {
+			ID        string `json:"id"`
+			Status    string `json:"status"`
+			EventsURL string `json:"events_url"`
+		}
+		start := time.Now()
+		h, err := c.doJSON(ctx, http.MethodPost, "/v1/tasks", body, &created)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		ids = append(ids, created.ID)
+		f := &follower{c: c, json: *asJSON, start: start, quietMeta: true, isAsk: *cont == 0}
+		if prev == nil {
+			fmt.Fprintf(stderr, "sluice: task %s · cache %s%s · %s\n", created.ID, h.Get("X-Cache"), cacheDetail(h), created.Status)
+		} else {
+			// A continuation streams on right after the text so far:
+			// nothing on stderr in between (it may be the same file).
+			f.wrote, f.lastByte = prev.wrote, prev.lastByte
+		}
+		res := f.follow(ctx, created.EventsURL)
+		if res.interrupted {
+			// The user gave up on this answer: free its budget slot.
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, _ = c.doJSON(cctx, http.MethodDelete, "/v1/tasks/"+url.PathEscape(created.ID), nil, nil)
+			return fail(stderr, "interrupted; task %s cancelled", created.ID)
+		}
+		sofar.WriteString(f.text.String())
+		if res.event != "partial" || round >= *cont || f.text.Len() == 0 {
+			code := f.report(res, created.ID)
+			if len(ids) > 1 {
+				n, plural := len(ids)-1, "s"
+				if n == 1 {
+					plural = ""
+				}
+				fmt.Fprintf(stderr, "sluice: %d continuation%s of the cut answer: tasks %s\n", n, plural, strings.Join(ids, ", "))
+			}
+			return code
+		}
+		body = continueBody(body, pos[0], sofar.String())
+		prev = f
 	}
-	start := time.Now()
-	h, err := c.doJSON(ctx, http.MethodPost, "/v1/tasks", body, &created)
-	if err != nil {
-		return fail(stderr, "%v", err)
+}
+
+// maxContinue bounds --continue: each continuation is a whole new task.
+const maxContinue = 10
+
+// continueTurn asks the model to go on from a cut answer.
+const continueTurn = "Continue exactly where your answer above stops. Do not repeat any of it."
+
+// continueBody is the request that continues a cut answer: the question,
+// the text so far as the assistant's turn, and a request to continue,
+// with the first request's options.
+func continueBody(first map[string]any, question, sofar string) map[string]any {
+	b := map[string]any{}
+	for k, v := range first {
+		if k != "prompt" && k != "messages" {
+			b[k] = v
+		}
 	}
-	fmt.Fprintf(stderr, "sluice: task %s · cache %s%s · %s\n", created.ID, h.Get("X-Cache"), cacheDetail(h), created.Status)
-	f := &follower{c: c, json: *asJSON, start: start, quietMeta: true}
-	res := f.follow(ctx, created.EventsURL)
-	if res.interrupted {
-		// The user gave up on this answer: free its budget slot.
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = c.doJSON(cctx, http.MethodDelete, "/v1/tasks/"+url.PathEscape(created.ID), nil, nil)
-		return fail(stderr, "interrupted; task %s cancelled", created.ID)
+	b["messages"] = []map[string]string{
+		{"role": "user", "content": question},
+		{"role": "assistant", "content": sofar},
+		{"role": "user", "content": continueTurn},
 	}
-	return f.report(res, created.ID)
+	return b
 }
 
 func cacheDetail(h http.Header) string {
@@ -371,6 +432,12 @@ func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer
 		}
 		return exitOK
 	}
+	// One plain request first: an unreachable server or an unknown task
+	// fails at once, where the stream follower would retry (it resumes a
+	// stream that was going, not one that never started).
+	if _, err := c.doJSON(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, nil); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	f := &follower{c: c, json: *asJSON, start: time.Now(), after: *after}
 	res := f.follow(ctx, "/v1/tasks/"+url.PathEscape(id)+"/events")
 	if res.interrupted {
@@ -387,13 +454,16 @@ type follower struct {
 	start     time.Time // when the request was made, for the TTFT
 	after     int       // resume point of the first connection
 	quietMeta bool      // the caller already printed the task line
+	isAsk     bool      // started by sluice ask (which can --continue)
 
 	meta      bool // a meta event was seen (it is replayed on every reconnect)
 	lastSeq   int  // the last delta written
 	firstAt   time.Duration
-	wrote     bool   // any answer text was written to stdout
-	lastByte  byte   // the last byte of text written
-	cacheLine string // from meta, for the summary
+	wrote     bool            // any answer text was written to stdout (this task or the one it continues)
+	deltas    bool            // this task's stream had a delta
+	text      strings.Builder // this task's answer text
+	lastByte  byte            // the last byte of text written
+	cacheLine string          // from meta, for the summary
 }
 
 // followResult is how a stream ended.
@@ -463,7 +533,7 @@ func (f *follower) follow(parent context.Context, path string) followResult {
 				return
 			}
 			f.lastSeq = seq
-			if !f.wrote {
+			if !f.deltas {
 				f.firstAt = time.Since(f.start)
 			}
 			if !f.json {
@@ -472,7 +542,8 @@ func (f *follower) follow(parent context.Context, path string) followResult {
 					f.lastByte = d.Text[len(d.Text)-1]
 				}
 			}
-			f.wrote = true
+			f.wrote, f.deltas = true, true
+			f.text.WriteString(d.Text)
 		case "done", "partial", "error":
 			res.event, res.data = typ, append(json.RawMessage(nil), ev.Data...)
 			cancel() // the server closes now; do not reconnect
@@ -584,9 +655,11 @@ func (f *follower) printJSON(typ string, ev *sse.Event) {
 // report prints the summary line on stderr and returns the exit code.
 func (f *follower) report(res followResult, id string) int {
 	stderr := f.c.stderr
-	// End the answer with a newline on a terminal, so the prompt does
-	// not follow it; redirected output stays exactly the task's text.
-	if f.wrote && !f.json && f.lastByte != '\n' && isTerminal(f.c.stdout) {
+	// End the answer with a newline on a terminal or in a file, and when
+	// stdout and stderr are the same file (2>&1), so that neither the
+	// prompt nor the summary line below is glued to it; a pipe of its own
+	// gets exactly the task's text.
+	if f.wrote && !f.json && f.lastByte != '\n' && endWithNewline(f.c.stdout, stderr) {
 		_, _ = io.WriteString(f.c.stdout, "\n")
 	}
 	if res.err != nil {
@@ -603,8 +676,8 @@ func (f *follower) report(res followResult, id string) int {
 	}
 	_ = json.Unmarshal(res.data, &end) // a field that is missing stays zero
 	timing := ""
-	if f.wrote {
-		timing = fmt.Sprintf(" · ttft %s", f.firstAt.Round(time.Millisecond))
+	if f.deltas {
+		timing = fmt.Sprintf(" · ttft %dms", f.firstAt.Milliseconds())
 		if end.FirstTokenMs != nil {
 			timing += fmt.Sprintf(" (server %dms)", *end.FirstTokenMs)
 		}
@@ -618,27 +691,45 @@ func (f *follower) report(res followResult, id string) int {
 	case "partial":
 		fmt.Fprintln(stderr, "sluice:", summary)
 		fmt.Fprintln(stderr, "sluice: partial answer:", end.Notice)
+		if f.isAsk {
+			fmt.Fprintln(stderr, "sluice: ask with --continue N to continue cut answers up to N times")
+		}
 		return exitPartial
 	}
 	return fail(stderr, "task %s failed: %s: %s", id, end.Code, end.Message)
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// endWithNewline reports whether the answer written to stdout needs a
+// final newline: stdout is a terminal or a regular file, or the same file
+// as stderr.
+func endWithNewline(stdout, stderr io.Writer) bool {
+	out, ok := stdout.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	st, err := out.Stat()
+	if err != nil {
+		return false
+	}
+	if st.Mode()&os.ModeCharDevice != 0 || st.Mode().IsRegular() {
+		return true
+	}
+	if errf, ok := stderr.(*os.File); ok {
+		if est, err := errf.Stat(); err == nil && os.SameFile(st, est) {
+			return true
+		}
+	}
+	return false
 }
 
 const cacheUsage = `usage: sluice cache lookup [flags] "question"
        sluice cache stats [flags]
 
 lookup explains the cache decision for a question without changing
-anything (GET /v1/cache/lookup): decision, score against the threshold,
+anything (POST /v1/cache/lookup): decision, score against the threshold,
 facets, the nearest candidates and the reason. stats prints the counters
-per namespace (GET /v1/cache/stats).
+per namespace (GET /v1/cache/stats). Both print text; --json prints the
+server's JSON instead.
 
 flags:
 `
@@ -649,7 +740,7 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 	server, apiKey := clientFlags(fs, getenv)
 	ns := fs.String("namespace", "", "cache namespace (default \"default\")")
 	model := fs.String("model", "", "model (default: the server's)")
-	asJSON := fs.Bool("json", false, "print the server's JSON")
+	asJSON := fs.Bool("json", false, "print the server's JSON instead of text (lookup and stats)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -685,7 +776,11 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/cache/stats", nil, &raw); err != nil {
 			return fail(stderr, "%v", err)
 		}
-		return printIndented(stdout, raw)
+		if *asJSON {
+			return printIndented(stdout, raw)
+		}
+		printStats(stdout, raw)
+		return exitOK
 	}
 	fs.Usage()
 	return fail(stderr, "unknown cache subcommand %q (lookup, stats)", pos[0])
@@ -732,6 +827,26 @@ func printExplanation(w io.Writer, raw json.RawMessage) {
 		fmt.Fprintf(w, "  %d. %.3f  %s %s  %q  (age %ds, ttl %ds, %d hits)\n",
 			i+1, c.Score, match, facetList(c.Facets), c.Question, c.AgeS, c.TTLS, c.Hits)
 	}
+}
+
+// printStats prints the cache counters (GET /v1/cache/stats) as a table.
+func printStats(w io.Writer, raw json.RawMessage) {
+	var st struct {
+		Threshold  float64                `json:"threshold"`
+		Namespaces []cache.NamespaceStats `json:"namespaces"`
+	}
+	_ = json.Unmarshal(raw, &st) // missing fields print as zero values
+	fmt.Fprintf(w, "threshold %.3f · %d namespaces\n", st.Threshold, len(st.Namespaces))
+	if len(st.Namespaces) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "namespace\tmodel\tentries\tbytes\texact hits\tsemantic hits\tmisses\tbypasses\tevictions\t")
+	for _, n := range st.Namespaces {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", n.Name, n.Model, n.Entries, n.Bytes,
+			n.HitsExact, n.HitsSemantic, n.Misses, n.Bypasses, n.Evictions)
+	}
+	_ = tw.Flush()
 }
 
 func facetList(f []string) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -73,6 +74,15 @@ type settings struct {
 	SharedHeartbeat    time.Duration
 	SharedPendingTasks int
 	SharedPendingBytes int64
+	// The first hour (issue 12): start-up probe and model discovery.
+	ProbeTimeout time.Duration
+	ModelsTTL    time.Duration
+	// given holds the SLUICE_* names set by the environment or a flag
+	// (a default is not given): SLUICE_MODEL unset means "ask the upstream".
+	given map[string]bool
+	// unknown are the SLUICE_* variables of the environment that are no
+	// setting (typos), each with the closest setting; serve warns of them.
+	unknown []unknownVar
 }
 
 // errHelp means -h was asked for and the usage was printed.
@@ -89,7 +99,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_ADDR", "addr", ":8080", "listen address", str(&s.Addr)},
 		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", wordOrURL(&s.Upstream, "sim")},
 		{"SLUICE_UPSTREAM_API_KEY", "upstream-api-key", "", "bearer key sent upstream", str(&s.UpstreamAPIKey)},
-		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none", nonEmpty(&s.Model)},
+		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none; unset with an upstream URL: the first model the upstream lists (GET /models)", nonEmpty(&s.Model)},
 		{"SLUICE_BUDGET", "budget", "64", "in-flight upstream streams allowed at once (per upstream)", posInt(&s.Budget)},
 		{"SLUICE_ACQUIRE_TIMEOUT", "acquire-timeout", "0s", "how long an interactive request may wait (FIFO) for budget; 0s = refuse at once", dur(&s.AcquireTimeout, true)},
 		{"SLUICE_QUEUE", "queue", "1024", "async tasks allowed to wait for budget; beyond it 503", nonNegInt(&s.Queue)},
@@ -145,34 +155,31 @@ func (s *settings) table() []setting {
 		{"SLUICE_SHARED_HEARTBEAT", "shared-heartbeat", "2s", "how often an instance renews its liveness in Redis; other instances call its unfinished tasks lost only after 3 periods without one", dur(&s.SharedHeartbeat, false)},
 		{"SLUICE_SHARED_PENDING_TASKS", "shared-pending-tasks", "10000", "tasks whose Redis writes may wait for Redis to answer again; a task beyond it is not published (logged, counted)", posInt(&s.SharedPendingTasks)},
 		{"SLUICE_SHARED_PENDING_BYTES", "shared-pending-bytes", "64MiB", "answer text that may wait for Redis to answer again; a task beyond it is not published (logged, counted)", size(&s.SharedPendingBytes)},
+		{"SLUICE_PROBE_TIMEOUT", "probe-timeout", "3s", "bound of the start-up probe of the upstream (GET /models: the model when SLUICE_MODEL is unset, a warning when unreachable) and of each GET /v1/models passed upstream", dur(&s.ProbeTimeout, false)},
+		{"SLUICE_MODELS_TTL", "models-ttl", "30s", "how long GET /v1/models reuses the upstream's model list", dur(&s.ModelsTTL, false)},
 	}
 }
 
 // loadSettings reads the environment, then flags of the same meaning
 // (which win). An invalid value is an error naming the setting.
 func loadSettings(args []string, getenv func(string) string) (*settings, error) {
-	s := &settings{}
+	s := &settings{given: map[string]bool{}}
+	table := s.table()
 	fs := flag.NewFlagSet("sluice", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sluice [flags]         serve (every flag also reads its SLUICE_* variable)\n"+
-			"       sluice ask|task|cache   client subcommands (sluice ask -h)\n\n")
-		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), topUsage())
+		printSettingFlags(fs.Output(), table)
 	}
-	for _, st := range s.table() {
+	for _, st := range table {
 		v := st.def
 		if e := getenv(st.env); e != "" {
 			v = e
+			s.given[st.env] = true
 		}
 		if err := st.set(v); err != nil {
 			return nil, fmt.Errorf("setting %s=%q: %w", st.env, v, err)
 		}
-		st := st
-		fs.Func(st.flag, st.help+" ("+st.env+", default "+strconv.Quote(st.def)+")", func(v string) error {
-			if err := st.set(v); err != nil {
-				return fmt.Errorf("%s: %w", st.env, err)
-			}
-			return nil
-		})
+		fs.Var(&settingFlag{st: st, given: s.given}, st.flag, st.help)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -181,9 +188,74 @@ func loadSettings(args []string, getenv func(string) string) (*settings, error) 
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (subcommands: ask, task, cache)", fs.Arg(0))
+		msg := fmt.Sprintf("unexpected argument %q (commands: %s; sluice help)", fs.Arg(0), strings.Join(commandNames(), ", "))
+		if near, d := closest(fs.Arg(0), commandNames()); d <= 2 {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return nil, errors.New(msg)
 	}
 	return s, nil
+}
+
+// settingFlag is the flag of one setting. A setting whose default is
+// true or false is a boolean flag: -log-prompts means -log-prompts=true.
+type settingFlag struct {
+	st    setting
+	given map[string]bool
+}
+
+func (f *settingFlag) String() string { return "" }
+
+// Set parses v into the setting; an error names its variable.
+func (f *settingFlag) Set(v string) error {
+	if err := f.st.set(v); err != nil {
+		return fmt.Errorf("%s: %w", f.st.env, err)
+	}
+	f.given[f.st.env] = true
+	return nil
+}
+
+// IsBoolFlag tells the flag package that the flag needs no value.
+func (f *settingFlag) IsBoolFlag() bool { return f.st.def == "true" || f.st.def == "false" }
+
+// settingType names the kind of value a setting takes, for the flag
+// help, from its default (every setting has a typed default).
+func settingType(st setting) string {
+	def := st.def
+	if def == "true" || def == "false" {
+		return ""
+	}
+	if _, err := time.ParseDuration(def); err == nil {
+		return "duration"
+	}
+	if _, err := strconv.Atoi(def); err == nil {
+		return "int"
+	}
+	if _, err := strconv.ParseFloat(def, 64); err == nil {
+		return "float"
+	}
+	var n int64
+	if strings.HasSuffix(def, "B") && size(&n)(def) == nil {
+		return "size"
+	}
+	return "string"
+}
+
+// printSettingFlags prints the flags of the settings as flag.PrintDefaults
+// would, with the type of each value and without markdown backticks.
+func printSettingFlags(w io.Writer, table []setting) {
+	fmt.Fprint(w, "serve flags (each also read from its SLUICE_* variable; the flag wins):\n")
+	for _, st := range table {
+		def := strconv.Quote(st.def)
+		if st.def == "" {
+			def = "empty"
+		}
+		name := "-" + st.flag
+		if typ := settingType(st); typ != "" {
+			name += " " + typ
+		}
+		fmt.Fprintf(w, "  %s\n    \t%s (%s, default %s)\n", name, strings.ReplaceAll(st.help, "`", ""), st.env, def)
+	}
 }
 
 func str(p *string) func(string) error { return func(v string) error { *p = v; return nil } }

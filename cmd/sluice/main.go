@@ -5,6 +5,8 @@
 //	sluice ask "question"   stream an answer to the terminal
 //	sluice task ID          follow or poll a task
 //	sluice cache lookup Q   explain the cache decision for a question
+//	sluice load             send an open-loop load and report
+//	sluice help [COMMAND]   the usage
 package main
 
 import (
@@ -47,6 +49,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "sluice:", err)
 		return 2
 	}
+	// The settings come through getenv; a typo among the SLUICE_*
+	// variables can only be seen in the whole environment.
+	s.unknown = unknownSettings(os.Environ())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, s, stderr, nil); err != nil {
@@ -56,7 +61,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	return 0
 }
 
-// subcommands are the client commands (client.go).
+// subcommands are the client commands (client.go, load.go, commands.go),
+// by name; the top-level usage lists them all (commandSummaries).
 var subcommands = map[string]func(args []string, getenv func(string) string, stdout, stderr io.Writer) int{}
 
 // serve runs the service until ctx ends, then shuts down gracefully. If
@@ -65,9 +71,19 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	ob := newObservability(s, logOut)
 	defer ob.Close()
 	log := ob.Log
+	for _, u := range s.unknown {
+		log.Warn("unknown setting ignored; did you mean "+u.Closest+"?", "var", u.Name, "closest", u.Closest)
+	}
 	up, err := newUpstream(s)
 	if err != nil {
 		return err
+	}
+	if err := probeUpstream(ctx, s, up, log); err != nil {
+		return err
+	}
+	var models func(context.Context) ([]string, error)
+	if l, ok := up.(stream.ModelLister); ok {
+		models = newModelList(l, s.ModelsTTL, s.ProbeTimeout).Models
 	}
 	var c *cache.Cache
 	emb, err := newEmbedder(s)
@@ -92,6 +108,8 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		// Redis is not a readiness dependency: without it this instance
 		// still serves its own tasks (their writes wait for it), and
 		// /readyz says "degraded" in its body.
+		log.Info("redis sharing on: tasks are shared with every instance on this Redis and prefix",
+			"redis", redactedURL(s.RedisURL), "prefix", s.RedisPrefix)
 		if err := rd.Ready(ctx); err != nil {
 			log.Warn("redis not reachable at start; tasks are published when it is", "err", err.Error())
 		}
@@ -123,7 +141,8 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxConns: maxConns, OpsConns: s.OpsConns, TriageTimeout: s.TriageTimeout, IdleConnTimeout: s.KeepAliveTimeout,
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log,
 		Metrics: mainMetrics, MetricsKey: s.MetricsKey, ConnObserver: ob.Metrics,
-		Conn: stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
+		Models: models,
+		Conn:   stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
 	}, orch, c)
 
 	inner, err := net.Listen("tcp", s.Addr)
@@ -150,7 +169,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		go func() { errc <- msrv.Serve(mln) }()
 		log.Info("metrics serving", "addr", mln.Addr().String(), "key", s.MetricsKey != "")
 	}
-	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", up.Name(), "budget", s.Budget,
+	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", up.Name(), "model", s.Model, "budget", s.Budget,
 		"total_timeout", s.TotalTimeout.String(), "auth", len(s.APIKeys) > 0)
 	if ready != nil {
 		ready <- ln.Addr().String()

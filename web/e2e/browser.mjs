@@ -2,7 +2,7 @@
 // Real-browser end-to-end test of the sluice page, driven by playwright-core
 // against a system Chromium.
 //
-//   node browser.mjs URL_A URL_B URL_C [SCREENSHOT_DIR]
+//   node browser.mjs URL_A URL_B URL_C URL_D [SCREENSHOT_DIR]
 //
 // URL_A: a sluice with a normal simulated upstream (answers complete).
 // URL_B: a sluice whose answers get cut (short total timeout, slow upstream),
@@ -10,8 +10,13 @@
 // URL_C: a sluice with one slot and no queue, whose answers take seconds,
 //        e.g. -budget 1 -queue 0 -sim-ttft 50ms -sim-gap 100ms: while one
 //        task streams, the next POST /v1/tasks gets a real 503 overloaded.
-// The arguments may also come from SLUICE_E2E_A, SLUICE_E2E_B, SLUICE_E2E_C
-// and SLUICE_ARTIFACTS; CHROMIUM overrides /usr/bin/chromium.
+// URL_D: a sluice with one slot and a queue (the default), whose answers
+//        take seconds, e.g. -budget 1 -sim-ttft 50ms -sim-gap 100ms: while
+//        one task streams, the next one waits queued.
+// The arguments may also come from SLUICE_E2E_A, SLUICE_E2E_B, SLUICE_E2E_C,
+// SLUICE_E2E_D and SLUICE_ARTIFACTS; CHROMIUM overrides /usr/bin/chromium.
+// Screenshots of every page state are saved there (desktop-*.png,
+// phone-*.png).
 // Prints one line per check and ends with "browser e2e: N passed, M failed";
 // the exit code is non-zero when anything failed.
 
@@ -23,9 +28,10 @@ import { join } from "node:path";
 const A = (process.argv[2] || process.env.SLUICE_E2E_A || "").replace(/\/+$/, "");
 const B = (process.argv[3] || process.env.SLUICE_E2E_B || "").replace(/\/+$/, "");
 const C = (process.argv[4] || process.env.SLUICE_E2E_C || "").replace(/\/+$/, "");
-let shots = process.argv[5] || process.env.SLUICE_ARTIFACTS || "";
-if (!A || !B || !C) {
-  console.error("usage: node browser.mjs URL_A URL_B URL_C [SCREENSHOT_DIR]");
+const D = (process.argv[5] || process.env.SLUICE_E2E_D || "").replace(/\/+$/, "");
+let shots = process.argv[6] || process.env.SLUICE_ARTIFACTS || "";
+if (!A || !B || !C || !D) {
+  console.error("usage: node browser.mjs URL_A URL_B URL_C URL_D [SCREENSHOT_DIR]");
   process.exit(2);
 }
 if (!shots) shots = mkdtempSync(join(tmpdir(), "sluice-e2e-"));
@@ -74,7 +80,7 @@ function watch(page, label) {
   page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
   page.on("request", (r) => {
     const u = new URL(r.url());
-    if (u.protocol.startsWith("http") && ![A, B, C].some((x) => u.origin === new URL(x).origin)) {
+    if (u.protocol.startsWith("http") && ![A, B, C, D].some((x) => u.origin === new URL(x).origin)) {
       problems.push(`${label}: external request: ${r.url()}`);
     }
   });
@@ -83,11 +89,17 @@ function watch(page, label) {
 
 const tid = (id) => `[data-testid="${id}"]`;
 const text = (page, id) => page.locator(tid(id)).textContent();
-const waitText = (page, id, re, timeout = T) =>
-  page.waitForFunction(([sel, src]) => {
-    const el = document.querySelector(sel);
-    return el && new RegExp(src).test(el.textContent);
-  }, [tid(id), re.source], { timeout });
+const waitText = async (page, id, re, timeout = T) => {
+  try {
+    await page.waitForFunction(([sel, src, flags]) => {
+      const el = document.querySelector(sel);
+      return el && new RegExp(src, flags).test(el.textContent);
+    }, [tid(id), re.source, re.flags], { timeout });
+  } catch (e) {
+    const last = await page.locator(tid(id)).textContent().catch(() => "(gone)");
+    throw new Error(`${id} did not match ${re} within ${timeout} ms; it says ${JSON.stringify(last)}`);
+  }
+};
 
 /** Records every answer length change (with the status at that moment). */
 async function recordLengths(page) {
@@ -175,6 +187,10 @@ try {
     assert(Number(await text(page, "chunks")) >= 2, "chunks");
     assert(new URL(page.url()).searchParams.get("task") === id1, `address does not carry the task: ${page.url()}`);
     assert(await page.locator(tid("notice")).isHidden(), "notice shown on a complete answer");
+    assert((await text(page, "send")) === "Send", `send button after done: ${await text(page, "send")}`);
+    // The budget card shows the slot given back as soon as the task ended
+    // (the page refreshes it then, not at its next poll).
+    await waitText(page, "budget-in-flight", /^0$/, 700);
     console.log(`     streamed ${before.size} intermediate lengths, ${await text(page, "chunks")} chunks, ttft ${await text(page, "ttft")}`);
   });
   await fullShot(page, "desktop-1-streamed.png");
@@ -214,6 +230,18 @@ try {
     await page.click(tid("inspect"));
     await waitText(page, "inspector-decision", /MISS/);
     assert(/facet/i.test(await text(page, "inspector-reason")), `reason: ${await text(page, "inspector-reason")}`);
+  });
+
+  await check("cache contents table labels every column", async () => {
+    await page.click("#cache-stats-box summary");
+    await page.waitForSelector(`${tid("cache-stats")} table`);
+    const heads = await page.locator(`${tid("cache-stats")} th`).allTextContents();
+    for (const want of ["Namespace", "Entries", "Exact hits", "Semantic hits", "Misses", "Purge"]) {
+      assert(heads.includes(want), `column headers ${JSON.stringify(heads)} lack ${want}`);
+    }
+    const cells = await page.locator(`${tid("cache-stats")} tbody tr`).first().locator("td").allTextContents();
+    assert(cells.length === heads.length, `${cells.length} cells under ${heads.length} headers`);
+    assert(cells.every((c) => !/\d+ \/ \d+/.test(c)), `an unlabelled "a / b" cell: ${JSON.stringify(cells)}`);
   });
 
   await check("budget gauge renders and updates", async () => {
@@ -279,7 +307,15 @@ try {
       const during = await api("GET", `${C}/v1/tasks/${holdId}`);
       assert(during.body.status === "running", `holding task is ${during.body.status} at the refusal: the 503 was not from a held slot`);
       await waitText(page, "error", /capacity/);
-      assert(/Try again in 1 s/.test(await text(page, "error")), `error: ${await text(page, "error")}`);
+      // Said once: the Retry button counts down, the text does not repeat it.
+      const msg = await page.locator("#error-text").textContent();
+      assert(!/retry|try again/i.test(msg), `the message repeats the retry advice: ${msg}`);
+      assert((await text(page, "status")) === "refused", `status pill after a 503: ${await text(page, "status")}`);
+      assert((await text(page, "send")) === "Send", `send button after a 503: ${await text(page, "send")}`);
+      // The error box does not touch the answer box.
+      const gap = await page.evaluate(() => document.querySelector('[data-testid="answer"]').getBoundingClientRect().top
+        - document.querySelector('[data-testid="error"]').getBoundingClientRect().bottom);
+      assert(gap >= 8, `error box ${gap}px from the answer box`);
       const retry = page.locator(tid("retry"));
       assert(await retry.isDisabled(), "retry enabled before Retry-After passed");
       assert(/Retry in \d s/.test(await retry.textContent()), `retry label: ${await retry.textContent()}`);
@@ -314,6 +350,28 @@ try {
     }
   });
 
+  await check("a queued task says it waits for a slot, then streams and ends", async () => {
+    await page.goto(`${D}/`);
+    // Hold D's only slot; the page's question then waits in D's queue.
+    const held = await api("POST", `${D}/v1/tasks`, { prompt: `tell me everything about queue holder ${run}`, namespace: ns, nocache: true });
+    assert(held.status === 202 && held.body.status === "running", `holding task: ${held.status} ${JSON.stringify(held.body)}`);
+    await ask(page, `where is pallet ${run} stored?`, ns);
+    await waitText(page, "status", /^queued$/);
+    await waitText(page, "why", /waiting for an upstream slot/i);
+    const why = await text(page, "why");
+    assert(!/answering|answered|waited/.test(why), `queued, yet: ${why}`);
+    assert(/slot/i.test(await text(page, "send")) && !/Streaming/.test(await text(page, "send")), `send button while queued: ${await text(page, "send")}`);
+    assert(await page.locator(tid("stop")).isVisible(), "no Stop while queued");
+    await page.screenshot({ path: join(shots, "desktop-3a-queued.png") });
+    const del = await fetch(`${D}/v1/tasks/${held.body.id}`, { method: "DELETE", signal: AbortSignal.timeout(T) });
+    assert(del.ok, `DELETE holding task: ${del.status}`);
+    await waitText(page, "status", /^(running|done)$/);
+    await waitText(page, "status", /^done$/, 30_000);
+    assert(/waited in the queue/.test(await text(page, "why")), `why after a queued task: ${await text(page, "why")}`);
+    assert((await text(page, "send")) === "Send", "send button after done");
+    await waitText(page, "budget-in-flight", /^0$/, 700);
+  });
+
   const pageB = watch(await desktop.newPage(), "desktop-B");
   await check("a cut answer shows the partial text and the notice", async () => {
     await pageB.goto(`${B}/`);
@@ -321,10 +379,31 @@ try {
     await waitText(pageB, "status", /^partial$/);
     const notice = pageB.locator(tid("notice"));
     assert(await notice.isVisible(), "notice hidden");
-    assert(/cut/i.test(await notice.textContent()), `notice: ${await notice.textContent()}`);
+    const nt = await notice.textContent();
+    assert(/cut/i.test(nt), `notice: ${nt}`);
+    assert(/SLUICE_TOTAL_TIMEOUT/.test(nt) && /continue/i.test(nt), `the notice does not say how to get the rest: ${nt}`);
+    assert(!/retry the question/i.test(nt), `the notice promises a retry gets the rest: ${nt}`);
     assert((await text(pageB, "answer")).length > 0, "no partial text");
+    assert(await pageB.locator(tid("continue")).isVisible(), "no Continue button");
   });
   await fullShot(pageB, "desktop-4-partial.png");
+
+  await check("Continue asks for the rest with the text so far as the assistant's turn", async () => {
+    const q = `tell me everything about pallet ${run}`;
+    const first = await text(pageB, "answer");
+    const firstId = await text(pageB, "task-id");
+    const sent = pageB.waitForRequest((r) => r.url() === `${B}/v1/tasks` && r.method() === "POST");
+    await pageB.click(tid("continue"));
+    const body = (await sent).postDataJSON();
+    const m = body.messages || [];
+    assert(m.length === 3 && m[0].role === "user" && m[0].content === q && m[1].role === "assistant" && m[1].content === first
+      && m[2].role === "user" && /continue/i.test(m[2].content), `continue request: ${JSON.stringify(body).slice(0, 300)}`);
+    await pageB.waitForFunction(([sel, id]) => document.querySelector(sel).textContent !== id, [tid("task-id"), firstId]);
+    await waitText(pageB, "status", /^(partial|done)$/);
+    const after = await text(pageB, "answer");
+    assert(after.startsWith(first) && after.length > first.length, `the continuation did not follow the text so far (${first.length} -> ${after.length} chars)`);
+  });
+  await fullShot(pageB, "desktop-4b-continued.png");
 
   await check("reload while streaming re-attaches to the running task", async () => {
     await ask(pageB, `describe dock door ${run} in detail`, ns);

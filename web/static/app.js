@@ -20,7 +20,7 @@
 
 import { call, describe, ApiError, apiKey, setApiKey, setUnauthorizedHandler } from "./api.js";
 import { $, h, ms, cacheLabel } from "./dom.js";
-import { initBudget, refreshBudget } from "./budget.js";
+import { initBudget, refreshBudget, lastBudget } from "./budget.js";
 import { initInspector, inspect } from "./inspector.js";
 
 const FINAL = new Set(["done", "partial", "failed", "cancelled"]);
@@ -32,7 +32,7 @@ const el = {
   send: $("send"), stop: $("stop"), taskId: $("task-id"), copyId: $("copy-id"),
   status: $("status"), cache: $("cache-status"), ttft: $("ttft"), elapsed: $("elapsed"),
   chunks: $("chunks"), why: $("why"), answer: $("answer"), conn: $("conn"),
-  notice: $("notice"), noticeText: $("notice-text"), noticeRetry: $("notice-retry"),
+  notice: $("notice"), noticeText: $("notice-text"), noticeContinue: $("notice-continue"),
   error: $("error"), errorText: $("error-text"), retry: $("retry"),
   attachForm: $("attach-form"), attachId: $("attach-id"), recent: $("recent"),
   authCard: $("auth-card"), authForm: $("auth-form"), authKey: $("api-key"), authMsg: $("auth-msg"),
@@ -42,6 +42,11 @@ const el = {
 let cur = null;
 /** The last request body sent, for the Retry buttons. */
 let lastBody = null;
+/** The question of the task shown (for Continue), when known. */
+let lastQuestion = "";
+
+/** The follow-up turn of a Continue request. */
+const CONTINUE_TURN = "Continue exactly where your answer above stops. Do not repeat any of it.";
 let retryTick = null;
 /** What to run again once an API key is entered after a 401. */
 let afterKey = null;
@@ -51,6 +56,12 @@ let afterKey = null;
 function setStatus(word) {
   el.status.textContent = word;
   el.status.className = "pill st-" + word.replace(/[^a-z]/g, "");
+  if (el.send.disabled) el.send.textContent = busyLabel(word);
+}
+
+/** The Send button's label while a task is on: what it is doing. */
+function busyLabel(status) {
+  return { sending: "Sending…", loading: "Loading…", queued: "Waiting for a slot…" }[status] || "Streaming…";
 }
 
 function setCache(c) {
@@ -124,7 +135,7 @@ function showError(text, retry, retryAfter) {
 
 function setBusy(busy) {
   el.send.disabled = busy;
-  el.send.textContent = busy ? "Streaming…" : "Send";
+  el.send.textContent = busy ? busyLabel(el.status.textContent) : "Send";
   el.stop.hidden = !busy;
   el.answer.setAttribute("aria-busy", busy ? "true" : "false");
 }
@@ -133,6 +144,15 @@ function setBusy(busy) {
 function explain(s) {
   const c = s.cache || {};
   const parts = [];
+  if (!s.final && el.status.textContent === "queued") {
+    // Nothing is answering yet: say what it waits for.
+    const b = lastBudget();
+    parts.push(b
+      ? `Waiting for an upstream slot: ${b.in_flight} of ${b.limit} are in use and ${b.queued} task${b.queued === 1 ? " is" : "s are"} queued (this one included). It starts when a slot frees up.`
+      : "Waiting for an upstream slot: every slot is in use. It starts when one frees up.");
+    el.why.textContent = parts.join(" ");
+    return;
+  }
   if (c.status === "hit") {
     parts.push(c.kind === "semantic"
       ? `Served from the cache: a similar earlier question matched (similarity ${Number(c.score).toFixed(3)}), so the model was not called.`
@@ -142,7 +162,7 @@ function explain(s) {
   } else if (c.status === "miss") {
     parts.push(`Not in the cache: the model ${s.final ? "answered" : "is answering"}` + (s.upstream ? ` (upstream ${s.upstream})` : "") + ".");
   }
-  if (s.wasQueued) parts.push("It waited in the queue for an upstream slot first.");
+  if (s.wasQueued) parts.push(s.final ? "It waited in the queue for an upstream slot first." : "It waited in the queue for an upstream slot before starting.");
   if (s.ttftMs != null && c.status !== "hit") {
     parts.push(`First token after ${ms(s.ttftMs)}` + (s.ttftMs > 1500 ? " (slow start: the model took long to begin)." : "."));
   }
@@ -172,33 +192,70 @@ function stopFollowing() {
   setBusy(false);
 }
 
-/** Asks a question: POST /v1/tasks, then follows its events. */
-async function ask(body) {
+/**
+ * Asks a question: POST /v1/tasks, then follows its events. opts.before:
+ * the text a continuation follows (kept in the answer box); opts.question:
+ * the question a continuation is about.
+ */
+async function ask(body, opts = {}) {
   stopFollowing();
   resetView();
   lastBody = body;
-  setStatus("sending");
+  lastQuestion = opts.question || body.prompt || "";
   el.send.disabled = true;
+  setStatus("sending");
   const t0 = Date.now();
   let data;
   try {
     ({ data } = await call("POST", "/v1/tasks", body));
   } catch (err) {
     el.send.disabled = false;
-    setStatus("idle");
+    el.send.textContent = "Send";
     const retryable = err instanceof ApiError && (err.status === 503 || err.status === 502 || err.status === 0 || err.status === 504);
     if (err.status === 401) {
-      needKey(() => ask(body));
+      setStatus("idle");
+      needKey(() => ask(body, opts));
       return;
     }
-    showError(retryable && err.retryAfter
-      ? `${capital(describe(err))} Try again in ${err.retryAfter} s.`
-      : capital(describe(err)), retryable ? () => ask(body) : null, err.retryAfter);
+    setStatus(err.status === 503 ? "refused" : "error");
+    if (err.status === 503) refreshBudget(); // show the full budget that refused it
+    // The Retry button counts the Retry-After down: the text does not
+    // repeat it.
+    showError(refusalText(err), retryable ? () => ask(body, opts) : null, err.retryAfter);
     return;
   }
-  rememberTask({ id: data.id, q: body.prompt, ns: body.namespace, status: data.status, events: data.events_url });
+  rememberTask({ id: data.id, q: opts.label || body.prompt, ns: body.namespace, status: data.status, events: data.events_url });
   setAddress(data.id);
-  follow(data.id, data.events_url, { t0, status: data.status, cache: data.cache, fresh: true });
+  follow(data.id, data.events_url, { t0, status: data.status, cache: data.cache, fresh: true, before: opts.before });
+}
+
+/** The message of a refused POST /v1/tasks, said once. */
+function refusalText(err) {
+  if (err instanceof ApiError && err.code === "overloaded") {
+    const why = String(err.message || "").replace(/[;,.]?\s*retry later\.?$/i, "");
+    return capital(`at capacity: ${why}`);
+  }
+  return capital(describe(err));
+}
+
+/**
+ * Continue: asks the model to go on from a cut answer, sending the
+ * question, the text so far as the assistant's turn, and a request to
+ * continue. The continuation streams in after the text so far.
+ */
+function continueAnswer() {
+  const sofar = el.answer.textContent;
+  if (!lastQuestion || !sofar) return;
+  const body = {
+    messages: [
+      { role: "user", content: lastQuestion },
+      { role: "assistant", content: sofar },
+      { role: "user", content: CONTINUE_TURN },
+    ],
+    namespace: (lastBody && lastBody.namespace) || el.ns.value.trim() || "default",
+  };
+  if (lastBody && lastBody.nocache) body.nocache = true;
+  ask(body, { before: sofar, question: lastQuestion, label: "(continued) " + lastQuestion });
 }
 
 /**
@@ -212,20 +269,24 @@ function follow(id, eventsUrl, opts) {
     fresh: !!opts.fresh, es: null, timer: null, poll: null,
   };
   cur = s;
-  el.answer.replaceChildren(s.text);
-  placeholder("Waiting for the first token…");
+  if (opts.before) {
+    el.answer.replaceChildren(h("span", { class: "continued-from" }, opts.before), s.text);
+  } else {
+    el.answer.replaceChildren(s.text);
+  }
+  placeholder(opts.before ? "" : opts.status === "queued" ? "Waiting for an upstream slot…" : "Waiting for the first token…");
   el.taskId.textContent = id;
   el.copyId.hidden = false;
+  setBusy(true);
   setStatus(opts.status || "running");
   setCache(opts.cache);
   el.ttft.textContent = ms(s.ttftMs);
-  setBusy(true);
   explain(s);
   const tick = () => { if (!s.final) el.elapsed.textContent = ms(Math.max(0, Date.now() - s.t0)); };
   s.tick = tick;
   tick();
   s.timer = setInterval(tick, 100);
-  if (opts.status === "queued") pollQueued(s);
+  if (opts.status === "queued") { pollQueued(s); refreshBudget(); }
 
   const es = new EventSource(eventsUrl);
   s.es = es;
@@ -242,6 +303,7 @@ function follow(id, eventsUrl, opts) {
     if (!d || typeof d.text !== "string") return;
     if (!s.text.data) placeholder("");
     s.text.appendData(d.text);
+    if (el.status.textContent === "queued") { setStatus("running"); explain(s); }
     // The event id is the sequence number of its (last) delta: the chunk
     // count, exact even when a lagging reader got deltas merged.
     const seq = Number(ev.lastEventId);
@@ -260,10 +322,7 @@ function follow(id, eventsUrl, opts) {
     if (!mine()) return;
     const d = parse(ev.data) || {};
     finish(s, "partial", d);
-    el.noticeText.textContent = d.notice || "The answer was cut short; retry the question to get the rest.";
-    el.notice.hidden = false;
-    el.answer.classList.add("cut");
-    el.noticeRetry.hidden = !lastBody;
+    showCut(d.notice || "The answer was cut short (" + (d.finish_reason || "cut") + ").");
   });
   es.addEventListener("error", (ev) => {
     if (!mine()) return;
@@ -286,6 +345,17 @@ function follow(id, eventsUrl, opts) {
       lostStream(s);
     }
   });
+}
+
+/**
+ * Shows the notice of a cut answer, with Continue when the question is
+ * known (a retry would start over and be cut again at the same cap).
+ */
+function showCut(text) {
+  el.noticeText.textContent = text;
+  el.notice.hidden = false;
+  el.answer.classList.add("cut");
+  el.noticeContinue.hidden = !lastQuestion;
 }
 
 /** The stream was refused (not a reconnectable drop): find out why. */
@@ -313,7 +383,11 @@ function pollQueued(s) {
     if (cur !== s || s.final || el.status.textContent !== "queued") return;
     try {
       const { data } = await call("GET", "/v1/tasks/" + encodeURIComponent(s.id));
-      if (cur === s && !s.final && data.status !== "queued" && !FINAL.has(data.status)) setStatus(data.status);
+      if (cur === s && !s.final && data.status !== "queued" && !FINAL.has(data.status)) {
+        setStatus(data.status);
+        if (!el.answer.textContent) placeholder("Waiting for the first token…");
+      }
+      if (cur === s && !s.final) explain(s);
     } catch { /* the event stream reports real trouble */ }
     pollQueued(s);
   }, 1000);
@@ -336,9 +410,12 @@ function finish(s, status, d) {
   el.ttft.textContent = ms(s.ttftMs);
   el.elapsed.textContent = ms(s.totalMs ?? Date.now() - s.t0);
   el.chunks.textContent = String(s.chunks);
-  placeholder(s.text.data ? "" : "(no answer text)");
+  placeholder(el.answer.textContent ? "" : "(no answer text)");
   explain(s);
   updateRecent(s.id, status);
+  // The task's slot is free before its terminal event: show it now, not
+  // at the next poll.
+  refreshBudget();
   // The task's own record is authoritative (cancelled vs failed, upstream).
   call("GET", "/v1/tasks/" + encodeURIComponent(s.id)).then(({ data }) => {
     if (cur !== s) return;
@@ -370,6 +447,7 @@ async function reattach(rawId) {
   }
   const known = recentTasks().find((t) => t.id === view.id);
   if (known && known.q && !el.prompt.value) el.prompt.value = known.q;
+  lastQuestion = known && known.q && !known.q.startsWith("(continued) ") ? known.q : "";
   let events = known && known.events;
   if (!events || (apiKey() && !events.includes("token="))) {
     if (apiKey()) { pollTask(view); return; } // no token for EventSource: poll
@@ -405,7 +483,7 @@ function pollTask(view) {
     setStatus(v.status);
     if (FINAL.has(v.status)) {
       finish(s, v.status, { finish_reason: v.finish_reason, first_token_ms: v.first_token_ms, total_ms: v.total_ms, chunks: v.chunks });
-      if (v.status === "partial") { el.noticeText.textContent = "The answer was cut short (" + v.finish_reason + "). Retry the question to get the rest."; el.notice.hidden = false; }
+      if (v.status === "partial") showCut("The answer was cut short (" + v.finish_reason + ").");
       if (v.status === "failed" && v.error) showError(upstreamMessage(v.error), null);
       return;
     }
@@ -542,7 +620,7 @@ el.prompt.addEventListener("keydown", (e) => {
 });
 
 el.stop.addEventListener("click", stopTask);
-el.noticeRetry.addEventListener("click", () => { if (lastBody) ask(lastBody); });
+el.noticeContinue.addEventListener("click", continueAnswer);
 
 el.copyId.addEventListener("click", async () => {
   const id = el.taskId.textContent;
@@ -584,7 +662,8 @@ el.authForm.addEventListener("submit", (e) => {
 if (apiKey()) el.authCard.hidden = false;
 
 renderRecent();
-initBudget();
+// A queued task's explanation quotes the budget: keep it current.
+initBudget(() => { if (cur && !cur.final && el.status.textContent === "queued") explain(cur); });
 initInspector();
 
 const start = new URL(location.href).searchParams.get("task");

@@ -7,8 +7,16 @@ import { $, h, bar } from "./dom.js";
 const PERIOD = 1000;
 let timer = null;
 let failures = 0;
+let last = null;
 
-export function initBudget() {
+/** The last GET /v1/budget answer, or null before the first. */
+export function lastBudget() { return last; }
+
+let onUpdate = null;
+
+/** Starts polling; update(data), when given, runs after every answer. */
+export function initBudget(update) {
+  onUpdate = update || null;
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden && timer === null) poll();
   });
@@ -28,7 +36,9 @@ async function poll() {
   try {
     const { data } = await call("GET", "/v1/budget");
     failures = 0;
+    last = data;
     render(out, data);
+    if (onUpdate) onUpdate(data);
     $("budget-updated").textContent = "live · " + new Date().toLocaleTimeString();
   } catch (err) {
     failures++;

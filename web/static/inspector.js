@@ -79,11 +79,13 @@ async function loadStats() {
     const ns = data.namespaces || [];
     if (!ns.length) { out.replaceChildren(h("p", { class: "hint" }, "The cache is empty.")); return; }
     out.replaceChildren(h("table", { class: "tbl" },
-      h("thead", {}, h("tr", {}, ["Namespace", "Entries", "Hits", "Misses", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h("thead", {}, h("tr", {}, ["Namespace", "Entries", "Exact hits", "Semantic hits", "Misses"].map((t) => h("th", { scope: "col" }, t)),
+        h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Purge")))),
       h("tbody", {}, ns.map((n) => h("tr", {},
         h("td", {}, h("code", {}, n.namespace)),
         h("td", {}, String(n.entries)),
-        h("td", { title: "exact / semantic" }, `${n.hits_exact} / ${n.hits_semantic}`),
+        h("td", {}, String(n.hits_exact)),
+        h("td", {}, String(n.hits_semantic)),
         h("td", {}, String(n.misses)),
         h("td", {}, h("button", {
           type: "button", class: "small", "aria-label": "Purge namespace " + n.name,

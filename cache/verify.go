@@ -1,0 +1,477 @@
+package cache
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The verification stage runs after the embedding score and the facet
+// guard, on a candidate that passed both, for every embedder. It reads the
+// two questions as written (case kept) and refuses the hit when they ask
+// different things in ways a bag-of-features or a model embedding can
+// miss:
+//
+//   - names: a name (a capitalised word that is not a function word, a
+//     Latin word inside Chinese text, an identifier) is in one question and
+//     nowhere in the other;
+//   - order and roles: two units (content words, names, unknown Han
+//     characters) that both questions share once each appear in the other
+//     order, unless the move keeps every unit's role: each unit's role is
+//     the nearest role marker before it in its clause (from/从/自,
+//     to/给/向/到/对, by/被/让/由, 把/将, of/的, than/比, and/和/与, at/在 …);
+//     a swap inside one clause is accepted only between two units with
+//     distinct, unchanged, non-empty roles, and a swap across clauses only
+//     when no unit changes role or clause company; a unit whose direction
+//     role changes (from ↔ to, 把 ↔ 被) is refused even without a swap;
+//   - intent: counting (how many, 多少) vs not, yes/no vs open,
+//     recommendation (which X is good, 什么牌子好) vs not, identification
+//     (what X is this, 这是什么牌子) vs not, and a comparison ("difference
+//     between A and B") must compare the same things.
+//
+// It reads no vocabulary beyond closed classes (function words, role
+// markers, question words), so it holds for names it has never seen.
+// What it cannot see: a paraphrase that moves a unit without a marker
+// (SKU-1还剩多少 / 还剩多少SKU-1) is refused (a miss, never a wrong answer),
+// and two different names that share no unit and no capital letter (张伟 /
+// 张玮 differ in one character, which the embedding must weigh).
+
+// maxVerifyUnits bounds the units of one question the order check reads,
+// and so its cost (quadratic in the shared units).
+const maxVerifyUnits = 64
+
+// maxVerify is the number of candidates above the threshold with equal
+// facets that a lookup verifies, best score first, before it misses.
+const maxVerify = 3
+
+// Verification is what the verification stage said about the best
+// candidate that passed the score and the facets.
+type Verification struct {
+	Passed   bool   `json:"passed"`
+	Check    string `json:"check,omitempty"` // the check that refused: "names", "order", "roles", "intent" or "compare"
+	Reason   string `json:"reason"`
+	Question string `json:"question"` // the candidate verified
+}
+
+// vunit is one unit of a question for the order check.
+type vunit struct {
+	text   string
+	role   string // role class of the nearest marker before it in its clause
+	clause int
+	named  bool
+	unit   bool // a content unit (not a marker or function word)
+	rep    bool // its text occurs more than once in the question
+}
+
+// vsig is what the verification stage reads of one question.
+type vsig struct {
+	seq                              []vunit         // every token but clause breaks, in order
+	units                            []vunit         // the content units of seq
+	all                              map[string]bool // every unit and function word, lower case
+	qtype                            string          // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
+	latin                            bool            // it has a Latin word
+	recommend, identify, comparative bool
+}
+
+// roleMarkers maps English prepositions and Chinese role particles to a
+// role class.
+var roleMarkers = map[string]string{
+	"to": "to", "into": "to", "onto": "to", "toward": "to", "towards": "to",
+	"from": "from", "by": "by", "of": "of", "for": "for", "with": "with",
+	"in": "at", "on": "at", "at": "at", "inside": "at", "within": "at",
+	"than": "than", "between": "between", "and": "and", "or": "and", "vs": "and", "versus": "and",
+	"before": "before", "after": "after", "over": "over", "under": "under", "above": "over", "below": "under",
+	"via": "via", "through": "via", "against": "against", "about": "about", "as": "as",
+	"把": "obj", "将": "obj", "被": "by", "让": "by", "叫": "by", "由": "by",
+	"给": "to", "向": "to", "对": "to", "朝": "to", "往": "to", "到": "to", "至": "to",
+	"从": "from", "自": "from", "在": "at", "于": "at", "比": "than",
+	"和": "and", "与": "and", "跟": "and", "同": "and", "及": "and", "或": "and",
+	"为": "for", "替": "for", "的": "of",
+}
+
+// directional role classes: a unit moving between two of them changes who
+// does what to whom.
+var directional = map[string]bool{"to": true, "from": true, "by": true, "obj": true, "than": true}
+
+// functionWords are English closed-class words: never units, never names.
+var functionWords = setOf(`a an the this that these those it its is are was were be been being am do does did done
+i me my we us our you your he him his she her they them their who whom whose what which where when why how
+will would can could shall should may might must has have had having not no yes please kindly
+there here if then so just also only any some all each every one ones many much more most less few
+let tell show list give get find check see know want need help explain describe compare`)
+
+// hanFunction are Chinese function characters: never units.
+const hanFunction = "了吗呢吧啊呀嘛么是都还也就又再很最更太这那哪个些什么怎谁几多少请帮我你您他她它们一下查看问告诉想知道能可以会要有没不啥"
+
+func setOf(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// stemLight folds the commonest English inflections so that "reports" and
+// "report" are one unit.
+func stemLight(w string) string {
+	w = strings.TrimSuffix(w, "'s")
+	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// verifyTokens splits a question into words (Latin letters and digits,
+// with inner - _ . ' / :), single Han characters, and clause breaks ("|").
+func verifyTokens(q string) (toks []string, hasHan bool) {
+	rs := []rune(norm.NFKC.String(q))
+	word := func(r rune) bool { return unicode.IsLetter(r) && !isHan(r) || unicode.IsDigit(r) }
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case word(r):
+			j := i + 1
+			for j < len(rs) && (word(rs[j]) || strings.ContainsRune("-_.'/:", rs[j]) && j+1 < len(rs) && word(rs[j+1])) {
+				j++
+			}
+			toks = append(toks, string(rs[i:j]))
+			i = j
+		case isHan(r):
+			toks = append(toks, string(r))
+			hasHan = true
+			i++
+		default:
+			if strings.ContainsRune(",;.?!:()[]{}\n\"“”，；。？！：（）【】", r) {
+				toks = append(toks, "|")
+			}
+			i++
+		}
+		if len(toks) > 4*maxVerifyUnits {
+			break
+		}
+	}
+	return toks, hasHan
+}
+
+// signature reads a question for verification.
+func signature(q string) vsig {
+	toks, hasHan := verifyTokens(q)
+	s := vsig{all: map[string]bool{}}
+	clause, role, first := 0, "", true
+	var lower []string
+	for i, t := range toks {
+		if t == "|" {
+			// A clause break is a frame token: two units on its two sides
+			// that trade sides have exchanged clauses.
+			if len(s.seq) > 0 && s.seq[len(s.seq)-1].text[0] != '|' {
+				s.seq = append(s.seq, vunit{text: "|" + strconv.Itoa(clause), clause: clause})
+			}
+			clause++
+			role, first = "", true
+			continue
+		}
+		lt := strings.ToLower(t)
+		lower = append(lower, lt)
+		s.all[lt] = true
+		s.all[stemLight(lt)] = true
+		if len(s.seq) >= 4*maxVerifyUnits {
+			break
+		}
+		han := utf8.RuneCountInString(t) == 1 && isHan([]rune(t)[0])
+		tok := lt
+		if !han {
+			tok = stemLight(lt)
+		}
+		if r, ok := roleMarkers[lt]; ok {
+			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause})
+			role = r
+			first = false
+			continue
+		}
+		if han && strings.Contains(hanFunction, t) || !han && functionWords[lt] {
+			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause})
+			first = false
+			continue
+		}
+		u := vunit{text: lt, role: role, clause: clause}
+		if !han {
+			s.latin = s.latin || strings.IndexFunc(t, unicode.IsLetter) >= 0
+			u.text = stemLight(lt)
+			upper := unicode.IsUpper([]rune(t)[0])
+			digits := strings.ContainsAny(t, "0123456789")
+			letters := strings.IndexFunc(t, unicode.IsLetter) >= 0
+			inHan := hasHan && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]) || len(t) > 1)
+			u.named = digits && letters || upper && !first || inHan && letters
+		}
+		first = false
+		u.unit = true
+		s.seq = append(s.seq, u)
+		if len(s.units) < maxVerifyUnits {
+			s.units = append(s.units, u)
+		}
+	}
+	count := make(map[string]int, len(s.seq))
+	for _, u := range s.seq {
+		count[u.text]++
+	}
+	for i := range s.seq {
+		s.seq[i].rep = count[s.seq[i].text] > 1
+	}
+	occurrences(s.seq)
+	s.intent(q, lower)
+	return s
+}
+
+func isHanTok(t string) bool {
+	r, _ := utf8.DecodeRuneInString(t)
+	return isHan(r)
+}
+
+// intent sets the question-intent flags of s from the question's words.
+func (s *vsig) intent(q string, lower []string) {
+	text := " " + strings.Join(lower, " ") + " "
+	zh := strings.Join(lower, "")
+	has := func(ps ...string) bool {
+		for _, p := range ps {
+			if strings.Contains(text, " "+p+" ") || strings.Contains(zh, p) && !isASCII(p) {
+				return true
+			}
+		}
+		return false
+	}
+	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "几", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥")
+	yesno := false
+	if len(lower) > 0 {
+		i := 0
+		if lower[0] == "please" && len(lower) > 1 {
+			i = 1
+		}
+		aux := setOf("is are was were do does did can could will would should shall has have had may might must")
+		polite := i+1 < len(lower) && lower[i+1] == "you" && (lower[i] == "can" || lower[i] == "could" || lower[i] == "would" || lower[i] == "will")
+		yesno = aux[lower[i]] && !wh && !polite
+	}
+	if !wh && (strings.HasSuffix(strings.TrimRight(zh, "?？ "), "吗") || has("是否", "是不是", "有没有", "能不能", "会不会", "可不可以", "要不要", "对不对", "行不行", "好不好", "了没")) {
+		yesno = true
+	}
+	// The kind of question, the most specific first.
+	switch {
+	case has("how many", "how much", "number of", "quantity", "count", "amount of", "多少", "数量") || hanCountQuestion(zh):
+		s.qtype = "count"
+	case yesno:
+		s.qtype = "yesno"
+	case has("who", "whom", "whose", "谁"):
+		s.qtype = "who"
+	case has("where", "哪里", "哪儿", "在哪", "什么地方"):
+		s.qtype = "where"
+	case has("when", "什么时候", "何时", "几点", "啥时候"):
+		s.qtype = "when"
+	case has("why", "为什么", "为啥", "为何"):
+		s.qtype = "why"
+	case has("which", "哪"):
+		s.qtype = "which"
+	case has("how", "怎么", "如何", "怎样"):
+		s.qtype = "how"
+	}
+	s.recommend = has("recommend", "recommended", "recommendation", "best", "better", "good", "worth", "suggest",
+		"推荐", "值得", "最好", "比较好", "好用", "建议") || hanGoodAtEnd(q)
+	s.identify = !s.recommend && wh && has("this", "that", "these", "those", "这", "那")
+	s.comparative = has("difference", "differences", "differ", "vs", "versus", "compare", "compared", "comparison",
+		"区别", "差别", "不同", "差异", "对比", "相比")
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// hanCountQuestion reports 几 before a classifier (几个, 几件, 几天): a
+// request for a count. 几点 asks the time, 几乎 is "almost".
+func hanCountQuestion(zh string) bool {
+	rs := []rune(zh)
+	for i := 0; i+1 < len(rs); i++ {
+		if rs[i] == '几' && strings.ContainsRune("个件箱托天次位名条台种家所年周层辆张本只", rs[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hanGoodAtEnd reports 好 closing a clause, only particles after it
+// (什么牌子的羽绒服好, 哪个好呢): "which is good", a recommendation.
+func hanGoodAtEnd(q string) bool {
+	for _, clause := range strings.FieldsFunc(norm.NFKC.String(q), func(r rune) bool {
+		return strings.ContainsRune(",;.?!，；。？！\n", r)
+	}) {
+		c := strings.TrimRight(strings.TrimSpace(clause), "呢吗啊呀吧些")
+		if strings.HasSuffix(c, "好") && !strings.HasSuffix(c, "你好") && !strings.HasSuffix(c, "您好") {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyPair decides whether the answer to stored may answer query. It
+// returns "" and a reason when it may, or the check that refused and why.
+func verifyPair(query, stored vsig) (check, reason string) {
+	// Intent.
+	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {
+		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))
+	}
+	for _, f := range []struct {
+		name string
+		a, b bool
+	}{
+		{"a recommendation (which is good)", query.recommend, stored.recommend},
+		{"an identification (what is this)", query.identify, stored.identify},
+	} {
+		if f.a != f.b {
+			if f.a {
+				return "intent", "intent differs: the question asks " + f.name + ", the cached one does not"
+			}
+			return "intent", "intent differs: the cached question asks " + f.name + ", this one does not"
+		}
+	}
+	// Names present in one question only.
+	for _, side := range []struct {
+		s     vsig
+		other vsig
+		where string
+	}{{query, stored, "the question"}, {stored, query, "the cached question"}} {
+		for _, u := range side.s.units {
+			// A name written in Latin letters must be in the other question
+			// unless that one has no Latin word at all (a translation).
+			if u.named && side.other.latin && !side.other.all[u.text] {
+				return "names", fmt.Sprintf("name %q is only in %s", u.text, side.where)
+			}
+		}
+	}
+	// Comparisons compare the same things.
+	if query.comparative && stored.comparative && query.latin == stored.latin {
+		for _, side := range []struct{ s, other vsig }{{query, stored}, {stored, query}} {
+			for _, u := range side.s.units {
+				if !side.other.all[u.text] && !isCompareWord(u.text) {
+					return "compare", fmt.Sprintf("the comparisons differ: %q is compared in one question only", u.text)
+				}
+			}
+		}
+	}
+	// Order and roles of the shared units.
+	qi, si := uniqueUnits(query.seq), uniqueUnits(stored.seq)
+	for _, u := range query.seq {
+		a, okA := qi[u.text]
+		b, okB := si[u.text]
+		if !u.unit || u.rep {
+			continue
+		}
+		if okA && okB && query.seq[a].role != stored.seq[b].role && directional[query.seq[a].role] && directional[stored.seq[b].role] {
+			return "roles", fmt.Sprintf("roles differ: %q is %s in the question, %s in the cached one", u.text, roleName(query.seq[a].role), roleName(stored.seq[b].role))
+		}
+	}
+	var shared []string // units of both (repeats numbered), in the question's order
+	for _, u := range query.seq {
+		if j, ok := si[u.text]; ok && u.unit && stored.seq[j].unit && len(shared) < maxVerifyUnits {
+			shared = append(shared, u.text)
+		}
+	}
+	symmetric := query.comparative && stored.comparative
+	for i, x := range shared {
+		for _, y := range shared[i+1:] {
+			ax, ay, bx, by := qi[x], qi[y], si[x], si[y]
+			if (ax < ay) == (bx < by) {
+				continue // same order: a phrase may have moved as a whole
+			}
+			if symmetric && compareRole(query.seq[ax].role) && compareRole(query.seq[ay].role) &&
+				compareRole(stored.seq[bx].role) && compareRole(stored.seq[by].role) {
+				continue // "between A and B" = "between B and A"
+			}
+			// x and y changed places. A paraphrase moves phrases past each
+			// other; an exchange keeps a frame between them: some token z
+			// stays between x and y in both questions.
+			lo, hi := min(ax, ay), max(ax, ay)
+			blo, bhi := min(bx, by), max(bx, by)
+			for k := lo + 1; k < hi; k++ {
+				z := query.seq[k].text
+				if j, ok := si[z]; ok && !query.seq[k].rep && !stored.seq[j].rep && j > blo && j < bhi {
+					return "order", fmt.Sprintf("%q and %q exchange places around %q", x, y, z)
+				}
+			}
+		}
+	}
+	return "", "verification passed: same names, roles, order and intent"
+}
+
+// whichFits reports "which" against who, where or when: "which person",
+// "in which location", "on which day" ask the same.
+func whichFits(a, b string) bool {
+	other := map[string]bool{"who": true, "where": true, "when": true}
+	return a == "which" && other[b] || b == "which" && other[a]
+}
+
+func qtypeName(t string) string {
+	switch t {
+	case "count":
+		return "how many"
+	case "yesno":
+		return "yes or no"
+	}
+	return t
+}
+
+func compareRole(r string) bool { return r == "" || r == "and" || r == "between" }
+
+func isCompareWord(w string) bool {
+	switch w {
+	case "difference", "differ", "compare", "compared", "comparison", "区", "别", "差", "异", "同", "对", "相", "比":
+		return true
+	}
+	return false
+}
+
+func roleName(r string) string {
+	switch r {
+	case "obj":
+		return "the object (把/将)"
+	case "":
+		return "unmarked"
+	}
+	return "after " + r
+}
+
+// occurrences renames the k-th repeat (k >= 2) of a token "text#k", so
+// that 查查克 still shows where its characters went.
+func occurrences(seq []vunit) {
+	seen := make(map[string]int, len(seq))
+	for i := range seq {
+		t := seq[i].text
+		seen[t]++
+		if k := seen[t]; k > 1 {
+			seq[i].text = t + "#" + strconv.Itoa(k)
+		}
+	}
+}
+
+// uniqueUnits maps each unit text that occurs exactly once to its index.
+func uniqueUnits(us []vunit) map[string]int {
+	m := make(map[string]int, len(us))
+	for i, u := range us {
+		if _, ok := m[u.text]; ok {
+			m[u.text] = -1
+			continue
+		}
+		m[u.text] = i
+	}
+	for k, v := range m {
+		if v < 0 {
+			delete(m, k)
+		}
+	}
+	return m
+}

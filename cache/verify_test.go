@@ -1,0 +1,79 @@
+package cache
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestVerifyRefuses checks that the verification stage refuses questions
+// that share their words but not their meaning, for names it has never
+// seen, and accepts real paraphrases.
+func TestVerifyRefuses(t *testing.T) {
+	for _, tc := range []struct{ a, b, check string }{
+		{"Alice reports to Bob", "Bob reports to Alice", "order"},
+		{"Does Marta Quill report to Ivo Brandt?", "Does Ivo Brandt report to Marta Quill?", "order"},
+		{"Move the pallets from Dock 3 to Dock 7", "Move the pallets from Dock 7 to Dock 3", "roles"},
+		{"ship the crates from Tarnow to Lviv", "ship the crates to Tarnow from Lviv", "roles"},
+		{"王磊把任务转给了李娜", "李娜把任务转给了王磊", "order"},
+		{"赵敏被周强批评了", "周强被赵敏批评了", "order"},
+		{"从青岛到大连的船几点开", "从大连到青岛的船几点开", "roles"},
+		{"狗咬人", "人咬狗", "order"},
+		{"他母系是苗族，父系是侗族", "他父系是苗族，母系是侗族", "order"},
+		{"什么牌子的羽绒服好", "这羽绒服是什么牌子的", "intent"},
+		{"Which laptop is good for students?", "What laptop is this?", "intent"},
+		{"Which warehouses stock SKU-7?", "How many warehouses stock SKU-7?", "intent"},
+		{"Is the Quarry API rate limited?", "How is the Quarry API rate limited?", "intent"},
+		{"What is the difference between Kestrel and Osprey?", "What is the difference between Kestrel and Merlin?", "names"},
+		{"Ravelin 和 Bastion 有什么区别", "Ravelin 和 Glacis 有什么区别", "names"},
+	} {
+		check, why := verifyPair(signature(tc.b), signature(tc.a))
+		if check != tc.check {
+			t.Errorf("%q / %q: check %q (%s), want %q", tc.a, tc.b, check, why, tc.check)
+		}
+	}
+	for _, tc := range [][2]string{
+		{"How many units of SKU-7 are left in zone A?", "In zone A, how many units of SKU-7 are left?"},
+		{"What is the difference between Kestrel and Osprey?", "What's the difference between Osprey and Kestrel?"},
+		{"王磊把任务转给了李娜吗", "王磊把任务转给李娜了吗"},
+		{"Who does Alice report to?", "Who is Alice's manager, the one she reports to?"},
+		{"5 号仓今天有多少待上架的托盘", "今天 5 号仓还有几个托盘等着上架"},
+		{"Where is SKU-30 stored?", "In which location is SKU-30 stored?"},
+	} {
+		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {
+			t.Errorf("%q / %q: refused by %s: %s", tc[0], tc[1], check, why)
+		}
+	}
+}
+
+// TestVerifyInCache checks that Lookup and Explain run the verification
+// stage after the score and report it, for a near-duplicate that scores
+// above the threshold.
+func TestVerifyInCache(t *testing.T) {
+	ctx := context.Background()
+	c := New(Config{})
+	ns := Namespace{Namespace: "v", Model: "m"}
+	c.Store(ctx, ns, "Alice reports to Bob", Answer{Chunks: []string{"yes"}})
+	x := c.Explain(ctx, ns, "Bob reports to Alice")
+	if x.Score < c.Threshold() {
+		t.Fatalf("score %.3f below the threshold: the test needs a near-duplicate", x.Score)
+	}
+	if x.Decision != "miss" || x.Stage != "verify" || x.Verify == nil || x.Verify.Passed || x.Verify.Check == "" {
+		t.Fatalf("explanation %+v %+v, want a miss refused by verification", x, x.Verify)
+	}
+	if !strings.HasPrefix(x.Reason, "verification refused: ") {
+		t.Errorf("reason %q", x.Reason)
+	}
+	if r := c.Lookup(ctx, ns, "Bob reports to Alice"); r.Hit {
+		t.Errorf("Lookup hit a role swap")
+	}
+	x = c.Explain(ctx, ns, "alice reports to bob?!")
+	if x.Decision != "hit" || x.Stage != "exact" {
+		t.Errorf("exact: %+v", x)
+	}
+	c.Store(ctx, ns, "How many units of SKU-7 are left in zone A?", Answer{Chunks: []string{"5"}})
+	x = c.Explain(ctx, ns, "In zone A, how many units of SKU-7 are left?")
+	if x.Decision != "hit" || x.Stage != "verify" || x.Verify == nil || !x.Verify.Passed {
+		t.Errorf("paraphrase: %+v %+v", x, x.Verify)
+	}
+}

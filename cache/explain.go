@@ -122,7 +122,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 			}
 			if v.Passed {
 				d.hit, d.kind, d.score, d.stage = cand.e, "semantic", cand.score, "verify"
-				d.reason = fmt.Sprintf("score %.2f >= threshold %.2f, facets match and verification passed", cand.score, th)
+				d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", cand.score, th)
 				return d
 			}
 		}
@@ -208,9 +208,8 @@ func (c *Cache) candidate(e *entry, score float64, facets []string, now time.Tim
 // (whatever their facets), its reason one of "exact key", "score S >=
 // threshold T and facets match", "facet mismatch: Q != E", "below
 // threshold: best S < T", "no entries in namespace", "embedder
-// unavailable: exact tier only", "score S >= threshold T, facets match and
-// verification passed" or "verification refused: WHY". Stage names the
-// stage that decided and Verification what the verification stage said.
+// unavailable: exact tier only" or "verification refused: WHY". Stage names
+// the stage that decided and Verify what the verification stage said.
 func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Explanation {
 	d := c.decide(ctx, ns, question, true)
 	x := Explanation{

@@ -634,6 +634,7 @@ func isTerminal(w io.Writer) bool {
 
 const cacheUsage = `usage: sluice cache lookup [flags] "question"
        sluice cache stats [flags]
+       sluice cache eval --pairs FILE.jsonl [flags]   (sluice cache eval -h)
 
 lookup explains the cache decision for a question without changing
 anything (GET /v1/cache/lookup): decision, score against the threshold,
@@ -645,6 +646,9 @@ flags:
 
 // cmdCache is "sluice cache".
 func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "eval" {
+		return cmdCacheEval(args[1:], getenv, stdout, stderr) // cacheeval.go: in-process, no server
+	}
 	fs := newFlagSet("sluice cache", cacheUsage, stderr)
 	server, apiKey := clientFlags(fs, getenv)
 	ns := fs.String("namespace", "", "cache namespace (default \"default\")")

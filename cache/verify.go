@@ -65,6 +65,8 @@ type vunit struct {
 	named  bool
 	unit   bool // a content unit (not a marker or function word)
 	rep    bool // its text occurs more than once in the question
+	reps   int  // how often its text occurs in the question
+	word   string
 }
 
 // vsig is what the verification stage reads of one question.
@@ -74,6 +76,7 @@ type vsig struct {
 	all                              map[string]bool // every unit and function word, lower case
 	qtype                            string          // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
 	latin                            bool            // it has a Latin word
+	open                             bool            // it has a question word (what, 什么 …)
 	recommend, identify, comparative bool
 }
 
@@ -219,7 +222,9 @@ func signature(q string) vsig {
 		count[u.text]++
 	}
 	for i := range s.seq {
-		s.seq[i].rep = count[s.seq[i].text] > 1
+		s.seq[i].reps = count[s.seq[i].text]
+		s.seq[i].rep = s.seq[i].reps > 1
+		s.seq[i].word = s.seq[i].text
 	}
 	occurrences(s.seq)
 	s.intent(q, lower)
@@ -244,6 +249,7 @@ func (s *vsig) intent(q string, lower []string) {
 		return false
 	}
 	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "几", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥")
+	s.open = wh
 	yesno := false
 	if len(lower) > 0 {
 		i := 0
@@ -259,7 +265,7 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	// The kind of question, the most specific first.
 	switch {
-	case has("how many", "how much", "number of", "quantity", "count", "amount of", "多少", "数量") || hanCountQuestion(zh):
+	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || hanCountQuestion(zh):
 		s.qtype = "count"
 	case yesno:
 		s.qtype = "yesno"
@@ -324,6 +330,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {
 		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))
+	}
+	if query.qtype == "yesno" && stored.qtype != "yesno" && stored.open || stored.qtype == "yesno" && query.qtype != "yesno" && query.open {
+		return "intent", "intent differs: a yes/no question against an open question"
 	}
 	for _, f := range []struct {
 		name string
@@ -393,14 +402,20 @@ func verifyPair(query, stored vsig) (check, reason string) {
 				continue // "between A and B" = "between B and A"
 			}
 			// x and y changed places. A paraphrase moves phrases past each
-			// other; an exchange keeps a frame between them: some token z
-			// stays between x and y in both questions.
+			// other, each with its role; an exchange swaps the roles, or
+			// keeps a frame between them: some token z stays between x and
+			// y in both questions (a repeated token counts when it occurs
+			// as often in both).
+			rx, ry := query.seq[ax].role, query.seq[ay].role
+			if rx != ry && stored.seq[bx].role == ry && stored.seq[by].role == rx {
+				return "roles", fmt.Sprintf("%q and %q exchange roles (%s, %s)", x, y, roleName(rx), roleName(ry))
+			}
 			lo, hi := min(ax, ay), max(ax, ay)
 			blo, bhi := min(bx, by), max(bx, by)
 			for k := lo + 1; k < hi; k++ {
 				z := query.seq[k].text
-				if j, ok := si[z]; ok && !query.seq[k].rep && !stored.seq[j].rep && j > blo && j < bhi {
-					return "order", fmt.Sprintf("%q and %q exchange places around %q", x, y, z)
+				if j, ok := si[z]; ok && query.seq[k].reps == stored.seq[j].reps && j > blo && j < bhi {
+					return "order", fmt.Sprintf("%q and %q exchange places around %q", x, y, query.seq[k].word)
 				}
 			}
 		}

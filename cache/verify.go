@@ -104,8 +104,12 @@ var directional = map[string]bool{"to": true, "from": true, "by": true, "obj": t
 var functionWords = setOf(`a an the this that these those it its is are was were be been being am do does did done
 i me my we us our you your he him his she her they them their who whom whose what which where when why how
 will would can could shall should may might must has have had having not no yes please kindly
-there here if then so just also only any some all each every one ones many much more most less few
-let tell show list give get find check see know want need help explain describe compare`)
+there here if then so just also only any some all each every one ones many much more most less few`)
+
+// imperatives open a request ("Show the orders", "List the bins"): function
+// words at the start of a clause, content words elsewhere ("turn a list into
+// a map").
+var imperatives = setOf("let tell show list give get find check see know want need help explain describe compare")
 
 // hanFunction are Chinese function characters: never units.
 const hanFunction = "了吗呢吧啊呀嘛么是都还也就又再很最更太这那哪个些什么怎谁几多少请帮我你您他她它们一下查看问告诉想知道能可以会要有没不啥"
@@ -164,7 +168,8 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 func signature(q string) vsig {
 	toks, hasHan := verifyTokens(q)
 	s := vsig{all: map[string]bool{}}
-	clause, role, first := 0, "", true
+	// first: the clause's first token; lead: only function words so far.
+	clause, role, first, lead := 0, "", true, true
 	var lower []string
 	for i, t := range toks {
 		if t == "|" {
@@ -174,7 +179,7 @@ func signature(q string) vsig {
 				s.seq = append(s.seq, vunit{text: "|" + strconv.Itoa(clause), clause: clause})
 			}
 			clause++
-			role, first = "", true
+			role, first, lead = "", true, true
 			continue
 		}
 		lt := strings.ToLower(t)
@@ -195,11 +200,12 @@ func signature(q string) vsig {
 			first = false
 			continue
 		}
-		if han && strings.Contains(hanFunction, t) || !han && functionWords[lt] {
+		if han && strings.Contains(hanFunction, t) || !han && (functionWords[lt] || lead && imperatives[lt]) {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause})
 			first = false
 			continue
 		}
+		lead = false
 		u := vunit{text: lt, role: role, clause: clause}
 		if !han {
 			s.latin = s.latin || strings.IndexFunc(t, unicode.IsLetter) >= 0

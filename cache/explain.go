@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,7 +67,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	}
 	th := c.cfg.Threshold
 	var best scored    // best live entry with equal facets
-	var above []scored // live entries with equal facets at or above the threshold
+	var above []scored // the maxVerify best live entries with equal facets at or above the threshold, best first
 	var top []scored
 	c.mu.RLock()
 	var bucket *string
@@ -75,8 +76,8 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	}
 	c.st.scan(nsKey, bucket, vec, func(e *entry, score float32) bool {
 		s := float64(score)
-		if !explain && best.e != nil && s <= best.score && s < th {
-			return true // cannot replace best: skip reading e
+		if !explain && best.e != nil && s <= best.score && (s < th || len(above) == maxVerify && s <= above[maxVerify-1].score) {
+			return true // cannot replace best or join the verified: skip reading e
 		}
 		if e.expired(now) {
 			return true
@@ -85,8 +86,13 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 			if best.e == nil || s > best.score {
 				best = scored{e, s}
 			}
-			if s >= th {
-				above = append(above, scored{e, s})
+			if s >= th && (len(above) < maxVerify || s > above[maxVerify-1].score) {
+				// Keep the maxVerify best, best first.
+				if len(above) == maxVerify {
+					above = above[:maxVerify-1]
+				}
+				k := sort.Search(len(above), func(i int) bool { return above[i].score < s })
+				above = slices.Insert(above, k, scored{e, s})
 			}
 		}
 		if explain {
@@ -112,9 +118,8 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		// The verification stage, best score first: the first candidate it
 		// accepts is the hit; when it refuses them all, the best one's
 		// refusal is the reason.
-		sort.SliceStable(above, func(i, j int) bool { return above[i].score > above[j].score })
 		q := signature(question)
-		for i, cand := range above[:min(len(above), maxVerify)] {
+		for i, cand := range above {
 			check, why := verifyPair(q, signature(cand.e.question))
 			v := &Verification{Passed: check == "", Check: check, Reason: why, Question: cand.e.question}
 			if i == 0 || v.Passed {

@@ -71,12 +71,11 @@ type vunit struct {
 
 // vsig is what the verification stage reads of one question.
 type vsig struct {
-	seq                              []vunit         // every token but clause breaks, in order
-	units                            []vunit         // the content units of seq
-	all                              map[string]bool // every unit and function word, lower case
-	qtype                            string          // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
-	latin                            bool            // it has a Latin word
-	open                             bool            // it has a question word (what, 什么 …)
+	seq                              []vunit        // every token and clause break, in order
+	index                            map[string]int // seq index of each text (repeats numbered)
+	qtype                            string         // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
+	latin                            bool           // it has a Latin word
+	open                             bool           // it has a question word (what, 什么 …)
 	recommend, identify, comparative bool
 }
 
@@ -105,6 +104,9 @@ var functionWords = setOf(`a an the this that these those it its is are was were
 i me my we us our you your he him his she her they them their who whom whose what which where when why how
 will would can could shall should may might must has have had having not no yes please kindly
 there here if then so just also only any some all each every one ones many much more most less few`)
+
+// auxiliaries open a yes/no question ("Is it …", "Does it …").
+var auxiliaries = setOf("is are was were do does did can could will would should shall has have had may might must")
 
 // imperatives open a request ("Show the orders", "List the bins"): function
 // words at the start of a clause, content words elsewhere ("turn a list into
@@ -135,30 +137,41 @@ func stemLight(w string) string {
 // verifyTokens splits a question into words (Latin letters and digits,
 // with inner - _ . ' / :), single Han characters, and clause breaks ("|").
 func verifyTokens(q string) (toks []string, hasHan bool) {
-	rs := []rune(norm.NFKC.String(q))
+	if !isASCII(q) {
+		q = norm.NFKC.String(q)
+	}
 	word := func(r rune) bool { return unicode.IsLetter(r) && !isHan(r) || unicode.IsDigit(r) }
-	for i := 0; i < len(rs); {
-		r := rs[i]
+	toks = make([]string, 0, 32)
+	for i := 0; i < len(q) && len(toks) <= 4*maxVerifyUnits; {
+		r, n := utf8.DecodeRuneInString(q[i:])
 		switch {
 		case word(r):
-			j := i + 1
-			for j < len(rs) && (word(rs[j]) || strings.ContainsRune("-_.'/:", rs[j]) && j+1 < len(rs) && word(rs[j+1])) {
-				j++
+			j := i + n
+			for j < len(q) {
+				r2, n2 := utf8.DecodeRuneInString(q[j:])
+				if word(r2) {
+					j += n2
+					continue
+				}
+				if strings.ContainsRune("-_.'/:", r2) && j+n2 < len(q) {
+					if r3, _ := utf8.DecodeRuneInString(q[j+n2:]); word(r3) {
+						j += n2
+						continue
+					}
+				}
+				break
 			}
-			toks = append(toks, string(rs[i:j]))
+			toks = append(toks, q[i:j])
 			i = j
 		case isHan(r):
-			toks = append(toks, string(r))
+			toks = append(toks, q[i:i+n])
 			hasHan = true
-			i++
+			i += n
 		default:
 			if strings.ContainsRune(",;.?!:()[]{}\n\"“”，；。？！：（）【】", r) {
 				toks = append(toks, "|")
 			}
-			i++
-		}
-		if len(toks) > 4*maxVerifyUnits {
-			break
+			i += n
 		}
 	}
 	return toks, hasHan
@@ -167,7 +180,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 // signature reads a question for verification.
 func signature(q string) vsig {
 	toks, hasHan := verifyTokens(q)
-	s := vsig{all: map[string]bool{}}
+	s := vsig{seq: make([]vunit, 0, len(toks))}
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
 	var lower []string
@@ -184,8 +197,6 @@ func signature(q string) vsig {
 		}
 		lt := strings.ToLower(t)
 		lower = append(lower, lt)
-		s.all[lt] = true
-		s.all[stemLight(lt)] = true
 		if len(s.seq) >= 4*maxVerifyUnits {
 			break
 		}
@@ -219,20 +230,25 @@ func signature(q string) vsig {
 		first = false
 		u.unit = true
 		s.seq = append(s.seq, u)
-		if len(s.units) < maxVerifyUnits {
-			s.units = append(s.units, u)
+	}
+	// Number the repeats (the k-th "text" becomes "text#k", so that 查查克
+	// still shows where its characters went) and index every token.
+	count := make(map[string]int, len(s.seq))
+	for i := range s.seq {
+		u := &s.seq[i]
+		u.word = u.text
+		count[u.text]++
+		if k := count[u.text]; k > 1 {
+			u.text += "#" + strconv.Itoa(k)
 		}
 	}
-	count := make(map[string]int, len(s.seq))
-	for _, u := range s.seq {
-		count[u.text]++
-	}
+	s.index = make(map[string]int, len(s.seq))
 	for i := range s.seq {
-		s.seq[i].reps = count[s.seq[i].text]
-		s.seq[i].rep = s.seq[i].reps > 1
-		s.seq[i].word = s.seq[i].text
+		u := &s.seq[i]
+		u.reps = count[u.word]
+		u.rep = u.reps > 1
+		s.index[u.text] = i
 	}
-	occurrences(s.seq)
 	s.intent(q, lower)
 	return s
 }
@@ -244,11 +260,27 @@ func isHanTok(t string) bool {
 
 // intent sets the question-intent flags of s from the question's words.
 func (s *vsig) intent(q string, lower []string) {
-	text := " " + strings.Join(lower, " ") + " "
-	zh := strings.Join(lower, "")
+	// English phrases (one or two words) are looked up among the words and
+	// word pairs; Chinese ones inside the Han text.
+	var zhb strings.Builder
+	for _, w := range lower {
+		if w[0] >= utf8.RuneSelf {
+			zhb.WriteString(w)
+		}
+	}
+	zh := zhb.String()
+	hasEN := func(p string) bool {
+		first, second, two := strings.Cut(p, " ")
+		for i, w := range lower {
+			if w == first && (!two || i+1 < len(lower) && lower[i+1] == second) {
+				return true
+			}
+		}
+		return false
+	}
 	has := func(ps ...string) bool {
 		for _, p := range ps {
-			if strings.Contains(text, " "+p+" ") || strings.Contains(zh, p) && !isASCII(p) {
+			if p[0] < utf8.RuneSelf && hasEN(p) || p[0] >= utf8.RuneSelf && zh != "" && strings.Contains(zh, p) {
 				return true
 			}
 		}
@@ -262,9 +294,8 @@ func (s *vsig) intent(q string, lower []string) {
 		if lower[0] == "please" && len(lower) > 1 {
 			i = 1
 		}
-		aux := setOf("is are was were do does did can could will would should shall has have had may might must")
 		polite := i+1 < len(lower) && lower[i+1] == "you" && (lower[i] == "can" || lower[i] == "could" || lower[i] == "would" || lower[i] == "will")
-		yesno = aux[lower[i]] && !wh && !polite
+		yesno = auxiliaries[lower[i]] && !wh && !polite
 	}
 	if !wh && (strings.HasSuffix(strings.TrimRight(zh, "?？ "), "吗") || has("是否", "是不是", "有没有", "能不能", "会不会", "可不可以", "要不要", "对不对", "行不行", "好不好", "了没")) {
 		yesno = true
@@ -289,7 +320,7 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "how"
 	}
 	s.recommend = has("recommend", "recommended", "recommendation", "best", "better", "good", "worth", "suggest",
-		"推荐", "值得", "最好", "比较好", "好用", "建议") || hanGoodAtEnd(q)
+		"推荐", "值得", "最好", "比较好", "好用", "建议") || zh != "" && hanGoodAtEnd(q)
 	s.identify = !s.recommend && wh && has("this", "that", "these", "those", "这", "那")
 	s.comparative = has("difference", "differences", "differ", "vs", "versus", "compare", "compared", "comparison",
 		"区别", "差别", "不同", "差异", "对比", "相比")
@@ -360,10 +391,10 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		other vsig
 		where string
 	}{{query, stored, "the question"}, {stored, query, "the cached question"}} {
-		for _, u := range side.s.units {
+		for _, u := range side.s.seq {
 			// A name written in Latin letters must be in the other question
 			// unless that one has no Latin word at all (a translation).
-			if u.named && side.other.latin && !side.other.all[u.text] {
+			if u.named && side.other.latin && !side.other.hasWord(u.word) {
 				return "names", fmt.Sprintf("name %q is only in %s", u.text, side.where)
 			}
 		}
@@ -371,15 +402,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Comparisons compare the same things.
 	if query.comparative && stored.comparative && query.latin == stored.latin {
 		for _, side := range []struct{ s, other vsig }{{query, stored}, {stored, query}} {
-			for _, u := range side.s.units {
-				if !side.other.all[u.text] && !isCompareWord(u.text) {
+			for _, u := range side.s.seq {
+				if u.unit && !side.other.hasWord(u.word) && !isCompareWord(u.word) {
 					return "compare", fmt.Sprintf("the comparisons differ: %q is compared in one question only", u.text)
 				}
 			}
 		}
 	}
 	// Order and roles of the shared units.
-	qi, si := uniqueUnits(query.seq), uniqueUnits(stored.seq)
+	qi, si := query.index, stored.index
 	for _, u := range query.seq {
 		a, okA := qi[u.text]
 		b, okB := si[u.text]
@@ -466,33 +497,13 @@ func roleName(r string) string {
 	return "after " + r
 }
 
-// occurrences renames the k-th repeat (k >= 2) of a token "text#k", so
-// that 查查克 still shows where its characters went.
-func occurrences(seq []vunit) {
-	seen := make(map[string]int, len(seq))
-	for i := range seq {
-		t := seq[i].text
-		seen[t]++
-		if k := seen[t]; k > 1 {
-			seq[i].text = t + "#" + strconv.Itoa(k)
+// hasWord reports whether the question has the token w (lower case,
+// lightly stemmed), whatever its kind.
+func (s *vsig) hasWord(w string) bool {
+	for i := range s.seq {
+		if s.seq[i].word == w {
+			return true
 		}
 	}
-}
-
-// uniqueUnits maps each unit text that occurs exactly once to its index.
-func uniqueUnits(us []vunit) map[string]int {
-	m := make(map[string]int, len(us))
-	for i, u := range us {
-		if _, ok := m[u.text]; ok {
-			m[u.text] = -1
-			continue
-		}
-		m[u.text] = i
-	}
-	for k, v := range m {
-		if v < 0 {
-			delete(m, k)
-		}
-	}
-	return m
+	return false
 }

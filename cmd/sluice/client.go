@@ -720,6 +720,12 @@ func printExplanation(w io.Writer, raw json.RawMessage) {
 	fmt.Fprintf(w, "decision:   %s\n", decision)
 	fmt.Fprintf(w, "score:      %.3f %s threshold %.3f\n", x.Score, cmp, x.Threshold)
 	fmt.Fprintf(w, "reason:     %s\n", x.Reason)
+	if x.Stage != "" {
+		fmt.Fprintf(w, "stage:      %s\n", x.Stage)
+	}
+	if v := x.Verify; v != nil {
+		fmt.Fprintf(w, "verified:   %v %s (%q)\n", v.Passed, v.Reason, v.Question)
+	}
 	fmt.Fprintf(w, "namespace:  %s\n", x.Namespace)
 	fmt.Fprintf(w, "question:   %q\n", x.Query.Normalized)
 	fmt.Fprintf(w, "facets:     %s\n", facetList(x.Query.Facets))

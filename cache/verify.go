@@ -40,7 +40,16 @@ import (
 // and two different names that share no unit and no capital letter (张伟 /
 // 张玮 differ in one character, which the embedding must weigh).
 
-// maxVerifyUnits bounds the units of one question the order check reads,
+// maxVerifyTokens and maxVerifyBytes bound the question the verification
+// reads; a longer question is refused (exact tier only), since a change
+// past the bound would go unseen.
+const (
+	maxVerifyTokens = 256
+	maxVerifyBytes  = 8 << 10
+)
+
+// maxVerifyUnits bounds the shared units of two questions the order check
+// compares pairwise,
 // and so its cost (quadratic in the shared units).
 const maxVerifyUnits = 64
 
@@ -76,6 +85,7 @@ type vsig struct {
 	qtype                            string         // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
 	latin                            bool           // it has a Latin word
 	open                             bool           // it has a question word (what, 什么 …)
+	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
 }
 
@@ -142,7 +152,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 	}
 	word := func(r rune) bool { return unicode.IsLetter(r) && !isHan(r) || unicode.IsDigit(r) }
 	toks = make([]string, 0, 32)
-	for i := 0; i < len(q) && len(toks) <= 4*maxVerifyUnits; {
+	for i := 0; i < len(q) && len(toks) <= maxVerifyTokens; {
 		r, n := utf8.DecodeRuneInString(q[i:])
 		switch {
 		case word(r):
@@ -179,7 +189,13 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 
 // signature reads a question for verification.
 func signature(q string) vsig {
+	if len(q) > maxVerifyBytes {
+		return vsig{long: true}
+	}
 	toks, hasHan := verifyTokens(q)
+	if len(toks) > maxVerifyTokens {
+		return vsig{long: true}
+	}
 	s := vsig{seq: make([]vunit, 0, len(toks))}
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
@@ -197,9 +213,6 @@ func signature(q string) vsig {
 		}
 		lt := strings.ToLower(t)
 		lower = append(lower, lt)
-		if len(s.seq) >= 4*maxVerifyUnits {
-			break
-		}
 		han := utf8.RuneCountInString(t) == 1 && isHan([]rune(t)[0])
 		tok := lt
 		if !han {
@@ -364,6 +377,9 @@ func hanGoodAtEnd(q string) bool {
 // verifyPair decides whether the answer to stored may answer query. It
 // returns "" and a reason when it may, or the check that refused and why.
 func verifyPair(query, stored vsig) (check, reason string) {
+	if query.long || stored.long {
+		return "length", fmt.Sprintf("too long to verify (over %d tokens or %d KiB)", maxVerifyTokens, maxVerifyBytes>>10)
+	}
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {
 		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))

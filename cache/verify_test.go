@@ -79,3 +79,29 @@ func TestVerifyInCache(t *testing.T) {
 		t.Errorf("paraphrase: %+v %+v", x, x.Verify)
 	}
 }
+
+// TestVerifyMore covers comparisons written in lower case, direction
+// markers in Chinese, and the length bound.
+func TestVerifyMore(t *testing.T) {
+	for _, tc := range []struct{ a, b, check string }{
+		{"difference between tcp and udp", "difference between tcp and sctp", "compare"},
+		{"TCP 和 UDP 的区别", "TCP 和 SCTP 的区别", "names"},
+		{"从杭州寄到成都要几天", "从成都寄到杭州要几天", "order|roles"},
+		{"顾客向商家退款", "商家向顾客退款", "order|roles"},
+		{"Is Kestrel faster than Osprey?", "Is Osprey faster than Kestrel?", "order|roles"},
+		{strings.Repeat("what about the next step ", 60), strings.Repeat("what about the next step ", 61), "length"},
+	} {
+		check, why := verifyPair(signature(tc.b), signature(tc.a))
+		if !strings.Contains("|"+tc.check+"|", "|"+check+"|") || check == "" {
+			t.Errorf("%.40q / %.40q: check %q (%s), want %q", tc.a, tc.b, check, why, tc.check)
+		}
+	}
+	for _, tc := range [][2]string{
+		{"difference between tcp and udp", "what is the difference between udp and tcp"},
+		{"从杭州寄到成都要几天", "从杭州寄到成都需要几天"},
+	} {
+		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {
+			t.Errorf("%q / %q: refused by %s: %s", tc[0], tc[1], check, why)
+		}
+	}
+}

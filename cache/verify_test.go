@@ -105,3 +105,20 @@ func TestVerifyMore(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerify checks that the verification never panics, accepts a
+// question against itself, and is bounded, whatever the input.
+func FuzzVerify(f *testing.F) {
+	for _, s := range []string{"", "?", "王磊把任务转给了李娜", "Alice reports to Bob", "三万六，1.5万、3k", "a|b#2 to#1", "\u0308\u3000。？"} {
+		f.Add(s, s+" x")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		sa, sb := signature(a), signature(b)
+		verifyPair(sa, sb)
+		verifyPair(sb, sa)
+		if check, why := verifyPair(sa, signature(a)); check != "" && check != "length" {
+			t.Errorf("%q refused against itself: %s", a, why)
+		}
+		Facets(Normalize(a))
+	})
+}

@@ -12,33 +12,37 @@ import (
 
 // The verification stage runs after the embedding score and the facet
 // guard, on a candidate that passed both, for every embedder. It reads the
-// two questions as written (case kept) and refuses the hit when they ask
-// different things in ways a bag-of-features or a model embedding can
-// miss:
+// two questions as written (NFKC, case kept) into tokens — English words
+// (lightly stemmed), identifiers, single Han characters, role markers,
+// clause breaks — and refuses the hit when they ask different things in
+// ways a bag of features or a model embedding can miss:
 //
 //   - names: a name (a capitalised word that is not a function word, a
 //     Latin word inside Chinese text, an identifier) is in one question and
-//     nowhere in the other;
-//   - order and roles: two units (content words, names, unknown Han
-//     characters) that both questions share once each appear in the other
-//     order, unless the move keeps every unit's role: each unit's role is
-//     the nearest role marker before it in its clause (from/从/自,
-//     to/给/向/到/对, by/被/让/由, 把/将, of/的, than/比, and/和/与, at/在 …);
-//     a swap inside one clause is accepted only between two units with
-//     distinct, unchanged, non-empty roles, and a swap across clauses only
-//     when no unit changes role or clause company; a unit whose direction
-//     role changes (from ↔ to, 把 ↔ 被) is refused even without a swap;
-//   - intent: counting (how many, 多少) vs not, yes/no vs open,
-//     recommendation (which X is good, 什么牌子好) vs not, identification
-//     (what X is this, 这是什么牌子) vs not, and a comparison ("difference
-//     between A and B") must compare the same things.
+//     nowhere in the other, unless the other has no Latin word at all (a
+//     translation);
+//   - roles: every unit (a content word, name or Han character) takes the
+//     role of the nearest marker before it in its clause (from/从/自,
+//     to/给/向/到/对, by/被/让/由, 把/将, of/的, than/比, and/和/与,
+//     at/在 …); a shared unit whose role changes between two directions
+//     (from ↔ to, 把 ↔ 被) is refused, and so are two units that change
+//     places and exchange their roles;
+//   - order: two shared units that change places while a third token (a
+//     word, a marker, a clause break) stays between them in both questions:
+//     an exchange around a frame ("A reports to B" / "B reports to A"). A
+//     paraphrase moves whole phrases past each other and keeps no such
+//     frame. Repeats are numbered ("to#2") so that they still count;
+//   - intent: the kind of question (how many, which, who, where, when, why,
+//     how, yes/no), a yes/no question against an open one, recommendation
+//     (which X is good, 什么牌子好) vs not, identification (what X is this,
+//     这是什么牌子) vs not; two comparisons ("difference between A and B")
+//     must compare the same things, in either order.
 //
 // It reads no vocabulary beyond closed classes (function words, role
-// markers, question words), so it holds for names it has never seen.
-// What it cannot see: a paraphrase that moves a unit without a marker
-// (SKU-1还剩多少 / 还剩多少SKU-1) is refused (a miss, never a wrong answer),
-// and two different names that share no unit and no capital letter (张伟 /
-// 张玮 differ in one character, which the embedding must weigh).
+// markers, question words), so it holds for names it has never seen. What
+// it gets wrong is documented in docs/cache.md: some real paraphrases
+// (active vs passive) are refused, which costs a miss, and it cannot tell
+// 张伟 from 张玮 (the embedding must).
 
 // maxVerifyTokens and maxVerifyBytes bound the question the verification
 // reads; a longer question is refused (exact tier only), since a change
@@ -49,8 +53,7 @@ const (
 )
 
 // maxVerifyUnits bounds the shared units of two questions the order check
-// compares pairwise,
-// and so its cost (quadratic in the shared units).
+// compares pairwise, and so its cost (quadratic in the shared units).
 const maxVerifyUnits = 64
 
 // maxVerify is the number of candidates above the threshold with equal
@@ -61,21 +64,21 @@ const maxVerify = 3
 // candidate that passed the score and the facets.
 type Verification struct {
 	Passed   bool   `json:"passed"`
-	Check    string `json:"check,omitempty"` // the check that refused: "names", "order", "roles", "intent" or "compare"
+	Check    string `json:"check,omitempty"` // the check that refused: "names", "roles", "order", "intent", "compare" or "length"
 	Reason   string `json:"reason"`
 	Question string `json:"question"` // the candidate verified
 }
 
 // vunit is one unit of a question for the order check.
 type vunit struct {
-	text   string
+	text   string // the token, lower case, lightly stemmed; the k-th repeat (k >= 2) has "#k" appended
+	word   string // the token without the repeat number
 	role   string // role class of the nearest marker before it in its clause
 	clause int
-	named  bool
-	unit   bool // a content unit (not a marker or function word)
-	rep    bool // its text occurs more than once in the question
-	reps   int  // how often its text occurs in the question
-	word   string
+	named  bool // a name (see the names check)
+	unit   bool // a content unit (not a marker, function word or clause break)
+	rep    bool // its word occurs more than once in the question
+	reps   int  // how often its word occurs in the question
 }
 
 // vsig is what the verification stage reads of one question.

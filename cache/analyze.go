@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -470,6 +471,22 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 				}
 			}
 		case nt.kind == tHan && nt.adj:
+			if f, m := hanMultiplier([]rune(nt.text)); m > 0 {
+				// A mixed numeral: "1.5万" is 15000, "3千件" 3000 pieces.
+				if sv := scaleDecimal(v, f); sv != "" {
+					rest := len([]rune(nt.text)) > m
+					a.consumeHanPrefix(i+1, m)
+					if nt2, ok := a.next(i); ok && rest {
+						if cf, n := hanClassifier(sv, []rune(nt2.text), false, a); n > 0 && cf != "" {
+							a.facet(cf)
+							a.consumeHanPrefix(i+1, n)
+							return 1
+						}
+					}
+					a.facet("num:" + sv)
+					return 1
+				}
+			}
 			if f, n := hanClassifier(v, []rune(nt.text), false, a); n > 0 {
 				if f != "" {
 					a.facet(f)
@@ -543,6 +560,12 @@ func (a *analyzer) numberToken(i int, v string) int {
 			a.facet("ord:" + num)
 			return 1
 		}
+		if suf == "k" {
+			// "3k" and "1.5k" are thousands: the same as 3000 and 1500.
+			if sv := scaleDecimal(num, 1000); sv != "" {
+				return a.number(i, sv, true)
+			}
+		}
 		if tpl, ok := englishUnits[suf]; ok && suf != "x" && suf != "t" && suf != "s" || suf == "s" || suf == "x" {
 			if suf == "s" && len(num) == 4 {
 				a.facet("decade:" + num) // "1990s"
@@ -612,16 +635,36 @@ func (a *analyzer) sym(i int) int {
 
 const hanDigits = "零〇一二两三四五六七八九"
 
+// hanUnits are the Chinese numeral units; 十 may start a numeral (十五),
+// the others may not (万一 "in case", 千万 "by all means", 百分之 "percent").
+const hanUnits = "十百千万亿"
+
 // parseHanNumber reads a Chinese numeral at the start of rs. It returns the
 // value as a decimal string, the runes used, and whether it was written
 // digit by digit (二〇二三), which only a year may be.
+//
+// Colloquial forms are read as spoken: a digit right after 百, 千, 万 or 亿
+// at the end of the numeral carries the next lower unit (三万六 = 36000,
+// 一千八 = 1800, 两百五 = 250), unless 零 comes before it (一百零五 = 105);
+// 两 is 2. A numeral that starts with a unit other than 十 is not read.
 func parseHanNumber(rs []rune) (string, int, bool) {
 	n := 0
-	for n < len(rs) && strings.ContainsRune(hanDigits+"十百千万", rs[n]) {
+	for n < len(rs) && strings.ContainsRune(hanDigits+hanUnits, rs[n]) {
 		n++
 	}
-	if n == 0 {
+	if n == 0 || strings.ContainsRune("百千万亿", rs[0]) {
 		return "", 0, false
+	}
+	// In a numeral with units two digits never touch (a 零 may precede a
+	// digit): 一千八一个月 is 一千八 and then 一个月.
+	for k := 1; k < n; k++ {
+		if strings.ContainsRune(hanUnits, rs[k-1]) {
+			continue
+		}
+		if isDigitRune(rs[k]) && isDigitRune(rs[k-1]) && strings.ContainsFunc(string(rs[:k]), func(r rune) bool { return strings.ContainsRune(hanUnits, r) }) {
+			n = k
+			break
+		}
 	}
 	digit := func(r rune) int {
 		switch r {
@@ -634,7 +677,7 @@ func parseHanNumber(rs []rune) (string, int, bool) {
 	}
 	plain := true
 	for _, r := range rs[:n] {
-		if strings.ContainsRune("十百千万", r) {
+		if strings.ContainsRune(hanUnits, r) {
 			plain = false
 		}
 	}
@@ -645,24 +688,106 @@ func parseHanNumber(rs []rune) (string, int, bool) {
 		}
 		return b.String(), n, n > 1
 	}
-	total, section, num := 0, 0, 0
-	for _, r := range rs[:n] {
+	unitOf := map[rune]int64{'十': 10, '百': 100, '千': 1000, '万': 10000, '亿': 100000000}
+	var total, wan, section, num int64
+	for k, r := range rs[:n] {
 		switch r {
 		case '十', '百', '千':
-			unit := map[rune]int{'十': 10, '百': 100, '千': 1000}[r]
 			if num == 0 {
 				num = 1
 			}
-			section += num * unit
+			section += num * unitOf[r]
 			num = 0
 		case '万':
-			total += (section + num) * 10000
+			wan += (section + num) * 10000
 			section, num = 0, 0
+		case '亿':
+			total += (wan + section + num) * 100000000
+			wan, section, num = 0, 0, 0
 		default:
-			num = digit(r)
+			num = int64(digit(r))
+			// The implied unit: the last digit right after 百/千/万/亿.
+			if k == n-1 && k >= 2 && strings.ContainsRune("百千万亿", rs[k-1]) {
+				num *= unitOf[rs[k-1]] / 10
+			}
 		}
 	}
-	return strconv.Itoa(total + section + num), n, false
+	return strconv.FormatInt(total+wan+section+num, 10), n, false
+}
+
+// isDigitRune reports a Chinese digit other than 零 (一 … 九, 两).
+func isDigitRune(r rune) bool { return r != '零' && r != '〇' && strings.ContainsRune(hanDigits, r) }
+
+// vagueHanNumber reads an approximate Chinese numeral at the start of rs:
+// 十几, 几十, 几百, 二十几, 三十多, 一百多, 百余, 十来 ("ten-odd", "some
+// tens"). It returns the runes used, or 0. Such a number never equals a
+// specific one: it becomes the facet "approx:" + the numeral as written.
+func vagueHanNumber(rs []rune) int {
+	n := 0
+	for n < len(rs) && strings.ContainsRune(hanDigits+hanUnits+"几", rs[n]) {
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	hasJi, hasUnit := false, false
+	for _, r := range rs[:n] {
+		hasJi = hasJi || r == '几'
+		hasUnit = hasUnit || strings.ContainsRune(hanUnits, r)
+	}
+	if hasJi && hasUnit {
+		return n // 十几, 几十, 二十几万
+	}
+	if hasUnit && !hasJi && n < len(rs) && strings.ContainsRune("多余来", rs[n]) && strings.ContainsRune(hanUnits, rs[n-1]) {
+		return n + 1 // 三十多, 百余, 十来
+	}
+	return 0
+}
+
+// hanMultiplier reads a Chinese unit after an Arabic number ("1.5万",
+// "3千", "2亿") and returns its factor and runes used, or 0. 千 followed by
+// 克, 米, 瓦 or 字节 is a metric prefix, and 百分 a percentage: not read.
+func hanMultiplier(rs []rune) (int64, int) {
+	if len(rs) == 0 {
+		return 0, 0
+	}
+	next := ""
+	if len(rs) > 1 {
+		next = string(rs[1:])
+	}
+	switch rs[0] {
+	case '万':
+		return 10000, 1
+	case '亿':
+		return 100000000, 1
+	case '千':
+		for _, p := range []string{"克", "米", "瓦", "字节", "卡", "帕", "兆"} {
+			if strings.HasPrefix(next, p) {
+				return 0, 0
+			}
+		}
+		return 1000, 1
+	case '百':
+		if strings.HasPrefix(next, "分") {
+			return 0, 0
+		}
+		return 100, 1
+	}
+	return 0, 0
+}
+
+// scaleDecimal returns the decimal number v times f as a decimal string
+// ("1.5" × 10000 = "15000"), or "" when v is not a decimal number.
+func scaleDecimal(v string, f int64) string {
+	r, ok := new(big.Rat).SetString(v)
+	if !ok {
+		return ""
+	}
+	r.Mul(r, new(big.Rat).SetInt64(f))
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return strings.TrimRight(strings.TrimRight(r.FloatString(6), "0"), ".")
 }
 
 // hanClassifier reads a Chinese classifier or unit at the start of rs,
@@ -767,6 +892,22 @@ func (a *analyzer) han(i int) int {
 				}
 			}
 		}
+		// Percentages: 百分之五 is 5%.
+		if strings.HasPrefix(string(rs[p:]), "百分之") {
+			if v, n, _ := parseHanNumber(rs[p+3:]); n > 0 {
+				flush()
+				a.facet("pct:" + v)
+				p += 3 + n
+				continue
+			}
+		}
+		// Approximate numbers (十几, 几十, 三十多) never equal a specific one.
+		if n := vagueHanNumber(rs[p:]); n > 0 {
+			flush()
+			a.facet("approx:" + string(rs[p:p+n]))
+			p += n
+			continue
+		}
 		// The lexicon, longest match first.
 		matched := false
 		for n := min(a.lx.zhMax, len(rs)-p); n >= 1; n-- {
@@ -825,6 +966,16 @@ func (a *analyzer) han(i int) int {
 				}
 				p += n + m
 				continue
+			}
+			if n >= 2 && strings.ContainsRune(string(rs[p:p+n]), '十') || strings.ContainsAny(string(rs[p:p+n]), "百千万亿") {
+				// A numeral with a unit has exactly one reading (三万六 is
+				// 36000), even with no classifier after it.
+				if len(rest) == 0 || rest[0] != '号' {
+					flush()
+					a.facet("num:" + v)
+					p += n
+					continue
+				}
 			}
 			if len(rest) > 0 && rest[0] == '号' {
 				// 八号: a day of the month or a number; keep it as written so

@@ -207,7 +207,8 @@ func (c *Cache) Retired() NamespaceStats {
 // the exact tier first, then the semantic tier: the question is embedded
 // (within EmbedTimeout; a slow or failing embedder means an exact-only
 // miss), and among the live entries of ns with exactly the same facets the
-// most similar one is a hit if its cosine is at least Threshold. It counts
+// most similar one is a hit if its cosine is at least Threshold and the
+// verification stage accepts it (the three best are tried in turn). It counts
 // the hit or miss in the namespace's stats and the entry's hits. Lookup
 // never fails: any problem is a miss.
 //

@@ -5,8 +5,11 @@
 // similarity tier in which a hit also needs equal facets (identifiers,
 // numbers and units, zones, dates, negation, polarity and dimension words;
 // see Facets), so that "SKU-10234" never answers "SKU-10235" and "inbound"
-// never answers "outbound". Only complete answers are stored; a lookup
-// never fails, it misses.
+// never answers "outbound". A candidate that passes the score and the
+// facets is verified last (verify.go): names, the order and roles of the
+// things named, and the kind of question must agree, so that "Bob reports
+// to Alice" never answers "Alice reports to Bob", whatever the embedder.
+// Only complete answers are stored; a lookup never fails, it misses.
 //
 // Entries of different effective namespaces (tenant, request namespace and
 // model; see Namespace.String) never meet. The default embedder, Builtin,

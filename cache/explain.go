@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ type decision struct {
 	kind       string
 	score      float64 // the hit's score, or the best score seen
 	reason     string
+	stage      string        // the stage that decided (see Explanation.Stage)
+	verify     *Verification // the verification of the best candidate, if one was verified
 	candidates []Candidate
 }
 
@@ -38,7 +41,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	live, _ := c.st.nsCount(nsKey)
 	c.mu.RUnlock()
 	if ok && !e.expired(now) {
-		d.hit, d.kind, d.score, d.reason = e, "exact", 1, "exact key"
+		d.hit, d.kind, d.score, d.reason, d.stage = e, "exact", 1, "exact key", "exact"
 		if explain {
 			d.facets = facetsOf(analyze(norm))
 			d.candidates = []Candidate{c.candidate(e, 1, d.facets, now)}
@@ -48,12 +51,12 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 
 	d.facets = facetsOf(analyze(norm))
 	if live == 0 {
-		d.reason = "no entries in namespace"
+		d.reason, d.stage = "no entries in namespace", "empty"
 		return d
 	}
 	vec, err := c.embed(ctx, norm)
 	if err != nil {
-		d.reason = "embedder unavailable: exact tier only"
+		d.reason, d.stage = "embedder unavailable: exact tier only", "embedder"
 		return d
 	}
 	facetKey := strings.Join(d.facets, "\x1f")
@@ -62,7 +65,9 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		e     *entry
 		score float64
 	}
-	var best scored // best live entry with equal facets
+	th := c.cfg.Threshold
+	var best scored    // best live entry with equal facets
+	var above []scored // the maxVerify best live entries with equal facets at or above the threshold, best first
 	var top []scored
 	c.mu.RLock()
 	var bucket *string
@@ -71,14 +76,24 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	}
 	c.st.scan(nsKey, bucket, vec, func(e *entry, score float32) bool {
 		s := float64(score)
-		if !explain && best.e != nil && s <= best.score {
-			return true // cannot replace best: skip reading e
+		if !explain && best.e != nil && s <= best.score && (s < th || len(above) == maxVerify && s <= above[maxVerify-1].score) {
+			return true // cannot replace best or join the verified: skip reading e
 		}
 		if e.expired(now) {
 			return true
 		}
-		if e.facetKey == facetKey && (best.e == nil || s > best.score) {
-			best = scored{e, s}
+		if e.facetKey == facetKey {
+			if best.e == nil || s > best.score {
+				best = scored{e, s}
+			}
+			if s >= th && (len(above) < maxVerify || s > above[maxVerify-1].score) {
+				// Keep the maxVerify best, best first.
+				if len(above) == maxVerify {
+					above = above[:maxVerify-1]
+				}
+				k := sort.Search(len(above), func(i int) bool { return above[i].score < s })
+				above = slices.Insert(above, k, scored{e, s})
+			}
 		}
 		if explain {
 			top = append(top, scored{e, s})
@@ -99,17 +114,32 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	if best.e != nil {
 		d.score = best.score
 	}
-	th := c.cfg.Threshold
-	if best.e != nil && best.score >= th {
-		d.hit, d.kind = best.e, "semantic"
-		d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", best.score, th)
+	if len(above) > 0 {
+		// The verification stage, best score first: the first candidate it
+		// accepts is the hit; when it refuses them all, the best one's
+		// refusal is the reason.
+		q := signature(question)
+		for i, cand := range above {
+			check, why := verifyPair(q, signature(cand.e.question))
+			v := &Verification{Passed: check == "", Check: check, Reason: why, Question: cand.e.question}
+			if i == 0 || v.Passed {
+				d.verify = v
+			}
+			if v.Passed {
+				d.hit, d.kind, d.score, d.stage = cand.e, "semantic", cand.score, "verify"
+				d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", cand.score, th)
+				return d
+			}
+		}
+		d.stage = "verify"
+		d.reason = fmt.Sprintf("verification refused: %s", d.verify.Reason)
 		return d
 	}
 	if !explain {
 		return d
 	}
 	if len(top) == 0 {
-		d.reason = "no entries in namespace"
+		d.reason, d.stage = "no entries in namespace", "empty"
 		return d
 	}
 	d.score = top[0].score
@@ -119,9 +149,11 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		if t.score >= th && t.e.facetKey != facetKey {
 			q, e := facetDiff(d.facets, t.e.facets)
 			d.reason = fmt.Sprintf("facet mismatch: %s != %s", q, e)
+			d.stage = "facets"
 			return d
 		}
 	}
+	d.stage = "score"
 	d.reason = fmt.Sprintf("below threshold: best %.2f < %.2f", top[0].score, th)
 	return d
 }
@@ -180,8 +212,9 @@ func (c *Cache) candidate(e *entry, score float64, facets []string, now time.Tim
 // candidates are the five most similar live entries of the namespace
 // (whatever their facets), its reason one of "exact key", "score S >=
 // threshold T and facets match", "facet mismatch: Q != E", "below
-// threshold: best S < T", "no entries in namespace" or "embedder
-// unavailable: exact tier only".
+// threshold: best S < T", "no entries in namespace", "embedder
+// unavailable: exact tier only" or "verification refused: WHY". Stage names
+// the stage that decided and Verify what the verification stage said.
 func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Explanation {
 	d := c.explainDecision(ctx, ns, question)
 	x := Explanation{
@@ -193,6 +226,8 @@ func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Expl
 		Query:      Query{Normalized: d.normalized, Facets: d.facets},
 		Candidates: d.candidates,
 		Reason:     d.reason,
+		Stage:      d.stage,
+		Verify:     d.verify,
 	}
 	if x.Candidates == nil {
 		x.Candidates = []Candidate{}

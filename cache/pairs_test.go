@@ -20,19 +20,42 @@ type pair struct {
 	ID, A, B, Lang, Expect, Why, Domain string
 }
 
-// pairFiles returns the evaluation files: the development set beside the
-// repository, this package's own miss pairs (written apart from the
-// development set, as a second precision guard), plus SLUICE_CACHE_PAIRS
-// (comma-separated paths).
-func pairFiles() []string {
-	files := []string{filepath.Join("testdata", "miss-pairs.jsonl")}
+// pairFile is one evaluation file and the false-hit rate it may have.
+type pairFile struct {
+	path string
+	// maxFalse is the false-hit rate allowed on its miss pairs: 0 for the
+	// project's own files, 1% for public corpora labelled by others.
+	maxFalse float64
+}
+
+// pairFiles returns the evaluation files: every file in testdata (this
+// package's own pairs, written apart from the development set), the
+// development set beside the repository, the public PAWS-X sample, plus
+// SLUICE_CACHE_PAIRS (comma-separated paths).
+func pairFiles(t *testing.T) []pairFile {
+	own, err := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []pairFile
+	for _, f := range own {
+		files = append(files, pairFile{f, 0})
+	}
 	dev := filepath.Join("..", "..", "shared", "data", "cache-pairs.jsonl")
 	if _, err := os.Stat(dev); err == nil {
-		files = append(files, dev)
+		files = append(files, pairFile{dev, 0})
+	} else {
+		t.Log("../../shared/data/cache-pairs.jsonl not found: the development set is not evaluated")
+	}
+	paws := filepath.Join("..", "..", "shared", "data", "public", "pawsx-zh-dev.jsonl")
+	if _, err := os.Stat(paws); err == nil {
+		files = append(files, pairFile{paws, 0.01})
+	} else {
+		t.Log("../../shared/data/public/pawsx-zh-dev.jsonl not found: the PAWS-X sample is not evaluated")
 	}
 	for _, f := range strings.Split(os.Getenv("SLUICE_CACHE_PAIRS"), ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			files = append(files, f)
+			files = append(files, pairFile{f, 0})
 		}
 	}
 	return files
@@ -68,18 +91,17 @@ func readPairs(t *testing.T, path string) []pair {
 // Every exact pair must hit as exact and no miss pair may hit; semantic
 // recall and the score distribution are reported.
 func TestPairs(t *testing.T) {
-	files := pairFiles()
-	if len(files) == 1 {
-		t.Log("../../shared/data/cache-pairs.jsonl not found (and SLUICE_CACHE_PAIRS not set): only testdata/miss-pairs.jsonl is evaluated")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			evalPairs(t, readPairs(t, file))
+	for _, file := range pairFiles(t) {
+		t.Run(filepath.Base(file.path), func(t *testing.T) {
+			evalPairs(t, readPairs(t, file.path), file.maxFalse)
 		})
 	}
 }
 
-func evalPairs(t *testing.T, pairs []pair) {
+// evalPairs checks one file: every exact pair hits as exact, and the miss
+// pairs have at most maxFalse false hits (each one an error when maxFalse
+// is 0, logged otherwise).
+func evalPairs(t *testing.T, pairs []pair, maxFalse float64) {
 	ctx := context.Background()
 	c := cache.New(cache.Config{})
 	type tally struct{ hits, total int }
@@ -94,7 +116,7 @@ func evalPairs(t *testing.T, pairs []pair) {
 		}
 	}
 	scores := map[string][]float64{}
-	exactHits, exactTotal, falseHits := 0, 0, 0
+	exactHits, exactTotal, falseHits, missTotal := 0, 0, 0, 0
 	for _, p := range pairs {
 		ns := cache.Namespace{Namespace: "eval-" + p.ID, Model: "sim-1"}
 		c.Store(ctx, ns, p.A, cache.Answer{Chunks: []string{"answer to " + p.ID}})
@@ -121,18 +143,26 @@ func evalPairs(t *testing.T, pairs []pair) {
 				t.Logf("semantic miss %s: score %.3f, reason %q\n\ta=%q\n\tb=%q facets %v", p.ID, best, x.Reason, p.A, p.B, x.Query.Facets)
 			}
 		case "miss":
+			missTotal++
 			if r.Hit {
 				falseHits++
 				var cf []string
 				if len(x.Candidates) > 0 {
 					cf = x.Candidates[0].Facets
 				}
-				t.Errorf("FALSE HIT %s (%s): score %.3f, kind %s, reason %q\n\ta=%q facets %v\n\tb=%q facets %v",
+				report := t.Errorf
+				if maxFalse > 0 {
+					report = t.Logf
+				}
+				report("FALSE HIT %s (%s): score %.3f, kind %s, reason %q\n\ta=%q facets %v\n\tb=%q facets %v",
 					p.ID, p.Why, r.Score, r.Kind, x.Reason, p.A, cf, p.B, x.Query.Facets)
 			}
 		}
 	}
-	t.Logf("exact: %d/%d hit as exact; false hits on miss pairs: %d", exactHits, exactTotal, falseHits)
+	t.Logf("exact: %d/%d hit as exact; false hits on miss pairs: %d/%d", exactHits, exactTotal, falseHits, missTotal)
+	if missTotal > 0 && float64(falseHits) > maxFalse*float64(missTotal) {
+		t.Errorf("false hits %d/%d = %.1f%%, more than %.0f%%", falseHits, missTotal, 100*float64(falseHits)/float64(missTotal), 100*maxFalse)
+	}
 	keys := make([]string, 0, len(recall))
 	for k := range recall {
 		keys = append(keys, k)

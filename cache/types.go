@@ -52,6 +52,14 @@ type Explanation struct {
 	Query      Query       `json:"query"`
 	Candidates []Candidate `json:"candidates"`
 	Reason     string      `json:"reason"`
+	// Stage is the stage that decided: "exact" (the exact key), "empty"
+	// (nothing cached in the namespace), "embedder" (no vector: exact tier
+	// only), "score" (below the threshold), "facets" (a facet differs) or
+	// "verify" (the verification stage accepted or refused the candidate).
+	Stage string `json:"stage"`
+	// Verify is the verification stage's word on the best candidate that
+	// passed the score and the facets; absent when none did.
+	Verify *Verification `json:"verification,omitempty"`
 }
 
 // NamespaceStats are the counters of one effective namespace.

@@ -109,12 +109,30 @@ func TestCacheOverHTTP(t *testing.T) {
 		if ex2.Decision != "hit" || ex2.Kind != "exact" || ex2.Reason != "exact key" {
 			t.Fatalf("POST explanation %+v", ex2)
 		}
+		if ex.Stage != "facets" || ex2.Stage != "exact" || ex.Verify != nil || ex2.Verify != nil {
+			t.Fatalf("stages %q %v, %q %v; want facets and exact, no verification", ex.Stage, ex.Verify, ex2.Stage, ex2.Verify)
+		}
 		after := stats()
 		if after != before {
 			t.Fatalf("lookup changed counters: %+v -> %+v", before, after)
 		}
 		if before.Entries != 2 || before.HitsExact < 2 || before.Misses < 1 || before.Bypasses < 1 {
 			t.Fatalf("stats %+v", before)
+		}
+	})
+	t.Run("lookup names the verification that refused a near-duplicate", func(t *testing.T) {
+		e.stream(map[string]any{"prompt": "Does Marta Quill report to Ivo Brandt?", "namespace": "roles"})
+		var raw map[string]any
+		e.doJSON(http.MethodPost, "/v1/cache/lookup", map[string]any{"q": "Does Ivo Brandt report to Marta Quill?", "namespace": "roles"}, &raw)
+		v, _ := raw["verification"].(map[string]any)
+		if raw["decision"] != "miss" || raw["stage"] != "verify" || v == nil || v["passed"] != false ||
+			v["check"] == "" || v["question"] != "Does Marta Quill report to Ivo Brandt?" ||
+			!strings.HasPrefix(raw["reason"].(string), "verification refused: ") {
+			t.Fatalf("explanation %v", raw)
+		}
+		resp, _ := e.stream(map[string]any{"prompt": "Does Ivo Brandt report to Marta Quill?", "namespace": "roles"})
+		if resp.Header.Get("X-Cache") != "MISS" {
+			t.Fatalf("a role swap was served from the cache: X-Cache %s", resp.Header.Get("X-Cache"))
 		}
 	})
 	t.Run("purge drops the namespace", func(t *testing.T) {

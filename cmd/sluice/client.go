@@ -724,6 +724,7 @@ func endWithNewline(stdout, stderr io.Writer) bool {
 
 const cacheUsage = `usage: sluice cache lookup [flags] "question"
        sluice cache stats [flags]
+       sluice cache eval --pairs FILE.jsonl [flags]   (sluice cache eval -h)
 
 lookup explains the cache decision for a question without changing
 anything (POST /v1/cache/lookup): decision, score against the threshold,
@@ -736,6 +737,9 @@ flags:
 
 // cmdCache is "sluice cache".
 func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "eval" {
+		return cmdCacheEval(args[1:], getenv, stdout, stderr) // cacheeval.go: in-process, no server
+	}
 	fs := newFlagSet("sluice cache", cacheUsage, stderr)
 	server, apiKey := clientFlags(fs, getenv)
 	ns := fs.String("namespace", "", "cache namespace (default \"default\")")
@@ -811,6 +815,12 @@ func printExplanation(w io.Writer, raw json.RawMessage) {
 	fmt.Fprintf(w, "decision:   %s\n", decision)
 	fmt.Fprintf(w, "score:      %.3f %s threshold %.3f\n", x.Score, cmp, x.Threshold)
 	fmt.Fprintf(w, "reason:     %s\n", x.Reason)
+	if x.Stage != "" {
+		fmt.Fprintf(w, "stage:      %s\n", x.Stage)
+	}
+	if v := x.Verify; v != nil {
+		fmt.Fprintf(w, "verified:   %v %s (%q)\n", v.Passed, v.Reason, v.Question)
+	}
 	fmt.Fprintf(w, "namespace:  %s\n", x.Namespace)
 	fmt.Fprintf(w, "question:   %q\n", x.Query.Normalized)
 	fmt.Fprintf(w, "facets:     %s\n", facetList(x.Query.Facets))

@@ -154,7 +154,7 @@ func TestAskStreamsTheTaskText(t *testing.T) {
 	// The cache explains its decision.
 	code, expl, _ := runCLI(t, srv, "cache", "lookup", "how many SKU-10234 are left in zone A?")
 	if code != exitOK || !strings.Contains(expl, "decision:   HIT (exact)") || !strings.Contains(expl, "threshold") ||
-		!strings.Contains(expl, "candidates:") || !strings.Contains(expl, "sku-10234") {
+		!strings.Contains(expl, "candidates:") || !strings.Contains(expl, "sku-10234") || !strings.Contains(expl, "stage:      exact") {
 		t.Errorf("cache lookup: exit %d\n%s", code, expl)
 	}
 	code, expl, _ = runCLI(t, srv, "cache", "lookup", "--namespace", "other", "how many SKU-10234 are left in zone A?")

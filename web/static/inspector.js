@@ -39,6 +39,27 @@ function facetList(facets, other, testid) {
     }, f)));
 }
 
+// STAGES names the stage that decided a lookup (Explanation.stage).
+const STAGES = {
+  exact: "the exact key",
+  empty: "an empty namespace",
+  embedder: "the embedder being unavailable (exact tier only)",
+  score: "the similarity score (below the threshold)",
+  facets: "the facet guard (a facet differs)",
+  verify: "the verification stage (names, order and roles, intent)",
+};
+
+// verification shows what the verification stage said about the best
+// candidate that passed the score and the facets, if there was one.
+function verification(v) {
+  if (!v) return h("span", { "data-testid": "inspector-verification", hidden: "" });
+  return h("div", { class: "insp-verify", "data-testid": "inspector-verification" },
+    h("span", { class: "pill small " + (v.passed ? "ok" : "bad") },
+      v.passed ? "verification passed" : `verification refused (${v.check})`),
+    " ", h("span", {}, v.reason || ""),
+    h("div", { class: "hint" }, "candidate: ", h("q", {}, v.question || "")));
+}
+
 function render(x) {
   const hit = x.decision === "hit";
   const label = hit ? `HIT ${x.kind || ""}`.trim() : "MISS";
@@ -51,6 +72,8 @@ function render(x) {
         `score ${Number(x.score).toFixed(3)} vs threshold ${Number(x.threshold).toFixed(2)}`)),
     bar(Math.max(0, x.score), 1, "similarity score against the threshold", x.threshold, hit ? "pass" : "fail"),
     h("p", { class: "reason", "data-testid": "inspector-reason" }, x.reason || ""),
+    h("p", { class: "hint", "data-testid": "inspector-stage" }, "Decided by: " + (STAGES[x.stage] || x.stage || "?")),
+    verification(x.verification),
     h("dl", { class: "insp-dl" },
       h("dt", {}, "Normalized"), h("dd", {}, h("code", {}, (x.query && x.query.normalized) || "")),
       h("dt", {}, "Facets"), h("dd", {}, facetList(qf, null, "inspector-facets")),

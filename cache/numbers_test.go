@@ -1,0 +1,56 @@
+package cache
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestColloquialNumbers checks that colloquial and mixed numerals are read
+// as the number a speaker means, never as another one.
+func TestColloquialNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want string // a facet the question must have
+	}{
+		{"三万六的预算够吗", "num:36000"},
+		{"预算36000够吗", "num:36000"},
+		{"一千八的手机", "num:1800"},
+		{"两百五的东西", "num:250"},
+		{"一百零五", "num:105"},
+		{"三万零六", "num:30006"},
+		{"一万五千三", "num:15300"},
+		{"1.5万的预算", "num:15000"},
+		{"15000的预算", "num:15000"},
+		{"3k的预算", "num:3000"},
+		{"budget of 3k", "num:3000"},
+		{"2.5k", "num:2500"},
+		{"3千件货", "qty:3000pcs"},
+		{"三千件货", "qty:3000pcs"},
+		{"两件货", "qty:2pcs"},
+		{"二十秒", "dur:20s"},
+		{"十几个人", "approx:十几"},
+		{"几十个人", "approx:几十"},
+		{"三十多个人", "approx:三十多"},
+		{"百分之五的退货率", "pct:5"},
+		{"5%的退货率", "pct:5"},
+		{"2亿", "num:200000000"},
+		{"一千八一个月的仓位", "num:1800"},
+		{"一千零八一个月的仓位", "num:1008"},
+		{"三万六一年", "num:36000"},
+	} {
+		got := Facets(Normalize(tc.q))
+		if !slices.Contains(got, tc.want) {
+			t.Errorf("%q: facets %v, want %s among them", tc.q, got, tc.want)
+		}
+	}
+	// Vague numbers and other readings never equal a specific number.
+	for _, pair := range [][2]string{
+		{"十几个人", "十个人"}, {"几十个人", "十个人"}, {"三万六", "三万"}, {"三万六", "3600"},
+		{"一千八", "1008"}, {"两百五", "205"}, {"1.5万", "1500"}, {"3k", "3"}, {"5千克", "5000"},
+	} {
+		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
+		if slices.Equal(a, b) {
+			t.Errorf("%q and %q have equal facets %v", pair[0], pair[1], a)
+		}
+	}
+}

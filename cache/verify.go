@@ -88,7 +88,7 @@ type vsig struct {
 	qtype                            string         // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
 	latin                            bool           // it has a Latin word
 	open                             bool           // it has a question word (what, 什么 …)
-	whArg                            string         // "subj" (who replaced X), "obj" (who did X replace) or
+	whArg                            string         // "subj" (who replaced X), "obj" (who did X replace) or "" (neither)
 	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
 }

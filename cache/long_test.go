@@ -93,11 +93,15 @@ func TestLongPromptLookupWorkIsFlat(t *testing.T) {
 	}
 }
 
-// TestLongPromptsDoNotStallHits: while 40 goroutines look up 1 MB prompts
-// without pause, another client's cache hits stay fast. Before the bound
-// the long lookups analysed and scanned, and the hits' 90th percentile was
-// ~150 ms (max ~235 ms); now it is ~0.1 ms.
-func TestLongPromptsDoNotStallHits(t *testing.T) {
+// BenchmarkHitsBesideLongPrompts is another client's cache hit while 40
+// goroutines look up 1 MB prompts without pause. Before the bound the long
+// lookups analysed and scanned, and the hits' 90th percentile was ~150 ms
+// (max ~235 ms); with it, well under a millisecond on a quiet machine. A
+// benchmark, not a test: wall time on a shared machine is no assertion
+// (TestLongPromptLookupWorkIsFlat asserts the work itself).
+//
+//	go test -run '^$' -bench HitsBesideLongPrompts -benchtime 30x ./cache
+func BenchmarkHitsBesideLongPrompts(b *testing.B) {
 	c := cache.New(cache.Config{})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
 	const q = "what is in zone B?"
@@ -119,23 +123,20 @@ func TestLongPromptsDoNotStallHits(t *testing.T) {
 			}
 		}()
 	}
-	lat := make([]time.Duration, 0, 30)
-	for range cap(lat) {
+	defer func() { close(stop); wg.Wait() }()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
 		t0 := time.Now()
 		if r := c.Lookup(ctx, ns, q); !r.Hit {
-			t.Fatal("the bystander's question missed")
+			b.Fatal("the bystander's question missed")
 		}
 		lat = append(lat, time.Since(t0))
-		time.Sleep(20 * time.Millisecond) // spaced like a client's requests
 	}
-	close(stop)
-	wg.Wait()
+	b.StopTimer()
 	slices.Sort(lat)
-	p90 := lat[len(lat)*9/10]
-	t.Logf("bystander hits during 40 concurrent 1 MB lookups: p50 %v, p90 %v, max %v", lat[len(lat)/2], p90, lat[len(lat)-1])
-	if p90 > 50*time.Millisecond {
-		t.Fatalf("bystander hits p90 %v during long-prompt lookups; want < 50ms", p90)
-	}
+	b.ReportMetric(float64(lat[len(lat)*9/10].Nanoseconds()), "p90-ns/hit")
+	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds()), "max-ns/hit")
 }
 
 // BenchmarkLookupLongPrompt is a 1 MB prompt's cache miss: normalization

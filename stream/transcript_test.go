@@ -141,7 +141,7 @@ func BenchmarkFanout(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						c := stream.Conn{Config: stream.ConnConfig{Heartbeat: -1}, Meta: []byte(`{}`)}
+						c := stream.Conn{Config: stream.ConnConfig{Heartbeat: -1}, Framing: stream.TaskEvents{Meta: []byte(`{}`)}}
 						c.Serve(context.Background(), &discardWriter{h: http.Header{}}, tr, 0)
 					}()
 				}

@@ -3,7 +3,6 @@ package stream
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -11,14 +10,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	sse "github.com/tmaxmax/go-sse"
 )
 
 // ConnConfig is the per-connection policy of the SSE write loop.
 type ConnConfig struct {
 	// Heartbeat is how long a connection may stay silent before a
-	// ": ping" comment is sent, from the moment it opens (also while the
+	// keep-alive is sent (Framing.KeepAlive: a ": ping" comment on the
+	// task API), from the moment it opens (also while the
 	// first token is awaited). default: 15s; negative: no heartbeats.
 	Heartbeat time.Duration
 	// MaxPendingBytes is the connection's send buffer: the most answer
@@ -79,8 +77,8 @@ func (r CloseReason) String() string {
 // ConnStats reports what one write loop did.
 type ConnStats struct {
 	Reason CloseReason
-	Events int   // SSE events written (not counting heartbeats)
-	Pings  int   // heartbeat comments written
+	Events int   // events written: the opening, deltas, the end (not heartbeats)
+	Pings  int   // heartbeats written
 	Bytes  int64 // bytes written
 	Merges int   // events that carried more than one delta
 	Cursor int   // the last delta sequence number written
@@ -88,12 +86,15 @@ type ConnStats struct {
 }
 
 // Conn is one SSE connection following one transcript. Its Serve method is
-// the connection's only writer.
+// the connection's only writer: one write loop serves every door, and
+// each door supplies its Framing (the task API's TaskEvents, the OpenAI
+// door's chat.completion.chunk events).
 type Conn struct {
 	// Config is the connection's policy.
 	Config ConnConfig
-	// Meta is the data of the "meta" event, always sent first.
-	Meta []byte
+	// Framing encodes the stream's events. A Holder also holds back the
+	// status line until the first event. Required.
+	Framing Framing
 	// OnWrite, when set, observes every write (bytes, events in it, how
 	// many deltas were merged into one event). It runs on the write loop.
 	OnWrite func(bytes, events, merged int)
@@ -116,10 +117,11 @@ func LastEventID(r *http.Request) int {
 }
 
 // Serve writes the transcript after sequence number after to w as
-// text/event-stream: meta first, then the deltas (event "delta", id = the
-// sequence number of its last delta) as they arrive, then the terminal
-// event. It returns when the terminal event is written, ctx ends, or the
-// reader is too slow. It never holds up the transcript's writer.
+// text/event-stream in c's Framing: its opening (meta) first, then the deltas (one
+// event each, or merged when the reader lags) as they arrive, then the
+// end. It returns when the end is written (or refused by a Holder), ctx
+// ends, or the reader is too slow. It never holds up the transcript's
+// writer.
 func (c *Conn) Serve(ctx context.Context, w http.ResponseWriter, tr *Transcript, after int) ConnStats {
 	l := newConnLoop(c, ctx, w, tr, after)
 	defer l.close()
@@ -127,18 +129,14 @@ func (c *Conn) Serve(ctx context.Context, w http.ResponseWriter, tr *Transcript,
 	return l.st
 }
 
-// newConnLoop sends the response's headers and returns the loop's state.
+// newConnLoop returns the loop's state.
 //
 //go:noinline
 func newConnLoop(c *Conn, ctx context.Context, w http.ResponseWriter, tr *Transcript, after int) *connLoop {
-	l := &connLoop{c: c, cfg: c.Config, ctx: ctx, w: w, rc: http.NewResponseController(w), tr: tr}
+	l := &connLoop{f: c.Framing, onWrite: c.OnWrite, cfg: c.Config, ctx: ctx, w: w, rc: http.NewResponseController(w), tr: tr}
+	l.holder, _ = c.Framing.(Holder)
 	l.cfg.setDefaults()
 	l.st.Cursor = after
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	w.WriteHeader(http.StatusOK)
 	if l.cfg.Heartbeat > 0 {
 		l.hb = time.NewTimer(l.cfg.Heartbeat)
 	}
@@ -163,14 +161,17 @@ func (l *connLoop) close() {
 // it, and the one-frame Serve of before kept every idle stream at a 16 KiB
 // stack instead of 8 KiB.
 type connLoop struct {
-	c   *Conn
-	cfg ConnConfig
-	ctx context.Context
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	tr  *Transcript
-	hb  *time.Timer // nil: no heartbeats
-	st  ConnStats
+	f       Framing
+	holder  Holder // f, when it holds the status line; else nil
+	onWrite func(bytes, events, merged int)
+	cfg     ConnConfig
+	ctx     context.Context
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	tr      *Transcript
+	hb      *time.Timer // nil: no heartbeats
+	st      ConnStats
+	started bool // the status line and opening are in a burst or written
 	// buf holds one write burst. It is taken from bufPool when a burst
 	// starts and given back once written, so a quiet connection holds no
 	// buffer: idle streams cost their goroutine and the server's own
@@ -185,9 +186,7 @@ func (l *connLoop) run() {
 	if l.hb != nil {
 		hbC = l.hb.C
 	}
-	l.writeEvent("", "meta", l.c.Meta)
-	l.st.Events++
-	if !l.flush(1, 0) {
+	if l.holder == nil && !l.open() {
 		return
 	}
 	for {
@@ -212,30 +211,71 @@ func (l *connLoop) run() {
 	}
 }
 
+// open sends the status line and the stream's opening at once.
+//
+//go:noinline
+func (l *connLoop) open() bool {
+	l.start()
+	l.st.Events++
+	return l.flush(1, 0)
+}
+
+// start commits the response: the stream's headers, the 200 (sent with
+// the burst's first write) and the opening events into the burst.
+func (l *connLoop) start() {
+	h := l.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	l.w.WriteHeader(http.StatusOK)
+	l.f.Open(l.burst())
+	l.started = true
+}
+
+// burst returns the write burst's buffer, taking one from the pool when
+// the burst starts.
+func (l *connLoop) burst() *bytes.Buffer {
+	if l.buf == nil {
+		l.buf = getBuf()
+	}
+	return l.buf
+}
+
 // page writes the transcript's next page after the cursor. more is true
 // when it held deltas (more may be pending already); ok is false when
-// the loop must end (terminal event written, or a failed write).
+// the loop must end (end written or refused, or a failed write).
 //
 //go:noinline
 func (l *connLoop) page() (changed <-chan struct{}, more, ok bool) {
 	p := l.tr.Read(l.st.Cursor, l.cfg.MaxPendingBytes)
 	events, merged := 0, 0
+	if !l.started {
+		if len(p.Deltas) == 0 && p.End == nil {
+			return p.Changed, false, true // nothing yet: the status line waits
+		}
+		if len(p.Deltas) == 0 && l.holder.Refuse(l.w, p.End) {
+			l.st.Reason = CloseEnd
+			return nil, false, false
+		}
+		l.start()
+		events++
+	}
 	if len(p.Deltas) > 1 && p.Pending > l.cfg.MaxPendingBytes {
 		// The reader lags by more than its buffer: catch it up with
 		// one event carrying this page's deltas merged.
-		l.writeDelta(p.Last(), strings.Join(p.Deltas, ""))
-		events, merged = 1, len(p.Deltas)
+		l.f.Delta(l.burst(), p.Last(), strings.Join(p.Deltas, ""))
+		events, merged = events+1, len(p.Deltas)
 		l.st.Merges++
 	} else {
 		// Keeping up: every delta is its own event, in the original
 		// chunking, all of the page in one write.
 		for i, d := range p.Deltas {
-			l.writeDelta(p.First+i, d)
+			l.f.Delta(l.burst(), p.First+i, d)
 		}
-		events = len(p.Deltas)
+		events += len(p.Deltas)
 	}
 	if p.End != nil {
-		l.writeEvent("", p.End.Event, p.End.Data())
+		l.f.End(l.burst(), p.End)
 		events++
 	}
 	if events > 0 {
@@ -252,14 +292,21 @@ func (l *connLoop) page() (changed <-chan struct{}, more, ok bool) {
 	return p.Changed, len(p.Deltas) > 0, true
 }
 
-// ping writes a heartbeat comment.
+// ping writes a heartbeat; a held status line is sent with the first.
 //
 //go:noinline
 func (l *connLoop) ping() bool {
-	l.buf = getBuf()
-	l.buf.WriteString(": ping\n\n")
+	events := 0
+	if !l.started {
+		// NOTE: the first event is late; keeping the connection alive
+		// wins over answering a later failure as a status.
+		l.start()
+		l.st.Events++
+		events = 1
+	}
+	l.f.KeepAlive(l.burst())
 	l.st.Pings++
-	return l.flush(0, 0)
+	return l.flush(events, 0)
 }
 
 // flush writes and flushes the burst in buf under the write timeout, and
@@ -289,34 +336,13 @@ func (l *connLoop) flush(events, merged int) bool {
 		}
 		return false
 	}
-	if l.c.OnWrite != nil {
-		l.c.OnWrite(n, events, merged)
+	if l.onWrite != nil {
+		l.onWrite(n, events, merged)
 	}
 	if l.hb != nil {
 		l.hb.Reset(l.cfg.Heartbeat)
 	}
 	return true
-}
-
-// writeEvent encodes one event into the burst.
-func (l *connLoop) writeEvent(id, typ string, data []byte) {
-	if l.buf == nil {
-		l.buf = getBuf()
-	}
-	msg := sse.Message{Type: sse.Type(typ)}
-	if id != "" {
-		msg.ID = sse.ID(id)
-	}
-	msg.AppendData(string(data))
-	_, _ = msg.WriteTo(l.buf) // a bytes.Buffer does not fail
-}
-
-// writeDelta encodes one delta event into the burst.
-func (l *connLoop) writeDelta(seq int, text string) {
-	data, _ := json.Marshal(struct {
-		Text string `json:"text"`
-	}{text})
-	l.writeEvent(strconv.Itoa(seq), "delta", data)
 }
 
 // bufPool holds the write-burst buffers of every connection. A buffer is

@@ -5,6 +5,7 @@ package web
 // unchanged once their base URL points at it (http://host:8080/v1).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,13 +222,16 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 // upstream_unavailable, 504 ttft_timeout, 409 cancelled (the task was
 // cancelled through DELETE /v1/tasks/{id}), 503 shutting_down.
 //
-// Streaming holds back the 200 until the first delta or the end of the
-// task, so that a failure before any output is still a proper HTTP error
-// that the SDKs raise. If the heartbeat interval (SLUICE_HEARTBEAT)
-// passes first, the 200 is sent with a ": ping" comment line (sent on
-// every heartbeat while waiting) to keep proxies from closing the
-// connection, and a later failure is then sent in the
-// stream as {"error": {...}}, which the SDKs also raise.
+// Streaming runs the task API's write loop (stream.Conn: heartbeats,
+// write deadline, catch-up merging, connection metrics) with the
+// chat.completion.chunk framing of completion. It holds back the 200
+// until the first delta or the end of the task, so that a failure before
+// any output is still a proper HTTP error that the SDKs raise. If the
+// heartbeat interval (SLUICE_HEARTBEAT) passes first, the 200 is sent
+// with a keep-alive (a chunk with empty content, sent on every heartbeat
+// of silence) to keep proxies from closing the connection, and a later
+// failure is then sent in the stream as {"error": {...}}, which the SDKs
+// also raise.
 //
 // The task does not depend on the caller: if the client leaves, the task
 // goes on (its answer fills the cache and stays readable by its id).
@@ -256,16 +260,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	setReplayed(w, attached)
 	w.Header().Set("X-Task-Id", t.ID)
 	c := &completion{
-		s: s, t: t, w: w, rc: http.NewResponseController(w),
+		s: s, t: t,
 		id: "chatcmpl-" + t.ID, created: t.CreatedAt.Unix(),
 		promptTokens: estimateTokens(req.Messages),
 	}
 	if cr.Stream != nil && *cr.Stream {
 		c.usage = cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage
-		c.stream(r.Context())
+		// The task goes on if the client leaves.
+		s.serveEvents(r.Context(), w, t, c, 0)
 		return
 	}
-	c.object(r.Context())
+	c.object(r.Context(), w)
 }
 
 // decodeChat reads and validates a chat completions request.
@@ -314,19 +319,19 @@ func estimateTokens(msgs []stream.Message) int {
 	return n
 }
 
-// completion answers one chat completions call for task t. Its methods
-// run on the handler goroutine, the only writer of w.
+// completion answers one chat completions call for task t: as one
+// chat.completion object, or as the stream.Framing (a stream.Holder) of
+// its chat.completion.chunk stream.
 type completion struct {
 	s            *Server
 	t            *orchestrator.Task
-	w            http.ResponseWriter
-	rc           *http.ResponseController
 	id           string
 	created      int64
 	usage        bool // stream_options.include_usage
 	promptTokens int
-	committed    bool // the 200 and the stream's headers are sent
 }
+
+var _ stream.Holder = (*completion)(nil)
 
 func (c *completion) usageOf(end *stream.End, notice bool) chatUsage {
 	n := end.Chunks
@@ -345,7 +350,7 @@ func noticeText(end *stream.End) string {
 }
 
 // object waits for the end of the task and answers one chat.completion.
-func (c *completion) object(ctx context.Context) {
+func (c *completion) object(ctx context.Context, w http.ResponseWriter) {
 	select {
 	case <-c.t.Done():
 	case <-ctx.Done():
@@ -353,7 +358,7 @@ func (c *completion) object(ctx context.Context) {
 	}
 	text, _, end := c.t.Transcript().Snapshot()
 	if end == nil { // Done is closed after Finish; cannot happen
-		writeOpenAIError(c.w, errors.New("web: task done without an end"))
+		writeOpenAIError(w, errors.New("web: task done without an end"))
 		return
 	}
 	finish := "stop"
@@ -365,133 +370,74 @@ func (c *completion) object(ctx context.Context) {
 		text += noticeText(end)
 		finish = "length"
 	case "error":
-		writeOpenAIError(c.w, c.s.endError(end))
+		writeOpenAIError(w, c.s.endError(end))
 		return
 	}
-	writeJSON(c.w, http.StatusOK, chatCompletion{
+	writeJSON(w, http.StatusOK, chatCompletion{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.t.Model,
 		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: text}, FinishReason: finish}},
 		Usage:   c.usageOf(end, end.Event == "partial"),
 	})
 }
 
-// connConfig returns the SSE policy with its defaults filled in.
-func (c *completion) connConfig() (heartbeat, writeTimeout time.Duration, pageBytes int) {
-	cfg := c.s.cfg.Conn
-	heartbeat, writeTimeout, pageBytes = cfg.Heartbeat, cfg.WriteTimeout, cfg.MaxPendingBytes
-	if heartbeat == 0 {
-		heartbeat = 15 * time.Second
-	}
-	if writeTimeout == 0 {
-		writeTimeout = 10 * time.Second
-	}
-	if pageBytes <= 0 {
-		pageBytes = 64 << 10
-	}
-	return heartbeat, writeTimeout, pageBytes
+// Open implements stream.Framing: the role chunk.
+func (c *completion) Open(b *bytes.Buffer) {
+	empty := ""
+	c.chunk(b, chatDelta{Role: "assistant", Content: &empty}, nil, nil)
 }
 
-// stream follows the task's transcript with a cursor and writes it as
-// chat.completion.chunk events, one per delta, flushing every write.
-func (c *completion) stream(ctx context.Context) {
-	heartbeat, writeTimeout, pageBytes := c.connConfig()
-	tr := c.t.Transcript()
-	var hbC <-chan time.Time
-	var hb *time.Timer
-	if heartbeat > 0 {
-		hb = time.NewTimer(heartbeat)
-		defer hb.Stop()
-		hbC = hb.C
-	}
-	var buf strings.Builder
-	flush := func() bool {
-		if writeTimeout > 0 {
-			_ = c.rc.SetWriteDeadline(time.Now().Add(writeTimeout)) // not every writer supports it
-		}
-		_, err := c.w.Write([]byte(buf.String()))
-		if err == nil {
-			err = c.rc.Flush()
-		}
-		buf.Reset()
-		if hb != nil {
-			hb.Reset(heartbeat)
-		}
-		return err == nil
-	}
-	chunk := func(delta chatDelta, finish *string, usage *chatUsage) {
-		ch := chatChunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.t.Model,
-			Choices: []chatChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage}
-		if usage != nil {
-			ch.Choices = []chatChunkChoice{}
-		}
-		b, _ := json.Marshal(ch) // strings and numbers: cannot fail
-		buf.WriteString("data: ")
-		buf.Write(b)
-		buf.WriteString("\n\n")
-	}
-	commit := func() {
-		h := c.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		c.w.WriteHeader(http.StatusOK)
-		empty := ""
-		chunk(chatDelta{Role: "assistant", Content: &empty}, nil, nil)
-		c.committed = true
-	}
-
-	cursor := 0
-	for {
-		p := tr.Read(cursor, pageBytes)
-		if !c.committed && len(p.Deltas) == 0 && p.End != nil && p.End.Event == "error" {
-			// Nothing was sent: the failure is still an HTTP error.
-			writeOpenAIError(c.w, c.s.endError(p.End))
-			return
-		}
-		if !c.committed && (len(p.Deltas) > 0 || p.End != nil) {
-			commit()
-		}
-		for _, d := range p.Deltas {
-			chunk(chatDelta{Content: &d}, nil, nil)
-		}
-		cursor = p.Last()
-		if p.End != nil {
-			c.finish(p.End, chunk, &buf)
-			flush()
-			return
-		}
-		if buf.Len() > 0 {
-			if !flush() {
-				return
-			}
-			continue // more may be pending already
-		}
-		select {
-		case <-p.Changed:
-		case <-hbC:
-			if !c.committed {
-				// NOTE: the first token is late; keeping the connection
-				// alive wins over answering a later failure as a status.
-				commit()
-			}
-			// NOTE: a comment line without the blank line that would end
-			// an event. Spec parsers ignore it either way, but the
-			// official Go SDK (openai-go v1.12.0) dispatches an empty
-			// event at every blank line and fails to decode it.
-			buf.WriteString(": ping\n")
-			if !flush() {
-				return
-			}
-		case <-ctx.Done():
-			return // the client left; the task goes on
-		}
-	}
+// Delta implements stream.Framing: one content chunk.
+func (c *completion) Delta(b *bytes.Buffer, _ int, text string) {
+	c.chunk(b, chatDelta{Content: &text}, nil, nil)
 }
 
-// finish writes the end of a committed stream into buf: the notice of a
-// cut answer, the finish_reason chunk, the usage chunk and [DONE]; or an
-// in-stream error object when the task failed after the 200 was sent.
-func (c *completion) finish(end *stream.End, chunk func(chatDelta, *string, *chatUsage), buf *strings.Builder) {
+// KeepAlive implements stream.Framing: a chunk with empty content.
+//
+// NOTE: not an SSE comment. The official Go SDK (openai-go v1.12.0)
+// dispatches an empty event at every blank line and fails to decode it;
+// github.com/sashabaranov/go-openai counts comment lines as empty
+// messages (it gives up after 300) and glues them to a following
+// {"error": ...}, which then fails to parse ("unexpected end of JSON
+// input") instead of raising the error. A chunk every SDK reads.
+func (c *completion) KeepAlive(b *bytes.Buffer) {
+	empty := ""
+	c.chunk(b, chatDelta{Content: &empty}, nil, nil)
+}
+
+// Refuse implements stream.Holder: a task that failed before any output
+// is answered as an HTTP error, which the SDKs raise.
+func (c *completion) Refuse(w http.ResponseWriter, end *stream.End) bool {
+	if end.Event != "error" {
+		return false
+	}
+	writeOpenAIError(w, c.s.endError(end))
+	return true
+}
+
+// chunk encodes one chat.completion.chunk event; usage makes it the usage
+// chunk (no choices).
+func (c *completion) chunk(b *bytes.Buffer, delta chatDelta, finish *string, usage *chatUsage) {
+	ch := chatChunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.t.Model,
+		Choices: []chatChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage}
+	if usage != nil {
+		ch.Choices = []chatChunkChoice{}
+	}
+	data, _ := json.Marshal(ch) // strings and numbers: cannot fail
+	writeData(b, data)
+}
+
+// writeData encodes one SSE event of data lines only, as the OpenAI API
+// sends them.
+func writeData(b *bytes.Buffer, data []byte) {
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+}
+
+// End implements stream.Framing: the notice of a cut answer, the
+// finish_reason chunk, the usage chunk and [DONE]; or an in-stream error
+// object when the task failed after the 200 was sent.
+func (c *completion) End(b *bytes.Buffer, end *stream.End) {
 	finish := "stop"
 	if end.FinishReason == "length" {
 		finish = "length" // the upstream's own token limit
@@ -499,21 +445,19 @@ func (c *completion) finish(end *stream.End, chunk func(chatDelta, *string, *cha
 	switch end.Event {
 	case "error":
 		ae := c.s.endError(end)
-		b, _ := json.Marshal(openAIErrorBody{Error: openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}})
-		buf.WriteString("data: ")
-		buf.Write(b)
-		buf.WriteString("\n\n")
+		data, _ := json.Marshal(openAIErrorBody{Error: openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}})
+		writeData(b, data)
 		return
 	case "partial":
 		if n := noticeText(end); n != "" {
-			chunk(chatDelta{Content: &n}, nil, nil)
+			c.chunk(b, chatDelta{Content: &n}, nil, nil)
 		}
 		finish = "length"
 	}
-	chunk(chatDelta{}, &finish, nil)
+	c.chunk(b, chatDelta{}, &finish, nil)
 	if c.usage {
 		u := c.usageOf(end, end.Event == "partial")
-		chunk(chatDelta{}, nil, &u)
+		c.chunk(b, chatDelta{}, nil, &u)
 	}
-	buf.WriteString("data: [DONE]\n\n")
+	b.WriteString("data: [DONE]\n\n")
 }

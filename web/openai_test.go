@@ -346,7 +346,13 @@ func TestOpenAIHeartbeatBeforeFirstToken(t *testing.T) {
 	resp := e.do(oaiCtx(t), http.MethodPost, "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"slow?"}]}`)
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(raw), `"content":""}`+",\"logprobs\":null,\"finish_reason\":null}]}\n\n: ping\n: ping\n") || !strings.HasSuffix(string(raw), "data: [DONE]\n\n") {
+	// The role chunk, then keep-alives: chunks with empty content.
+	evs := strings.Split(string(raw), "\n\n")
+	keepAlive := `"delta":{"content":""},"logprobs":null,"finish_reason":null}]}`
+	if resp.StatusCode != 200 || len(evs) < 3 || !strings.Contains(evs[0], `"delta":{"role":"assistant","content":""}`) ||
+		!strings.HasPrefix(evs[1], "data: {") || !strings.HasSuffix(evs[1], keepAlive) ||
+		!strings.HasPrefix(evs[2], "data: {") || !strings.HasSuffix(evs[2], keepAlive) ||
+		!strings.HasSuffix(string(raw), "data: [DONE]\n\n") {
 		t.Errorf("%d %q", resp.StatusCode, raw)
 	}
 	r, err := oaiReadStream(t, c.Chat.Completions.NewStreaming(oaiCtx(t), oaiParams("slow, via the SDK")))

@@ -87,7 +87,7 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		// resumes like GET .../events: after its Last-Event-ID.
 		after = stream.LastEventID(r)
 	}
-	st := s.serveEvents(r.Context(), w, t, after)
+	st := s.serveEvents(r.Context(), w, t, taskEvents(t), after)
 	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach {
 		s.orch.Cancel(tenant, t.ID)
 	}
@@ -119,11 +119,15 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	setCacheHeaders(w, t)
 	w.Header().Set("X-Task-Id", t.ID)
-	s.serveEvents(r.Context(), w, t, stream.LastEventID(r))
+	s.serveEvents(r.Context(), w, t, taskEvents(t), stream.LastEventID(r))
 }
 
-func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orchestrator.Task, after int) stream.ConnStats {
-	c := stream.Conn{Config: s.cfg.Conn, Meta: metaJSON(t)}
+// serveEvents runs the write loop of every streaming door: t's transcript
+// after the cursor after, framed by f (the task API's events, or the
+// OpenAI door's chunks), under the server's connection policy, counted by
+// the ConnObserver.
+func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orchestrator.Task, f stream.Framing, after int) stream.ConnStats {
+	c := stream.Conn{Config: s.cfg.Conn, Framing: f}
 	obs := s.cfg.ConnObserver
 	if obs != nil {
 		obs.ConnOpened()
@@ -134,26 +138,32 @@ func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orch
 		obs.ConnClosed(st)
 	}
 	if st.Reason == stream.CloseSlowConsumer {
-		s.logSlowReader(t, st)
+		s.logSlowReader(t, f, st)
 	}
 	return st
 }
 
-// metaJSON is the data of t's meta event.
+// taskEvents is the framing of t's task API event stream.
 //
-// NOTE: metaJSON and logSlowReader keep their temporaries out of
+// NOTE: taskEvents and logSlowReader keep their temporaries out of
 // serveEvents' frame, which stays on the stack of every open stream: a
 // parked stream's stack shrinks from 16 to 8 KiB only while it uses less
 // than a quarter of it (see stream.Conn.Serve and TestIdleStreamMemory).
 //
 //go:noinline
-func metaJSON(t *orchestrator.Task) []byte {
+func taskEvents(t *orchestrator.Task) stream.Framing {
 	meta, _ := json.Marshal(t.Meta()) // strings and numbers: cannot fail
-	return meta
+	return stream.TaskEvents{Meta: meta}
 }
 
 //go:noinline
-func (s *Server) logSlowReader(t *orchestrator.Task, st stream.ConnStats) {
+func (s *Server) logSlowReader(t *orchestrator.Task, f stream.Framing, st stream.ConnStats) {
+	if _, ok := f.(stream.TaskEvents); !ok {
+		// The OpenAI door's chunks carry no ids to resume after.
+		s.log.Warn("slow reader disconnected (chat completions stream)",
+			"task_id", t.ID, "cursor", st.Cursor, "bytes", st.Bytes)
+		return
+	}
 	s.log.Warn("slow reader disconnected; it can resume with Last-Event-ID",
 		"task_id", t.ID, "cursor", st.Cursor, "bytes", st.Bytes)
 }

@@ -10,6 +10,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/r3labs/sse/v2 v2.10.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/sashabaranov/go-openai v1.43.0
 	github.com/tmaxmax/go-sse v0.12.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/text v0.44.0

@@ -107,7 +107,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_TTFT_TIMEOUT", "ttft-timeout", "10s", "request sent -> first content chunk", dur(&s.TTFTTimeout, false)},
 		{"SLUICE_IDLE_TIMEOUT", "idle-timeout", "5s", "longest gap between two chunks once streaming", dur(&s.IdleTimeout, false)},
 		{"SLUICE_TOTAL_TIMEOUT", "total-timeout", "30s", "total cap per task; at the cap the partial answer is returned", dur(&s.TotalTimeout, false)},
-		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "SSE comment heartbeat interval, also before the first token", dur(&s.Heartbeat, false)},
+		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "keep-alive interval on every stream, also before the first token (an SSE comment; on the OpenAI door an empty chunk)", dur(&s.Heartbeat, false)},
 		{"SLUICE_CONN_BUFFER", "conn-buffer", "64KiB", "per-connection send buffer (bytes) before backpressure applies", size(&s.ConnBuffer)},
 		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection (resume with Last-Event-ID)", dur(&s.WriteTimeout, false)},
 		{"SLUICE_REDIS_URL", "redis-url", "", "redis://host:port/db of the shared state: every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},

@@ -8,15 +8,13 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
 )
-
-var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // taskRequest is the body of POST /v1/tasks and POST /v1/stream.
 type taskRequest struct {
@@ -208,8 +206,8 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 	if ns == "" {
 		ns = "default"
 	}
-	if !namespaceRE.MatchString(ns) {
-		return req, badRequest("namespace must match [A-Za-z0-9._-]{1,64}")
+	if !cache.ValidNamespace(ns) {
+		return req, badRequest("namespace must match " + cache.NamespacePattern)
 	}
 	if len(tr.Model) > 256 {
 		return req, badRequest("model is longer than 256 characters")

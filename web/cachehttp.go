@@ -47,8 +47,8 @@ func (s *Server) cacheLookup(w http.ResponseWriter, r *http.Request, tenant stri
 		writeError(w, badRequest("namespace must match "+cache.NamespacePattern))
 		return
 	}
-	if len(in.Model) > 256 {
-		writeError(w, badRequest("model is longer than 256 characters"))
+	if err := checkModel(in.Model); err != nil {
+		writeError(w, err)
 		return
 	}
 	if in.Model == "" {

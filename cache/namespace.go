@@ -3,12 +3,24 @@ package cache
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"strings"
 )
 
 // DefaultNamespace is the request namespace used when Namespace.Namespace
 // is empty.
 const DefaultNamespace = "default"
+
+// NamespacePattern is the rule of a request namespace (the contract's
+// "namespace" field): 1 to 64 of A-Z a-z 0-9 . _ -. The HTTP server and
+// the clients check names with ValidNamespace.
+const NamespacePattern = `[A-Za-z0-9._-]{1,64}`
+
+var namespaceRE = regexp.MustCompile(`^` + NamespacePattern + `$`)
+
+// ValidNamespace reports whether name is a valid request namespace
+// (NamespacePattern).
+func ValidNamespace(name string) bool { return namespaceRE.MatchString(name) }
 
 // String returns the effective namespace as one unambiguous string:
 // "namespace@model" without a tenant and "tenant/namespace@model" with one.

@@ -43,12 +43,12 @@ func (s *Server) cacheLookup(w http.ResponseWriter, r *http.Request, tenant stri
 	if in.Namespace == "" {
 		in.Namespace = "default"
 	}
-	if !namespaceRE.MatchString(in.Namespace) {
-		writeError(w, badRequest("namespace must match [A-Za-z0-9._-]{1,64}"))
+	if !cache.ValidNamespace(in.Namespace) {
+		writeError(w, badRequest("namespace must match "+cache.NamespacePattern))
 		return
 	}
-	if len(in.Model) > 256 {
-		writeError(w, badRequest("model is longer than 256 characters"))
+	if err := checkModel(in.Model); err != nil {
+		writeError(w, err)
 		return
 	}
 	if in.Model == "" {
@@ -82,8 +82,8 @@ func (s *Server) cachePurge(w http.ResponseWriter, r *http.Request, tenant strin
 		return
 	}
 	ns := r.PathValue("namespace")
-	if !namespaceRE.MatchString(ns) {
-		writeError(w, badRequest("namespace must match [A-Za-z0-9._-]{1,64}"))
+	if !cache.ValidNamespace(ns) {
+		writeError(w, badRequest("namespace must match "+cache.NamespacePattern))
 		return
 	}
 	n := s.cache.Purge(tenant, ns)

@@ -8,15 +8,24 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
 )
 
-var namespaceRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+// maxModelLen bounds the model name of a request, in bytes.
+const maxModelLen = 256
+
+// checkModel refuses a model name longer than maxModelLen.
+func checkModel(model string) error {
+	if len(model) > maxModelLen {
+		return badRequest(fmt.Sprintf("model is longer than %d characters", maxModelLen))
+	}
+	return nil
+}
 
 // taskRequest is the body of POST /v1/tasks and POST /v1/stream.
 type taskRequest struct {
@@ -208,11 +217,11 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 	if ns == "" {
 		ns = "default"
 	}
-	if !namespaceRE.MatchString(ns) {
-		return req, badRequest("namespace must match [A-Za-z0-9._-]{1,64}")
+	if !cache.ValidNamespace(ns) {
+		return req, badRequest("namespace must match " + cache.NamespacePattern)
 	}
-	if len(tr.Model) > 256 {
-		return req, badRequest("model is longer than 256 characters")
+	if err := checkModel(tr.Model); err != nil {
+		return req, err
 	}
 	req.Model, req.Namespace, req.NoCache = tr.Model, ns, nocache
 	if tr.MaxTokens != nil {

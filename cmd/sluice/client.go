@@ -1,9 +1,10 @@
 package main
 
 // The terminal client: sluice ask, sluice task, sluice cache. It speaks
-// the public HTTP API of a running sluice and follows event streams with
-// github.com/r3labs/sse/v2, an SSE implementation independent of the
-// server's, with reconnection and Last-Event-ID resume.
+// the public HTTP API of a running sluice through package web/client,
+// which follows event streams with github.com/r3labs/sse/v2 (an SSE
+// implementation independent of the server's), with reconnection and
+// Last-Event-ID resume; this file holds the flags and the printing.
 //
 // Exit codes: 0 the answer is done (or the command succeeded), 2 the
 // answer is partial (cut by a timeout; the text so far was printed), 1
@@ -18,27 +19,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	sse "github.com/r3labs/sse/v2"
-	"gopkg.in/cenkalti/backoff.v1"
-
-	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/web/client"
 )
-
-func init() {
-	subcommands["ask"] = cmdAsk
-	subcommands["task"] = cmdTask
-	subcommands["cache"] = cmdCache
-}
 
 // Exit codes of the client commands.
 const (
@@ -47,20 +36,10 @@ const (
 	exitPartial = 2
 )
 
-// Reconnection policy of the event stream follower.
-const (
-	// resumeTries is the most reconnections of one stream in a row
-	// without a new event in between.
-	resumeTries = 8
-	// resumeMaxBackoff caps the pause between two reconnections.
-	resumeMaxBackoff = 2 * time.Second
-)
-
-// client talks to one sluice server.
-type client struct {
-	server string // base URL, without a trailing slash
-	apiKey string
-	http   *http.Client
+// conn is a client command's link to one sluice: the API client and
+// where the command writes.
+type conn struct {
+	api    *client.Client
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -74,105 +53,6 @@ func clientFlags(fs *flag.FlagSet, getenv func(string) string) (server, apiKey *
 	server = fs.String("server", defServer, "sluice base URL (SLUICE_SERVER)")
 	apiKey = fs.String("api-key", getenv("SLUICE_API_KEY"), "API key sent as Authorization: Bearer (SLUICE_API_KEY)")
 	return server, apiKey
-}
-
-func newClient(server, apiKey string, stdout, stderr io.Writer) (*client, error) {
-	u, err := url.Parse(server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--server %q is not an http(s) URL", server)
-	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-		MaxIdleConnsPerHost:   4,
-	}
-	return &client{
-		server: strings.TrimRight(server, "/"), apiKey: apiKey,
-		http: &http.Client{Transport: tr}, stdout: stdout, stderr: stderr,
-	}, nil
-}
-
-func (c *client) close() { c.http.CloseIdleConnections() }
-
-// serverError is an error answered by the server: {"error": {code, message}}.
-type serverError struct {
-	Status     int
-	Code       string
-	Message    string
-	RetryAfter string
-}
-
-func (e *serverError) Error() string {
-	s := e.Code + ": " + e.Message
-	if e.Code == "" {
-		s = fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
-	}
-	if e.RetryAfter != "" {
-		s += " (retry after " + e.RetryAfter + "s)"
-	}
-	return s
-}
-
-// readServerError turns a non-2xx response into a *serverError. It reads
-// (a bounded part of) the body but does not close it.
-func readServerError(resp *http.Response) *serverError {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var b struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	e := &serverError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
-	if json.Unmarshal(raw, &b) == nil && b.Error.Message != "" {
-		e.Code, e.Message = b.Error.Code, b.Error.Message
-	} else {
-		e.Message = strings.TrimSpace(string(raw))
-		if e.Message == "" {
-			e.Message = http.StatusText(resp.StatusCode)
-		}
-	}
-	return e
-}
-
-// doJSON sends a request with an optional JSON body and decodes a 2xx
-// JSON answer into out. It returns the response headers.
-func (c *client) doJSON(ctx context.Context, method, path string, body, out any) (http.Header, error) {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.server+path, r)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	c.auth(req.Header)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return resp.Header, readServerError(resp)
-	}
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			return resp.Header, fmt.Errorf("%s %s: bad JSON answer: %w", method, path, err)
-		}
-	}
-	return resp.Header, nil
-}
-
-func (c *client) auth(h http.Header) {
-	if c.apiKey != "" {
-		h.Set("Authorization", "Bearer "+c.apiKey)
-	}
 }
 
 // parseInterspersed parses flags that may come before or after the
@@ -228,13 +108,13 @@ func interruptible() (context.Context, context.CancelFunc) {
 
 // connect makes the client of a subcommand and its Ctrl-C context; done
 // releases both.
-func connect(server, apiKey string, stdout, stderr io.Writer) (*client, context.Context, func(), error) {
-	c, err := newClient(server, apiKey, stdout, stderr)
+func connect(server, apiKey string, stdout, stderr io.Writer) (*conn, context.Context, func(), error) {
+	api, err := client.New(server, apiKey, nil)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("--server %q is not an http(s) URL", server)
 	}
 	ctx, stop := interruptible()
-	return c, ctx, func() { stop(); c.close() }, nil
+	return &conn{api: api, stdout: stdout, stderr: stderr}, ctx, func() { stop(); api.CloseIdleConnections() }, nil
 }
 
 const askUsage = `usage: sluice ask [flags] "question"
@@ -283,29 +163,15 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 	}
 	defer done()
 
-	body := map[string]any{"prompt": pos[0], "nocache": *nocache}
-	if *ns != "" {
-		body["namespace"] = *ns
-	}
-	if *model != "" {
-		body["model"] = *model
-	}
-	if *maxTokens > 0 {
-		body["max_tokens"] = *maxTokens
-	}
+	body := client.TaskRequest{Prompt: pos[0], NoCache: *nocache, Namespace: *ns, Model: *model, MaxTokens: max(*maxTokens, 0)}
 	var (
 		prev  *follower
 		sofar strings.Builder // the answer over every round
 		ids   []string
 	)
 	for round := 0; ; round++ {
-		var created struct {
-			ID        string `json:"id"`
-			Status    string `json:"status"`
-			EventsURL string `json:"events_url"`
-		}
 		start := time.Now()
-		h, err := c.doJSON(ctx, http.MethodPost, "/v1/tasks", body, &created)
+		created, h, err := c.api.CreateTask(ctx, body)
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
@@ -323,7 +189,7 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 			// The user gave up on this answer: free its budget slot.
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			_, _ = c.doJSON(cctx, http.MethodDelete, "/v1/tasks/"+url.PathEscape(created.ID), nil, nil)
+			_, _ = c.api.Cancel(cctx, created.ID)
 			return fail(stderr, "interrupted; task %s cancelled", created.ID)
 		}
 		sofar.WriteString(f.text.String())
@@ -352,17 +218,13 @@ const continueTurn = "Continue exactly where your answer above stops. Do not rep
 // continueBody is the request that continues a cut answer: the question,
 // the text so far as the assistant's turn, and a request to continue,
 // with the first request's options.
-func continueBody(first map[string]any, question, sofar string) map[string]any {
-	b := map[string]any{}
-	for k, v := range first {
-		if k != "prompt" && k != "messages" {
-			b[k] = v
-		}
-	}
-	b["messages"] = []map[string]string{
-		{"role": "user", "content": question},
-		{"role": "assistant", "content": sofar},
-		{"role": "user", "content": continueTurn},
+func continueBody(first client.TaskRequest, question, sofar string) client.TaskRequest {
+	b := first
+	b.Prompt = ""
+	b.Messages = []client.Message{
+		{Role: "user", Content: question},
+		{Role: "assistant", Content: sofar},
+		{Role: "user", Content: continueTurn},
 	}
 	return b
 }
@@ -414,15 +276,16 @@ func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer
 	defer done()
 
 	if *poll {
+		// The server's JSON as it is (every field, in its order).
 		var v json.RawMessage
-		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &v); err != nil {
+		if _, err := c.api.Do(ctx, http.MethodGet, client.TaskPath(id), nil, &v); err != nil {
 			return fail(stderr, "%v", err)
 		}
 		var out bytes.Buffer
 		_ = json.Indent(&out, v, "", "  ") // valid: it was decoded
 		out.WriteByte('\n')
 		_, _ = stdout.Write(out.Bytes())
-		var st struct{ Status string }
+		var st client.Task
 		_ = json.Unmarshal(v, &st)
 		switch st.Status {
 		case "partial":
@@ -435,29 +298,28 @@ func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer
 	// One plain request first: an unreachable server or an unknown task
 	// fails at once, where the stream follower would retry (it resumes a
 	// stream that was going, not one that never started).
-	if _, err := c.doJSON(ctx, http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, nil); err != nil {
+	if _, err := c.api.Task(ctx, id); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	f := &follower{c: c, json: *asJSON, start: time.Now(), after: *after}
-	res := f.follow(ctx, "/v1/tasks/"+url.PathEscape(id)+"/events")
+	res := f.follow(ctx, client.TaskPath(id)+"/events")
 	if res.interrupted {
 		return fail(stderr, "detached; task %s goes on", id)
 	}
 	return f.report(res, id)
 }
 
-// follower reads one task's event stream. Its handler runs on the
-// goroutine that calls follow, so its fields need no lock.
+// follower prints one task's event stream, which client.Follow reads.
+// Its callbacks run on the goroutine that calls follow, so its fields
+// need no lock.
 type follower struct {
-	c         *client
+	c         *conn
 	json      bool      // print raw events instead of the text
 	start     time.Time // when the request was made, for the TTFT
 	after     int       // resume point of the first connection
 	quietMeta bool      // the caller already printed the task line
 	isAsk     bool      // started by sluice ask (which can --continue)
 
-	meta      bool // a meta event was seen (it is replayed on every reconnect)
-	lastSeq   int  // the last delta written
 	firstAt   time.Duration
 	wrote     bool            // any answer text was written to stdout (this task or the one it continues)
 	deltas    bool            // this task's stream had a delta
@@ -472,153 +334,59 @@ type followResult struct {
 	data        json.RawMessage // the terminal event's data
 	interrupted bool            // the caller's context ended first
 	err         error           // the stream could not be followed
-	reconnects  int
 }
 
-// follow subscribes to path (relative to the server) and writes the
-// stream until its terminal event.
-func (f *follower) follow(parent context.Context, path string) followResult {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	var res followResult
-
-	sc := sse.NewClient(f.c.server+path, sse.ClientMaxBufferSize(4<<20))
-	sc.Connection = f.c.http
-	if f.c.apiKey != "" {
-		sc.Headers["Authorization"] = "Bearer " + f.c.apiKey
-	}
-	if f.after > 0 {
-		f.lastSeq = f.after
-		sc.LastEventID.Store([]byte(strconv.Itoa(f.after)))
-	}
-	sc.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-		err := readServerError(resp)
-		resp.Body.Close()
-		if resp.StatusCode >= 500 {
-			return err // worth another try
-		}
-		return backoff.Permanent(err) // 401, 404, ...: no use retrying
-	}
-	sc.ReconnectNotify = func(err error, d time.Duration) {
-		if ctx.Err() != nil {
-			return
-		}
-		res.reconnects++
-		fmt.Fprintf(f.c.stderr, "sluice: stream interrupted (%v); resuming after event %d in %s\n", err, f.lastSeq, d.Round(time.Millisecond))
-	}
-	handler := func(ev *sse.Event) {
-		if res.event != "" {
-			return
-		}
-		typ := string(ev.Event)
-		switch typ {
-		case "meta":
-			if f.meta {
-				return // replayed on reconnect
-			}
-			f.meta = true
-			f.onMeta(ev.Data)
-		case "delta":
-			seq, err := strconv.Atoi(string(ev.ID))
-			if err == nil && seq <= f.lastSeq {
-				return // never happens with a correct server; be safe
-			}
-			var d struct {
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(ev.Data, &d); err != nil {
+// follow follows the task stream at path (relative to the server) and
+// writes it until its terminal event.
+func (f *follower) follow(ctx context.Context, path string) followResult {
+	r, err := f.c.api.Follow(ctx, path, client.FollowOptions{
+		After:   f.after,
+		OnEvent: f.onEvent,
+		OnResume: func(after int, wait time.Duration, err error) {
+			if err == nil {
+				fmt.Fprintf(f.c.stderr, "sluice: stream closed before its end; resuming after event %d in %s\n", after, wait.Round(time.Millisecond))
 				return
 			}
-			f.lastSeq = seq
-			if !f.deltas {
-				f.firstAt = time.Since(f.start)
-			}
-			if !f.json {
-				_, _ = io.WriteString(f.c.stdout, d.Text)
-				if d.Text != "" {
-					f.lastByte = d.Text[len(d.Text)-1]
-				}
-			}
-			f.wrote, f.deltas = true, true
-			f.text.WriteString(d.Text)
-		case "done", "partial", "error":
-			res.event, res.data = typ, append(json.RawMessage(nil), ev.Data...)
-			cancel() // the server closes now; do not reconnect
-		default:
-			return
-		}
-		if f.json {
-			f.printJSON(typ, ev)
-		}
+			fmt.Fprintf(f.c.stderr, "sluice: stream interrupted (%v); resuming after event %d in %s\n", err, after, wait.Round(time.Millisecond))
+		},
+	})
+	switch {
+	case err == nil:
+		return followResult{event: r.End.Type, data: r.End.Data}
+	case ctx.Err() != nil:
+		return followResult{interrupted: true}
 	}
-
-	// The SSE client reconnects on errors (bounded backoff, Last-Event-ID)
-	// but returns nil when the server ends the response cleanly, which a
-	// server does without a terminal event only when it dropped this
-	// reader (slow reader, restart): subscribe again then, within the
-	// same bounds.
-	b := newBackoff()
-	for tries := 0; ; tries++ {
-		// Within one subscription the SSE client retries failed
-		// connections itself: at most resumeTries times, stopping at once
-		// when ctx ends (after the terminal event, or Ctrl-C).
-		sc.ReconnectStrategy = backoff.WithContext(backoff.WithMaxTries(newBackoff(), resumeTries), ctx)
-		seqBefore := f.lastSeq
-		err := sc.SubscribeRawWithContext(ctx, handler)
-		switch {
-		case res.event != "":
-			return res
-		case parent.Err() != nil:
-			res.interrupted = true
-			return res
-		case err != nil:
-			res.err = err
-			return res
-		}
-		if f.lastSeq > seqBefore {
-			tries = 0
-			b.Reset()
-		}
-		if tries >= resumeTries {
-			res.err = errors.New("the server kept closing the stream before its end")
-			return res
-		}
-		d := b.NextBackOff()
-		res.reconnects++
-		fmt.Fprintf(f.c.stderr, "sluice: stream closed before its end; resuming after event %d in %s\n", f.lastSeq, d.Round(time.Millisecond))
-		select {
-		case <-time.After(d):
-		case <-parent.Done():
-			res.interrupted = true
-			return res
-		}
-	}
+	return followResult{err: err}
 }
 
-// newBackoff is the pause between reconnections: 100ms doubling (with
-// jitter) up to resumeMaxBackoff, with no overall time limit (the number
-// of tries bounds it).
-func newBackoff() *backoff.ExponentialBackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval, b.MaxInterval, b.MaxElapsedTime = 100*time.Millisecond, resumeMaxBackoff, 0
-	b.Reset()
-	return b
+func (f *follower) onEvent(ev client.Event) {
+	switch ev.Type {
+	case "meta":
+		f.onMeta(ev.Data)
+	case "delta":
+		var d client.Delta
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return
+		}
+		if !f.deltas {
+			f.firstAt = time.Since(f.start)
+		}
+		if !f.json {
+			_, _ = io.WriteString(f.c.stdout, d.Text)
+			if d.Text != "" {
+				f.lastByte = d.Text[len(d.Text)-1]
+			}
+		}
+		f.wrote, f.deltas = true, true
+		f.text.WriteString(d.Text)
+	}
+	if f.json {
+		f.printJSON(ev)
+	}
 }
 
 func (f *follower) onMeta(data []byte) {
-	var m struct {
-		ID        string `json:"id"`
-		Model     string `json:"model"`
-		Namespace string `json:"namespace"`
-		Cache     struct {
-			Status string  `json:"status"`
-			Kind   string  `json:"kind"`
-			Score  float64 `json:"score"`
-		} `json:"cache"`
-	}
+	var m client.Meta
 	if json.Unmarshal(data, &m) != nil {
 		return
 	}
@@ -635,14 +403,14 @@ func (f *follower) onMeta(data []byte) {
 }
 
 // printJSON prints one event as {"event", "id", "data"}.
-func (f *follower) printJSON(typ string, ev *sse.Event) {
+func (f *follower) printJSON(ev client.Event) {
 	line := struct {
 		Event string          `json:"event"`
 		ID    string          `json:"id,omitempty"`
 		Data  json.RawMessage `json:"data"`
-	}{Event: typ, Data: ev.Data}
-	if typ == "delta" {
-		line.ID = string(ev.ID)
+	}{Event: ev.Type, Data: ev.Data}
+	if ev.Type == "delta" {
+		line.ID = ev.ID
 	}
 	if !json.Valid(ev.Data) {
 		line.Data, _ = json.Marshal(string(ev.Data)) // a string cannot fail
@@ -665,15 +433,7 @@ func (f *follower) report(res followResult, id string) int {
 	if res.err != nil {
 		return fail(stderr, "following task %s: %v", id, res.err)
 	}
-	var end struct {
-		FinishReason string `json:"finish_reason"`
-		Notice       string `json:"notice"`
-		Code         string `json:"code"`
-		Message      string `json:"message"`
-		FirstTokenMs *int64 `json:"first_token_ms"`
-		TotalMs      int64  `json:"total_ms"`
-		Chunks       int    `json:"chunks"`
-	}
+	var end client.End
 	_ = json.Unmarshal(res.data, &end) // a field that is missing stays zero
 	timing := ""
 	if f.deltas {
@@ -766,8 +526,8 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 			return fail(stderr, "cache lookup needs exactly one question (quote it)")
 		}
 		var raw json.RawMessage
-		body := map[string]string{"q": pos[1], "namespace": *ns, "model": *model}
-		if _, err := c.doJSON(ctx, http.MethodPost, "/v1/cache/lookup", body, &raw); err != nil {
+		body := client.CacheLookupRequest{Q: pos[1], Namespace: *ns, Model: *model}
+		if _, err := c.api.Do(ctx, http.MethodPost, "/v1/cache/lookup", body, &raw); err != nil {
 			return fail(stderr, "%v", err)
 		}
 		if *asJSON {
@@ -777,7 +537,7 @@ func cmdCache(args []string, getenv func(string) string, stdout, stderr io.Write
 		return exitOK
 	case "stats":
 		var raw json.RawMessage
-		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/cache/stats", nil, &raw); err != nil {
+		if _, err := c.api.Do(ctx, http.MethodGet, "/v1/cache/stats", nil, &raw); err != nil {
 			return fail(stderr, "%v", err)
 		}
 		if *asJSON {
@@ -802,7 +562,7 @@ func printIndented(w io.Writer, raw json.RawMessage) int {
 
 // printExplanation prints a cache lookup explanation for people.
 func printExplanation(w io.Writer, raw json.RawMessage) {
-	var x cache.Explanation
+	var x client.Explanation
 	_ = json.Unmarshal(raw, &x) // missing fields print as zero values
 	decision := strings.ToUpper(x.Decision)
 	if x.Kind != "" {
@@ -841,10 +601,7 @@ func printExplanation(w io.Writer, raw json.RawMessage) {
 
 // printStats prints the cache counters (GET /v1/cache/stats) as a table.
 func printStats(w io.Writer, raw json.RawMessage) {
-	var st struct {
-		Threshold  float64                `json:"threshold"`
-		Namespaces []cache.NamespaceStats `json:"namespaces"`
-	}
+	var st client.CacheStats
 	_ = json.Unmarshal(raw, &st) // missing fields print as zero values
 	fmt.Fprintf(w, "threshold %.3f · %d namespaces\n", st.Threshold, len(st.Namespaces))
 	if len(st.Namespaces) == 0 {

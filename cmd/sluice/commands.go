@@ -1,8 +1,8 @@
 package main
 
-// The command line around the subcommands: the top-level usage, "sluice
-// help", and the start-up checks of the environment (unknown SLUICE_*
-// variables).
+// The command line around the subcommands: their table, the top-level
+// usage, "sluice help", and the start-up checks of the environment
+// (unknown SLUICE_* variables).
 
 import (
 	"fmt"
@@ -11,25 +11,42 @@ import (
 	"strings"
 )
 
-// commandSummaries are the one-line descriptions of the subcommands in
-// the top-level usage. A subcommand without one is still listed.
-var commandSummaries = map[string]string{
-	"ask":   "ask a running sluice a question and stream the answer",
-	"task":  "follow (or --poll) a task by its id",
-	"cache": "explain the cache decision for a question, or print the cache counters",
-	"load":  "send an open-loop load and report latencies and refusals",
-	"help":  "this help, or a command's (sluice help ask)",
+// command is one subcommand: "sluice NAME args...".
+type command struct {
+	name    string
+	summary string // its line in the top-level usage
+	run     func(args []string, getenv func(string) string, stdout, stderr io.Writer) int
 }
 
-func init() { subcommands["help"] = cmdHelp }
-
-// commandNames are the subcommands, sorted.
-func commandNames() []string {
-	names := make([]string, 0, len(subcommands))
-	for n := range subcommands {
-		names = append(names, n)
+// commands is the table of every subcommand, in the order of the usage;
+// it is the only place where subcommands are declared. (A function, not
+// a variable: help's run refers to the table.)
+func commands() []command {
+	return []command{
+		{"ask", "ask a running sluice a question and stream the answer", cmdAsk},                      // client.go
+		{"cache", "explain the cache decision for a question, or print the cache counters", cmdCache}, // client.go, cacheeval.go
+		{"help", "this help, or a command's (sluice help ask)", cmdHelp},
+		{"load", "send an open-loop load and report latencies and refusals", cmdLoad}, // load.go, internal/load
+		{"task", "follow (or --poll) a task by its id", cmdTask},                      // client.go
 	}
-	sort.Strings(names)
+}
+
+// findCommand returns the subcommand called name.
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// commandNames are the subcommands, in the order of the table.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
 	return names
 }
 
@@ -39,8 +56,8 @@ func topUsage() string {
 	var b strings.Builder
 	b.WriteString("usage: sluice [flags]            serve (settings: flags or SLUICE_* variables)\n" +
 		"       sluice COMMAND [flags] ...  a client of a running sluice (SLUICE_SERVER, SLUICE_API_KEY)\n\ncommands:\n")
-	for _, n := range commandNames() {
-		fmt.Fprintf(&b, "  %-6s %s\n", n, commandSummaries[n])
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-6s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -56,7 +73,7 @@ func cmdHelp(args []string, getenv func(string) string, stdout, stderr io.Writer
 	case len(args) > 1:
 		return fail(stderr, "help takes one command (%s)", strings.Join(commandNames(), ", "))
 	}
-	cmd, ok := subcommands[args[0]]
+	cmd, ok := findCommand(args[0])
 	if !ok || args[0] == "help" {
 		if args[0] == "help" {
 			fmt.Fprint(stdout, topUsage())
@@ -65,7 +82,7 @@ func cmdHelp(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return fail(stderr, "no command %q (%s)", args[0], strings.Join(commandNames(), ", "))
 	}
 	// A command prints its usage on its stderr for -h: here that is stdout.
-	return cmd([]string{"-h"}, getenv, stdout, stdout)
+	return cmd.run([]string{"-h"}, getenv, stdout, stdout)
 }
 
 // unknownVar is a SLUICE_* variable that is no setting, and the setting

@@ -11,20 +11,22 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/load"
 )
 
 // runLoadCLI runs "sluice load args..." and decodes its -json report
 // (nil if stdout holds none).
-func runLoadCLI(t *testing.T, args ...string) (int, *loadReport, string) {
+func runLoadCLI(t *testing.T, args ...string) (int, *load.Report, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	start := time.Now()
 	code := run(append([]string{"load"}, args...), func(string) string { return "" }, &out, &errOut)
 	t.Logf("sluice load %s -> %d in %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), code,
 		time.Since(start).Round(time.Millisecond), out.String(), errOut.String())
-	var rep *loadReport
+	var rep *load.Report
 	if out.Len() > 0 {
-		rep = new(loadReport)
+		rep = new(load.Report)
 		if err := json.Unmarshal(out.Bytes(), rep); err != nil {
 			t.Fatalf("report is not JSON: %v\n%s", err, out.String())
 		}
@@ -34,7 +36,7 @@ func runLoadCLI(t *testing.T, args ...string) (int, *loadReport, string) {
 
 // checkBalanced checks that every sent request is counted exactly once
 // and that the budget drained.
-func checkBalanced(t *testing.T, rep *loadReport) {
+func checkBalanced(t *testing.T, rep *load.Report) {
 	t.Helper()
 	if rep.Completed+rep.Refused+rep.Failed+rep.Dropped != rep.Sent {
 		t.Errorf("completed %d + refused %d + failed %d + dropped %d != sent %d",
@@ -226,12 +228,12 @@ func TestLoadInterruptStillReports(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	code = runLoad(ctx, func() {}, cfg, &out, &errOut)
+	code = load.Run(ctx, func() {}, cfg, &out, &errOut)
 	t.Logf("exit %d in %s\n%s\n%s", code, time.Since(start), out.String(), errOut.String())
 	if code != exitFailed || !strings.Contains(errOut.String(), "interrupted") {
 		t.Fatalf("exit %d stderr %q", code, errOut.String())
 	}
-	var rep loadReport
+	var rep load.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -260,70 +262,5 @@ func TestLoadUsage(t *testing.T) {
 	code, rep, errOut := runLoadCLI(t, "-server", "http://127.0.0.1:1", "-json")
 	if code != exitFailed || rep != nil || !strings.Contains(errOut, "unreachable") {
 		t.Errorf("unreachable server: exit %d %q", code, errOut)
-	}
-}
-
-func TestLoadPromptsAreDeterministicAndVaried(t *testing.T) {
-	gen := func(seed uint64, repeat float64, n int) (ps []string, reps int) {
-		g := newPromptGen(seed, repeat)
-		for range n {
-			p, rep := g.next()
-			ps = append(ps, p)
-			if rep {
-				reps++
-			}
-		}
-		return ps, reps
-	}
-	a, repsA := gen(7, 0.3, 1000)
-	b, _ := gen(7, 0.3, 1000)
-	c, _ := gen(8, 0.3, 1000)
-	if strings.Join(a, "\n") != strings.Join(b, "\n") {
-		t.Error("the same seed gave other prompts")
-	}
-	if strings.Join(a, "\n") == strings.Join(c, "\n") {
-		t.Error("another seed gave the same prompts")
-	}
-	if repsA < 250 || repsA > 350 {
-		t.Errorf("%d repeats of 1000 at 0.3", repsA)
-	}
-	seen := map[string]bool{}
-	for _, p := range a {
-		seen[p] = true
-	}
-	if len(seen) < 600 { // a few generated prompts coincide
-		t.Errorf("only %d distinct prompts of 1000 at repeat 0.3", len(seen))
-	}
-	none, reps := gen(1, 0, 200)
-	seen = map[string]bool{}
-	for _, p := range none {
-		seen[p] = true
-	}
-	if reps != 0 || len(seen) < 195 {
-		t.Errorf("repeat 0: %d repeats, %d distinct of 200", reps, len(seen))
-	}
-	templates := map[string]bool{}
-	for _, p := range a {
-		templates[strings.Fields(p)[0]+" "+strings.Fields(p)[1]] = true
-	}
-	if len(templates) < 6 {
-		t.Errorf("prompts start only with %v", templates)
-	}
-}
-
-func TestLoadPercentiles(t *testing.T) {
-	var d []time.Duration
-	for i := 100; i >= 1; i-- {
-		d = append(d, time.Duration(i)*time.Millisecond)
-	}
-	s := summarize(d)
-	if s != (latencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100}) {
-		t.Errorf("%+v", s)
-	}
-	if s := summarize([]time.Duration{7 * time.Millisecond}); s.P50 != 7 || s.P99 != 7 || s.Max != 7 {
-		t.Errorf("one sample: %+v", s)
-	}
-	if s := summarize(nil); s.Count != 0 {
-		t.Errorf("none: %+v", s)
 	}
 }

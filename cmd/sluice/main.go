@@ -37,8 +37,8 @@ func main() {
 // run dispatches to a subcommand or serves, and returns the exit code.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		if cmd, ok := subcommands[args[0]]; ok {
-			return cmd(args[1:], getenv, stdout, stderr)
+		if cmd, ok := findCommand(args[0]); ok {
+			return cmd.run(args[1:], getenv, stdout, stderr)
 		}
 	}
 	s, err := loadSettings(args, getenv)
@@ -60,10 +60,6 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	return 0
 }
-
-// subcommands are the client commands (client.go, load.go, commands.go),
-// by name; the top-level usage lists them all (commandSummaries).
-var subcommands = map[string]func(args []string, getenv func(string) string, stdout, stderr io.Writer) int{}
 
 // serve runs the service until ctx ends, then shuts down gracefully. If
 // ready is not nil it receives the listening address once serving.

@@ -1,0 +1,899 @@
+// Package load is the load generator of "sluice load": an open-loop
+// load against a running sluice through package web/client, and its
+// report.
+//
+// Requests start on a fixed schedule (request i at start + i/rate), each
+// in its own goroutine, whether or not earlier ones have answered: a
+// closed loop (send, wait, send) slows down with the server and hides its
+// queueing. Everything is bounded: the outstanding requests
+// (-max-inflight; an arrival beyond it is dropped by the client and
+// counted, never delayed), each request (-timeout), the whole run
+// (duration + timeout) and the final drain check of the server's budget.
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sluice-dev/sluice/web/client"
+)
+
+// Config is one load: what to send, how fast, and its bounds.
+type Config struct {
+	Server, APIKey string
+	Endpoint       string        // stream, tasks or chat
+	Rate           float64       // arrivals per second
+	Duration       time.Duration // how long requests arrive
+	Timeout        time.Duration // bound of each request
+	MaxInflight    int           // most outstanding requests; beyond it arrivals are dropped
+	Seed           uint64        // seed of the prompts
+	Repeat         float64       // fraction of requests that repeat an earlier prompt
+	Namespace      string
+	NoCache        bool
+	Model          string
+	MaxTokens      int
+	DrainWait      time.Duration // how long to wait after the run for the budget to drain
+	JSON           bool          // the report as one JSON object
+}
+
+// MaxRequests bounds rate × duration (every request keeps a sample).
+const MaxRequests = 5_000_000
+
+// Count is the number of arrivals of the schedule.
+func (c Config) Count() int {
+	n := math.Round(c.Rate * c.Duration.Seconds())
+	if n > MaxRequests {
+		return MaxRequests + 1
+	}
+	return int(n)
+}
+
+// dueAt is when arrival i is due, after the start.
+func (c Config) dueAt(i int) time.Duration {
+	return time.Duration(float64(i) * float64(time.Second) / c.Rate)
+}
+
+// ---- prompts ----
+
+// PromptGen generates varied, deterministic prompts.
+type PromptGen struct {
+	rng      *rand.Rand
+	repeat   float64
+	distinct []string
+}
+
+func NewPromptGen(seed uint64, repeat float64) *PromptGen {
+	return &PromptGen{rng: rand.New(rand.NewPCG(seed, 0x5eed_10ad)), repeat: repeat}
+}
+
+var (
+	loadZones     = []string{"A", "B", "C", "D", "E", "F", "G", "H"}
+	loadTemplates = []func(r *rand.Rand) string{
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("how many SKU-%05d are left in zone %s?", sku(r), zone(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("where is SKU-%05d stored in zone %s?", sku(r), zone(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("when is the next delivery of SKU-%05d due at dock %d?", sku(r), 1+r.IntN(12))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("what is the reorder point of SKU-%05d in zone %s?", sku(r), zone(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("why was order ORD-%06d for SKU-%05d delayed?", r.IntN(1_000_000), sku(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("list the open pick orders in zone %s that contain SKU-%05d", zone(r), sku(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("summarize yesterday's inbound shipments at dock %d in zone %s", 1+r.IntN(12), zone(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("how long does a cycle count of aisle %d in zone %s take, and who should do it?", 1+r.IntN(40), zone(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("compare the stock of SKU-%05d in zone %s and zone %s and suggest a transfer", sku(r), zone(r), zone(r))
+		},
+		func(r *rand.Rand) string {
+			return fmt.Sprintf("which forklift is free in zone %s for pallet PAL-%04d?", zone(r), r.IntN(10_000))
+		},
+	}
+)
+
+func sku(r *rand.Rand) int     { return 10_000 + r.IntN(90_000) }
+func zone(r *rand.Rand) string { return loadZones[r.IntN(len(loadZones))] }
+
+// Next returns the next prompt, and whether it repeats an earlier one.
+// Repeats favour the earliest (most popular) questions: index n·u².
+func (g *PromptGen) Next() (string, bool) {
+	u := g.rng.Float64()
+	if len(g.distinct) > 0 && u < g.repeat {
+		v := g.rng.Float64()
+		return g.distinct[int(float64(len(g.distinct))*v*v)], true
+	}
+	p := loadTemplates[g.rng.IntN(len(loadTemplates))](g.rng)
+	g.distinct = append(g.distinct, p)
+	return p, false
+}
+
+// ---- one request ----
+
+// loadSample is what one request measured. Each is written by its own
+// goroutine only, and read after they all ended.
+type loadSample struct {
+	sent     bool   // false: dropped by the client
+	status   int    // HTTP status of the first response; 0: none
+	code     string // error code of a non-2xx answer or of an error event
+	cache    string // X-Cache
+	terminal string // done, partial, error; "" when none was read
+	failure  string // why the request failed; "" if it did not
+	errText  string // an example of the failure
+	first    bool   // a first delta came
+	ttft     time.Duration
+	total    time.Duration
+	bytes    int64
+}
+
+// outcome is the one bucket a sample counts in.
+func (s *loadSample) outcome() string {
+	switch {
+	case !s.sent:
+		return "dropped"
+	case s.status == http.StatusServiceUnavailable:
+		return "refused"
+	case s.failure == "" && s.terminal != "":
+		return "completed"
+	}
+	return "failed"
+}
+
+func (s *loadSample) fail(reason string, err error) {
+	if s.failure != "" {
+		return
+	}
+	s.failure = reason
+	if err != nil {
+		s.errText = err.Error()
+	} else {
+		s.errText = reason
+	}
+}
+
+// loader runs one load.
+type loader struct {
+	cfg         Config
+	api         *client.Client
+	interrupted context.Context // ends on Ctrl-C only
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// do sends one request and reads its answer to the end.
+func (l *loader) do(ctx context.Context, prompt string) (s loadSample) {
+	s.sent = true
+	start := time.Now()
+	defer func() {
+		if s.total == 0 {
+			s.total = time.Since(start)
+		}
+	}()
+	switch l.cfg.Endpoint {
+	case "stream":
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/stream", l.taskBody(prompt))
+		if !ok {
+			return s
+		}
+		defer resp.Body.Close()
+		s.cache = resp.Header.Get("X-Cache")
+		l.readTaskEvents(ctx, &s, resp.Body, start)
+	case "tasks":
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/tasks", l.taskBody(prompt))
+		if !ok {
+			return s
+		}
+		s.cache = resp.Header.Get("X-Cache")
+		var created struct {
+			EventsURL string `json:"events_url"`
+		}
+		err := json.NewDecoder(countingReader{io.LimitReader(resp.Body, 1<<20), &s.bytes}).Decode(&created)
+		resp.Body.Close()
+		if err != nil || created.EventsURL == "" {
+			s.fail("bad task answer", err)
+			return s
+		}
+		first := s.status
+		ev, ok := l.send(ctx, &s, http.MethodGet, created.EventsURL, nil)
+		s.status = first
+		if !ok {
+			return s
+		}
+		defer ev.Body.Close()
+		l.readTaskEvents(ctx, &s, ev.Body, start)
+	case "chat":
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/chat/completions", l.chatBody(prompt))
+		if !ok {
+			return s
+		}
+		defer drainClose(resp.Body)
+		s.cache = resp.Header.Get("X-Cache")
+		l.readChat(ctx, &s, resp.Body, start)
+	}
+	return s
+}
+
+// drainClose reads what little may follow the end of a stream (the end of
+// the chunked body), so that the connection can be reused, and closes.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 4<<10))
+	body.Close()
+}
+
+func (l *loader) taskBody(prompt string) []byte {
+	body := map[string]any{"prompt": prompt, "namespace": l.cfg.Namespace, "nocache": l.cfg.NoCache}
+	if l.cfg.Model != "" {
+		body["model"] = l.cfg.Model
+	}
+	if l.cfg.MaxTokens > 0 {
+		body["max_tokens"] = l.cfg.MaxTokens
+	}
+	b, _ := json.Marshal(body) // strings, numbers, bools: cannot fail
+	return b
+}
+
+func (l *loader) chatBody(prompt string) []byte {
+	body := map[string]any{
+		"messages": []map[string]string{{"role": "user", "content": prompt}},
+		"stream":   true,
+		"sluice":   map[string]any{"namespace": l.cfg.Namespace, "nocache": l.cfg.NoCache},
+	}
+	if l.cfg.Model != "" {
+		body["model"] = l.cfg.Model
+	}
+	if l.cfg.MaxTokens > 0 {
+		body["max_tokens"] = l.cfg.MaxTokens
+	}
+	b, _ := json.Marshal(body) // cannot fail
+	return b
+}
+
+// send makes one request. It returns the response when its status is
+// 2xx; otherwise it records the status or the failure in s.
+func (l *loader) send(ctx context.Context, s *loadSample, method, path string, body []byte) (*http.Response, bool) {
+	accept := ""
+	if method == http.MethodGet || path != "/v1/tasks" {
+		accept = "text/event-stream"
+	}
+	var b any // a nil []byte would be a body
+	if body != nil {
+		b = body
+	}
+	resp, err := l.api.Send(ctx, method, path, b, accept)
+	var se *client.APIError
+	switch {
+	case err == nil:
+		s.status = resp.StatusCode
+		return resp, true
+	case !errors.As(err, &se):
+		s.fail(l.reason(ctx, err), err)
+		return nil, false
+	}
+	s.status = se.Status
+	s.code = se.Code
+	if s.code == "" {
+		s.code = "HTTP " + strconv.Itoa(se.Status)
+	}
+	// A 503 to a request that starts work is a refusal (overload,
+	// open circuit, shutdown), counted apart; anything else fails.
+	if se.Status != http.StatusServiceUnavailable || method == http.MethodGet {
+		what := "HTTP " + strconv.Itoa(se.Status)
+		if se.Code != "" {
+			what += " " + se.Code
+		}
+		if method == http.MethodGet {
+			what = "events: " + what
+		}
+		s.fail(what, se)
+	}
+	return nil, false
+}
+
+// reason names why a request could not go on: low-cardinality keys for
+// the report.
+func (l *loader) reason(ctx context.Context, err error) string {
+	var ne net.Error
+	switch {
+	case l.interrupted.Err() != nil:
+		return "interrupted"
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		return "connection reset"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return "connection closed"
+	}
+	return "transport error"
+}
+
+// readTaskEvents reads a sluice event stream (meta, delta..., one
+// terminal event) to its end.
+func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
+	er := client.NewEventReader(countingReader{body, &s.bytes})
+	for {
+		ev, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if s.terminal == "" {
+				s.fail(l.streamReason(ctx, err), err)
+			}
+			return
+		}
+		if s.terminal != "" {
+			continue // nothing follows a terminal event; read to the end
+		}
+		switch ev.Type {
+		case "delta":
+			if !s.first {
+				s.first, s.ttft = true, time.Since(start)
+			}
+		case "done", "partial", "error":
+			s.terminal, s.total = ev.Type, time.Since(start)
+			if ev.Type == "error" {
+				var e struct {
+					Code string `json:"code"`
+				}
+				_ = json.Unmarshal(ev.Data, &e)
+				s.code = e.Code
+			}
+		}
+	}
+	if s.terminal == "" {
+		s.fail(l.streamReason(ctx, nil), nil)
+	}
+}
+
+// readChat reads a chat.completion.chunk stream to its [DONE]. The
+// terminal is the finish_reason (stop: done, length: partial, the answer
+// was cut) or an in-stream error object.
+func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
+	er := client.NewEventReader(countingReader{body, &s.bytes})
+	for {
+		ev, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if s.terminal == "" {
+				s.fail(l.streamReason(ctx, err), err)
+			}
+			return
+		}
+		data := strings.TrimSpace(string(ev.Data))
+		if data == "[DONE]" {
+			break
+		}
+		if data == "" || s.terminal != "" {
+			continue
+		}
+		var ch struct {
+			Choices []struct {
+				Delta struct {
+					Content *string `json:"content"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Error *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			s.fail("bad chunk", err)
+			return
+		}
+		if ch.Error != nil {
+			s.terminal, s.total, s.code = "error", time.Since(start), ch.Error.Code
+			continue
+		}
+		for _, c := range ch.Choices {
+			if c.Delta.Content != nil && *c.Delta.Content != "" && !s.first {
+				s.first, s.ttft = true, time.Since(start)
+			}
+			if c.FinishReason != nil && s.terminal == "" {
+				s.terminal, s.total = "done", time.Since(start)
+				if *c.FinishReason == "length" {
+					s.terminal = "partial"
+				}
+			}
+		}
+	}
+	if s.terminal == "" {
+		s.fail(l.streamReason(ctx, nil), nil)
+	}
+}
+
+func (l *loader) streamReason(ctx context.Context, err error) string {
+	if l.interrupted.Err() != nil || ctx.Err() != nil {
+		return l.reason(ctx, err)
+	}
+	if err == nil {
+		return "stream ended without a terminal event"
+	}
+	return "stream broken: " + l.reason(ctx, err)
+}
+
+// ---- the run ----
+
+// Exit codes of Run.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+)
+
+// fail prints a one-line reason on stderr and returns ExitFailed.
+func fail(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "sluice: "+format+"\n", a...)
+	return ExitFailed
+}
+
+// Run runs the load and prints the report. ctx ends on Ctrl-C; stop
+// restores the default signal handling (so that a second Ctrl-C quits
+// while the budget drains).
+func Run(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer) int {
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: min(cfg.MaxInflight, 1024),
+		IdleConnTimeout:     30 * time.Second,
+	}
+	hc := &http.Client{Transport: tr}
+	defer hc.CloseIdleConnections()
+	api, err := client.New(cfg.Server, cfg.APIKey, hc)
+	if err != nil {
+		return fail(stderr, "load: %v", err)
+	}
+
+	// The server must answer before any load is sent; its budget
+	// counters now are the base of the run's.
+	var before client.Budget
+	{
+		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		before, err = api.Budget(bctx)
+		cancel()
+		if err != nil {
+			return fail(stderr, "load: server %s unreachable: GET /v1/budget: %v", cfg.Server, err)
+		}
+	}
+
+	n := cfg.Count()
+	fmt.Fprintf(stderr, "sluice: load: %d requests to %s %s at %g/s over %s (timeout %s, max in flight %d)\n",
+		n, cfg.Server, cfg.Endpoint, cfg.Rate, cfg.Duration, cfg.Timeout, cfg.MaxInflight)
+
+	start := time.Now()
+	// The run ends at duration + timeout at the latest, or on Ctrl-C.
+	runCtx, cancelRun := context.WithDeadline(ctx, start.Add(cfg.Duration+cfg.Timeout))
+	defer cancelRun()
+	l := &loader{cfg: cfg, api: api, interrupted: ctx}
+
+	samples := make([]loadSample, n)
+	gen := NewPromptGen(cfg.Seed, cfg.Repeat)
+	var (
+		wg          sync.WaitGroup
+		inflight    atomic.Int64
+		peak        int64
+		sent        int
+		lagMax      time.Duration
+		lastArrival time.Duration
+		repeats     int
+		interrupted bool
+	)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+schedule:
+	for i := range n {
+		prompt, rep := gen.Next() // before any drop: the sequence stays the seed's
+		due := cfg.dueAt(i)
+		if wait := due - time.Since(start); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-runCtx.Done():
+				interrupted = true
+				break schedule
+			}
+		} else if runCtx.Err() != nil {
+			interrupted = true
+			break
+		}
+		now := time.Since(start)
+		lagMax = max(lagMax, now-due)
+		lastArrival = now
+		sent++
+		if rep {
+			repeats++
+		}
+		if inflight.Load() >= int64(cfg.MaxInflight) {
+			continue // dropped by the client: samples[i].sent stays false
+		}
+		peak = max(peak, inflight.Add(1))
+		wg.Go(func() {
+			defer inflight.Add(-1)
+			rctx, cancel := context.WithTimeout(runCtx, cfg.Timeout)
+			defer cancel()
+			samples[i] = l.do(rctx, prompt)
+		})
+	}
+	scheduled := time.Since(start)
+	if !interrupted {
+		fmt.Fprintf(stderr, "sluice: load: all %d requests sent in %s; waiting for %d outstanding\n",
+			sent, scheduled.Round(time.Millisecond), inflight.Load())
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if ctx.Err() != nil {
+		interrupted = true
+		stop() // a second Ctrl-C now quits at once
+		fmt.Fprintln(stderr, "sluice: load: interrupted; reporting what was measured")
+	}
+
+	rep := buildLoadReport(cfg, samples[:sent], repeats)
+	rep.Interrupted = interrupted
+	rep.Elapsed = seconds(elapsed)
+	rep.ScheduleLagMax = millis(lagMax)
+	rep.PeakInflight = peak
+	// The window over which requests arrived: from the start to the
+	// slot after the last arrival (exactly -duration when on time).
+	if sent > 0 {
+		window := (lastArrival + time.Duration(float64(time.Second)/cfg.Rate)).Seconds()
+		rep.OfferedRate = round1(float64(sent) / window)
+		rep.AchievedRate = round1(float64(sent-rep.Dropped) / window)
+	}
+
+	// Leak check: every permit taken during the run must come back.
+	code := ExitOK
+	after, waited, err := drainBudget(api, cfg.DrainWait, stderr)
+	if err != nil {
+		rep.Budget = nil
+		writeLoadReport(stdout, cfg, rep)
+		return fail(stderr, "load: server %s unreachable after the run: GET /v1/budget: %v", cfg.Server, err)
+	}
+	acq, rel := after.Totals()
+	acq0, rel0 := before.Totals()
+	rep.Budget = &BudgetReport{
+		Limit: after.Limit, InFlight: after.InFlight, Queued: after.Queued,
+		AcquiredTotal: acq, ReleasedTotal: rel, Acquired: acq - acq0, Released: rel - rel0,
+		Rejected: after.RejectedTotal - before.RejectedTotal,
+		Drained:  after.InFlight == 0 && after.Queued == 0, WaitedMs: millis(waited),
+	}
+	rep.Budget.Leak = !rep.Budget.Drained
+	writeLoadReport(stdout, cfg, rep)
+	switch {
+	case rep.Budget.Leak:
+		code = fail(stderr, "load: LEAK: the budget did not drain within %s after the run: in_flight %d, queued %d (acquired %d, released %d)",
+			cfg.DrainWait, after.InFlight, after.Queued, acq, rel)
+	case interrupted:
+		code = fail(stderr, "load: interrupted after %d of %d requests", sent, n)
+	}
+	return code
+}
+
+// drainBudget polls GET /v1/budget until nothing is in flight or queued,
+// for at most wait. It returns the last answer and how long it waited.
+func drainBudget(api *client.Client, wait time.Duration, stderr io.Writer) (client.Budget, time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), wait+10*time.Second)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	said := false
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		b, err := api.Budget(rctx)
+		rcancel()
+		if err != nil {
+			return b, time.Since(start), err
+		}
+		if b.InFlight == 0 && b.Queued == 0 || time.Since(start) >= wait {
+			return b, time.Since(start), nil
+		}
+		if !said && time.Since(start) >= time.Second {
+			said = true
+			fmt.Fprintf(stderr, "sluice: load: waiting up to %s for the budget to drain (in_flight %d, queued %d)\n", wait, b.InFlight, b.Queued)
+		}
+		<-tick.C
+	}
+}
+
+// ---- the report ----
+
+// Report is what a load measured, printed as a table or as JSON.
+type Report struct {
+	Endpoint        string                    `json:"endpoint"`
+	Server          string                    `json:"server"`
+	Rate            float64                   `json:"rate"`
+	DurationS       float64                   `json:"duration_s"`
+	Seed            uint64                    `json:"seed"`
+	Repeat          float64                   `json:"repeat"`
+	Namespace       string                    `json:"namespace"`
+	NoCache         bool                      `json:"nocache"`
+	Sent            int                       `json:"sent"`
+	Completed       int                       `json:"completed"`
+	Refused         int                       `json:"refused"`
+	Failed          int                       `json:"failed"`
+	Dropped         int                       `json:"dropped"`
+	Repeats         int                       `json:"repeats"`
+	Status          map[string]int            `json:"status"`
+	Refusals        map[string]int            `json:"refusals"`
+	Failures        map[string]int            `json:"failures"`
+	FailureExamples map[string]string         `json:"failure_examples,omitempty"`
+	Terminal        map[string]int            `json:"terminal"`
+	ErrorCodes      map[string]int            `json:"error_codes"`
+	Cache           map[string]int            `json:"cache"`
+	CacheHitRatio   float64                   `json:"cache_hit_ratio"`
+	TTFT            LatencySummary            `json:"ttft_ms"`
+	TTFTByCache     map[string]LatencySummary `json:"ttft_ms_by_cache"`
+	Total           LatencySummary            `json:"total_ms"`
+	TotalByCache    map[string]LatencySummary `json:"total_ms_by_cache"`
+	Bytes           int64                     `json:"bytes"`
+	OfferedRate     float64                   `json:"offered_rate"`
+	AchievedRate    float64                   `json:"achieved_rate"`
+	ScheduleLagMax  float64                   `json:"schedule_lag_max_ms"`
+	PeakInflight    int64                     `json:"peak_inflight"`
+	Elapsed         float64                   `json:"elapsed_s"`
+	Interrupted     bool                      `json:"interrupted"`
+	Budget          *BudgetReport             `json:"budget"`
+}
+
+// LatencySummary are exact percentiles (nearest rank) of every sample,
+// in milliseconds.
+type LatencySummary struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+type BudgetReport struct {
+	Limit         int     `json:"limit"`
+	InFlight      int     `json:"in_flight"`
+	Queued        int     `json:"queued"`
+	AcquiredTotal int64   `json:"acquired_total"`
+	ReleasedTotal int64   `json:"released_total"`
+	Acquired      int64   `json:"acquired"` // during this run
+	Released      int64   `json:"released"` // during this run
+	Rejected      int64   `json:"rejected"` // during this run
+	Drained       bool    `json:"drained"`
+	WaitedMs      float64 `json:"waited_ms"`
+	Leak          bool    `json:"leak"`
+}
+
+func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
+	r := &Report{
+		Endpoint: cfg.Endpoint, Server: cfg.Server, Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(),
+		Seed: cfg.Seed, Repeat: cfg.Repeat, Namespace: cfg.Namespace, NoCache: cfg.NoCache,
+		Sent: len(samples), Repeats: repeats,
+		Status: map[string]int{}, Refusals: map[string]int{}, Failures: map[string]int{},
+		FailureExamples: map[string]string{}, Terminal: map[string]int{}, ErrorCodes: map[string]int{},
+		Cache: map[string]int{}, TTFTByCache: map[string]LatencySummary{}, TotalByCache: map[string]LatencySummary{},
+	}
+	var ttft, total []time.Duration
+	byCache, totalByCache := map[string][]time.Duration{}, map[string][]time.Duration{}
+	for i := range samples {
+		s := &samples[i]
+		r.Bytes += s.bytes
+		if s.status != 0 {
+			r.Status[strconv.Itoa(s.status)]++
+		}
+		switch s.outcome() {
+		case "dropped":
+			r.Dropped++
+			continue
+		case "refused":
+			r.Refused++
+			r.Refusals[s.code]++
+			continue
+		case "failed":
+			r.Failed++
+			r.Failures[s.failure]++
+			if _, ok := r.FailureExamples[s.failure]; !ok {
+				r.FailureExamples[s.failure] = s.errText
+			}
+		case "completed":
+			r.Completed++
+			total = append(total, s.total)
+			if s.cache != "" {
+				totalByCache[s.cache] = append(totalByCache[s.cache], s.total)
+			}
+		}
+		if s.terminal != "" {
+			r.Terminal[s.terminal]++
+			if s.terminal == "error" && s.code != "" {
+				r.ErrorCodes[s.code]++
+			}
+		}
+		if s.cache != "" {
+			r.Cache[s.cache]++
+		}
+		if s.first {
+			ttft = append(ttft, s.ttft)
+			if s.cache != "" {
+				byCache[s.cache] = append(byCache[s.cache], s.ttft)
+			}
+		}
+	}
+	answered := 0
+	for _, c := range r.Cache {
+		answered += c
+	}
+	if answered > 0 {
+		r.CacheHitRatio = math.Round(float64(r.Cache["HIT"])/float64(answered)*1e4) / 1e4
+	}
+	r.TTFT, r.Total = Summarize(ttft), Summarize(total)
+	for k, v := range byCache {
+		r.TTFTByCache[k] = Summarize(v)
+	}
+	for k, v := range totalByCache {
+		r.TotalByCache[k] = Summarize(v)
+	}
+	return r
+}
+
+// Summarize sorts the samples and reads the percentiles off them.
+func Summarize(d []time.Duration) LatencySummary {
+	if len(d) == 0 {
+		return LatencySummary{}
+	}
+	slices.Sort(d)
+	return LatencySummary{
+		Count: len(d), P50: millis(percentile(d, 50)), P90: millis(percentile(d, 90)),
+		P95: millis(percentile(d, 95)), P99: millis(percentile(d, 99)), Max: millis(d[len(d)-1]),
+	}
+}
+
+// percentile is the nearest-rank percentile of sorted samples.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func millis(d time.Duration) float64 { return round1(float64(d) / float64(time.Millisecond)) }
+func seconds(d time.Duration) float64 {
+	return math.Round(d.Seconds()*1000) / 1000
+}
+func round1(f float64) float64 { return math.Round(f*10) / 10 }
+
+func writeLoadReport(w io.Writer, cfg Config, r *Report) {
+	if cfg.JSON {
+		b, _ := json.Marshal(r) // maps, numbers, strings: cannot fail
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	cacheMode := "namespace " + r.Namespace
+	if r.NoCache {
+		cacheMode += ", nocache"
+	}
+	fmt.Fprintf(w, "sluice load · %s %s · %g req/s for %s · seed %d · repeat %.2f · %s\n\n",
+		r.Endpoint, r.Server, r.Rate, cfg.Duration, r.Seed, r.Repeat, cacheMode)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "requests\tsent %d = completed %d + refused %d + failed %d + dropped %d\n",
+		r.Sent, r.Completed, r.Refused, r.Failed, r.Dropped)
+	fmt.Fprintf(tw, "rate\toffered %.1f/s · sent to the server %.1f/s · schedule lag max %.1fms · peak in flight %d\n",
+		r.OfferedRate, r.AchievedRate, r.ScheduleLagMax, r.PeakInflight)
+	fmt.Fprintf(tw, "run\t%.1fs elapsed · %s read%s\n", r.Elapsed, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
+	fmt.Fprintf(tw, "status\t%s\n", countList(r.Status))
+	fmt.Fprintf(tw, "refusals\t%s\n", countList(r.Refusals))
+	fmt.Fprintf(tw, "terminal\t%s\n", countList(r.Terminal))
+	if len(r.ErrorCodes) > 0 {
+		fmt.Fprintf(tw, "error events\t%s\n", countList(r.ErrorCodes))
+	}
+	if len(r.Failures) > 0 {
+		fmt.Fprintf(tw, "failures\t%s\n", countList(r.Failures))
+		for _, k := range sortedKeys(r.FailureExamples) {
+			fmt.Fprintf(tw, "  e.g.\t%s: %s\n", k, r.FailureExamples[k])
+		}
+	}
+	fmt.Fprintf(tw, "cache\tHIT %d · MISS %d · BYPASS %d · hit ratio %.1f%% of the answers (%d of the requests were repeats)\n",
+		r.Cache["HIT"], r.Cache["MISS"], r.Cache["BYPASS"], 100*r.CacheHitRatio, r.Repeats)
+	_ = tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "latency (ms)\tcount\tp50\tp90\tp95\tp99\tmax\t")
+	row := func(name string, s LatencySummary) {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.Count, s.P50, s.P90, s.P95, s.P99, s.Max)
+	}
+	row("ttft", r.TTFT)
+	for _, k := range sortedKeys(r.TTFTByCache) {
+		row("ttft "+k, r.TTFTByCache[k])
+	}
+	row("total", r.Total)
+	for _, k := range sortedKeys(r.TotalByCache) {
+		row("total "+k, r.TotalByCache[k])
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintln(w)
+	if b := r.Budget; b != nil {
+		verdict := fmt.Sprintf("drained in %.0fms", b.WaitedMs)
+		if b.Leak {
+			verdict = fmt.Sprintf("LEAK: not drained after %.0fms", b.WaitedMs)
+		}
+		fmt.Fprintf(w, "budget    limit %d · in_flight %d · queued %d · acquired %d / released %d (this run +%d / +%d, rejected +%d) · %s\n",
+			b.Limit, b.InFlight, b.Queued, b.AcquiredTotal, b.ReleasedTotal, b.Acquired, b.Released, b.Rejected, verdict)
+	} else {
+		fmt.Fprintln(w, "budget    unknown (the server did not answer GET /v1/budget)")
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// countList prints counts as "k: n  k: n", largest first.
+func countList(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := sortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
+	}
+	return strings.Join(parts, " · ")
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,76 @@
+package load
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLoadPromptsAreDeterministicAndVaried(t *testing.T) {
+	gen := func(seed uint64, repeat float64, n int) (ps []string, reps int) {
+		g := NewPromptGen(seed, repeat)
+		for range n {
+			p, rep := g.Next()
+			ps = append(ps, p)
+			if rep {
+				reps++
+			}
+		}
+		return ps, reps
+	}
+	a, repsA := gen(7, 0.3, 1000)
+	b, _ := gen(7, 0.3, 1000)
+	c, _ := gen(8, 0.3, 1000)
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Error("the same seed gave other prompts")
+	}
+	if strings.Join(a, "\n") == strings.Join(c, "\n") {
+		t.Error("another seed gave the same prompts")
+	}
+	if repsA < 250 || repsA > 350 {
+		t.Errorf("%d repeats of 1000 at 0.3", repsA)
+	}
+	seen := map[string]bool{}
+	for _, p := range a {
+		seen[p] = true
+	}
+	if len(seen) < 600 { // a few generated prompts coincide
+		t.Errorf("only %d distinct prompts of 1000 at repeat 0.3", len(seen))
+	}
+	none, reps := gen(1, 0, 200)
+	seen = map[string]bool{}
+	for _, p := range none {
+		seen[p] = true
+	}
+	if reps != 0 || len(seen) < 195 {
+		t.Errorf("repeat 0: %d repeats, %d distinct of 200", reps, len(seen))
+	}
+	templates := map[string]bool{}
+	for _, p := range a {
+		templates[strings.Fields(p)[0]+" "+strings.Fields(p)[1]] = true
+	}
+	if len(templates) < 6 {
+		t.Errorf("prompts start only with %v", templates)
+	}
+}
+
+func TestLoadPercentiles(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	s := Summarize(d)
+	if s != (LatencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100}) {
+		t.Errorf("%+v", s)
+	}
+	if s := Summarize([]time.Duration{7 * time.Millisecond}); s.P50 != 7 || s.P99 != 7 || s.Max != 7 {
+		t.Errorf("one sample: %+v", s)
+	}
+	if s := Summarize(nil); s.Count != 0 {
+		t.Errorf("none: %+v", s)
+	}
+}

@@ -789,19 +789,20 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n 
 		}
 		return false, 0
 	}
-	firstSeen := f.after == 0 && len(deltas) > 0
-	for _, d := range deltas {
-		f.t.tr.Append(d)
-		f.after++
-	}
-	if firstSeen {
-		f.t.setStatus(StatusRunning)
-		// The owner refreshed the record with the TTFT before delta 1.
+	if f.after == 0 && len(deltas) > 0 {
+		// The owner refreshed the record with the TTFT before delta 1;
+		// read it before delta 1 is visible here, so that whoever sees
+		// delta 1 on this instance also sees the TTFT.
 		if rec, err := f.o.shared.Load(ctx, f.t.ID); err == nil && rec.View.FirstTokenMs != nil {
 			f.t.mu.Lock()
 			f.t.firstToken = max(time.Duration(*rec.View.FirstTokenMs)*time.Millisecond, time.Microsecond)
 			f.t.mu.Unlock()
 		}
+		f.t.setStatus(StatusRunning)
+	}
+	for _, d := range deltas {
+		f.t.tr.Append(d)
+		f.after++
 	}
 	if end == nil {
 		return false, len(deltas)

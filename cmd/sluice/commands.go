@@ -24,7 +24,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"ask", "ask a running sluice a question and stream the answer", cmdAsk},                      // client.go
-		{"cache", "explain the cache decision for a question, or print the cache counters", cmdCache}, // client.go, cacheeval.go
+		{"cache", "explain the cache decision for a question, print the cache counters, or evaluate pairs (eval)", cmdCache}, // client.go, cacheeval.go
 		{"help", "this help, or a command's (sluice help ask)", cmdHelp},
 		{"load", "send an open-loop load and report latencies and refusals", cmdLoad}, // load.go, internal/load
 		{"task", "follow (or --poll) a task by its id", cmdTask},                      // client.go

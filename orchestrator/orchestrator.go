@@ -208,7 +208,7 @@ func (o *Orchestrator) Cancel(tenant, id string) *Task {
 
 // CancelAndWait cancels a task and waits until it is final or ctx ends.
 // A task of another instance is asked to stop through the shared state,
-// and waited for at most remoteCancelWait: the request may not arrive,
+// and waited for at most 2s (sharedTiming.remoteCancelWait): the request may not arrive,
 // and the caller then sees the task still running.
 func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Task {
 	t := o.Follow(tenant, id)
@@ -220,7 +220,7 @@ func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Ta
 	}
 	if t.remote {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, remoteCancelWait)
+		ctx, cancel = context.WithTimeout(ctx, o.cfg.timing.remoteCancelWait)
 		defer cancel()
 	}
 	select {

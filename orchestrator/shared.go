@@ -46,8 +46,9 @@ type Shared interface {
 	// ctx ends; then the channel is closed.
 	Cancels(ctx context.Context) <-chan string
 	// Beat renews the liveness of instance for ttl. lost reports that the
-	// shared state does not hold what it held (it was emptied, e.g. a
-	// restart without persistence, or this is its first use).
+	// shared state does not hold what it held for instance (it was
+	// emptied, e.g. a restart without persistence, or this is instance's
+	// first beat): every instance learns of a loss at its next beat.
 	Beat(ctx context.Context, instance string, ttl time.Duration) (lost bool, err error)
 	// Alive reports whether instance's last Beat has not expired.
 	Alive(ctx context.Context, instance string) (bool, error)

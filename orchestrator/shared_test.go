@@ -378,3 +378,28 @@ func TestSharedRestartedEmptyRepublishes(t *testing.T) {
 		t.Fatalf("status after the restart: %+v", st)
 	}
 }
+
+// Every instance publishes its own tasks again after the shared state
+// restarted empty, whichever instance beats first.
+func TestSharedRestartedEmptyEveryOwnerRepublishes(t *testing.T) {
+	m := sharedmem.New()
+	chunks := []string{"kept ", "whole"}
+	a := newShared(t, m, "inst-a", burst{chunks})
+	b := newShared(t, m, "inst-b", burst{chunks})
+	var ids []string
+	for _, o := range []*orchestrator.Orchestrator{a, b} {
+		task, err := o.SubmitAsync(context.Background(), askShared("q"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, task)
+		ids = append(ids, task.ID)
+	}
+	for _, id := range ids {
+		eventually(t, "the task published", func() bool { return publishedWhole(m, id, chunks) })
+	}
+	m.Restart()
+	for _, id := range ids {
+		eventually(t, "the task published again", func() bool { return publishedWhole(m, id, chunks) })
+	}
+}

@@ -187,8 +187,9 @@ func TestWritesRefuseGaps(t *testing.T) {
 }
 
 // TestHeartbeat: an instance is alive while its beats are renewed and
-// not after their TTL; the first beat of a deployment (or one after Redis
-// was emptied) reports the shared state lost, the next ones do not.
+// not after their TTL; the first beat of each instance (or its first one
+// after Redis was emptied) reports the shared state lost, the next ones do
+// not.
 func TestHeartbeat(t *testing.T) {
 	a, open := redistest.New(t)
 	b := open()
@@ -202,6 +203,11 @@ func TestHeartbeat(t *testing.T) {
 	}
 	if lost, err := a.Beat(ctx, "inst-a", 300*time.Millisecond); err != nil || lost {
 		t.Fatalf("second beat: lost=%v %v", lost, err)
+	}
+	// Each instance learns of a loss: the first beat of another reports
+	// it too, whoever beat before.
+	if lost, err := b.Beat(ctx, "inst-b", 300*time.Millisecond); err != nil || !lost {
+		t.Fatalf("first beat of another instance: lost=%v %v, want lost", lost, err)
 	}
 	if ok, err := b.Alive(ctx, "inst-a"); err != nil || !ok {
 		t.Fatalf("Alive after a beat: %v %v", ok, err)

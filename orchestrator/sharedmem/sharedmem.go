@@ -9,7 +9,7 @@
 // the log (or has no record) writes nothing and returns
 // orchestrator.ErrSharedGap; records, logs and heartbeats expire after
 // their TTL; the first Beat after creation or Restart reports the state
-// lost; Read waits up to its wait for the first entry; cancel requests
+// lost to each instance; Read waits up to its wait for the first entry; cancel requests
 // reach the Cancels subscribers present, without a delivery guarantee.
 package sharedmem
 
@@ -33,9 +33,9 @@ var ErrDown = errors.New("sharedmem: shared state unreachable")
 // Mem is an orchestrator.Shared in memory. The zero value is not usable:
 // call New. It is safe for concurrent use.
 type Mem struct {
-	mu        sync.Mutex // protects the fields below
-	down      error      // non-nil: every call fails with it
-	marker    bool       // the deployment's marker (see Beat)
+	mu        sync.Mutex      // protects the fields below
+	down      error           // non-nil: every call fails with it
+	markers   map[string]bool // the instances' markers (see Beat)
 	records   map[string]entry[orchestrator.Record]
 	logs      map[string]*taskLog
 	instances map[string]time.Time // heartbeat expiry by instance
@@ -76,7 +76,7 @@ func New() *Mem {
 
 // clear empties the state; m.mu is held (or m is new).
 func (m *Mem) clear() {
-	m.marker = false
+	m.markers = map[string]bool{}
 	m.records = map[string]entry[orchestrator.Record]{}
 	m.logs = map[string]*taskLog{}
 	m.instances = map[string]time.Time{}
@@ -102,8 +102,8 @@ func (m *Mem) Recover() {
 }
 
 // Restart empties the state, as a Redis restarted without persistence:
-// records, logs, heartbeats and the marker are gone (the next Beat
-// reports the state lost). Subscribers of Cancels stay (redisstate's
+// records, logs, heartbeats and markers are gone (the next Beat of each
+// instance reports the state lost). Subscribers of Cancels stay (redisstate's
 // subscriptions reconnect by themselves). It also recovers from Fail.
 func (m *Mem) Restart() {
 	m.mu.Lock()
@@ -350,7 +350,7 @@ func (m *Mem) Cancels(ctx context.Context) <-chan string {
 }
 
 // Beat renews instance's heartbeat for ttl; lost is true on the first
-// beat after New or Restart (the deployment's marker was missing).
+// beat of instance after New or Restart (its marker was missing).
 func (m *Mem) Beat(ctx context.Context, instance string, ttl time.Duration) (lost bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -358,8 +358,8 @@ func (m *Mem) Beat(ctx context.Context, instance string, ttl time.Duration) (los
 		return false, err
 	}
 	m.instances[instance] = time.Now().Add(ttl)
-	lost = !m.marker
-	m.marker = true
+	lost = !m.markers[instance]
+	m.markers[instance] = true
 	return lost, nil
 }
 

@@ -737,7 +737,7 @@ func (f *follower) run() {
 			o.keep(t)
 			return
 		case o.root.Err() != nil:
-			f.end(stream.End{Event: "error", FinishReason: "cancelled",
+			f.end(stream.End{Event: string(EventError), FinishReason: string(FinishCancelled),
 				Code: CodeShuttingDown, Message: "the server is shutting down", FirstTokenMs: -1})
 			return
 		case lost:
@@ -797,7 +797,7 @@ func (o *Orchestrator) ownerDead(ctx context.Context, owner string) bool {
 
 // endLost ends the followed task of a lost owner.
 func (f *follower) endLost() {
-	f.end(stream.End{Event: "error", FinishReason: "upstream_error",
+	f.end(stream.End{Event: string(EventError), FinishReason: string(FinishUpstreamError),
 		Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
 		TotalMs: time.Since(f.t.CreatedAt).Milliseconds()})
 }
@@ -850,9 +850,9 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n 
 // its owner says.
 func (f *follower) end(end stream.End) {
 	t, v := f.t, f.rec.View
-	status, reason, errInfo := v.Status, v.FinishReason, v.Error
+	status, reason, errInfo := v.Status, FinishReason(v.FinishReason), v.Error
 	if !status.Final() {
-		status, reason = statusOf(end), end.FinishReason
+		status, reason = statusOf(end), FinishReason(end.FinishReason)
 		if status == StatusFailed || status == StatusCancelled {
 			errInfo = &ErrorInfo{Code: end.Code, Message: end.Message}
 		}
@@ -873,9 +873,9 @@ func (f *follower) end(end stream.End) {
 // statusOf derives a task status from its terminal event.
 func statusOf(end stream.End) Status {
 	switch {
-	case end.Event == "done":
+	case Event(end.Event) == EventDone:
 		return StatusDone
-	case end.Event == "partial":
+	case Event(end.Event) == EventPartial:
 		return StatusPartial
 	case end.Code == CodeCancelled:
 		return StatusCancelled

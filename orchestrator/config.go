@@ -94,6 +94,9 @@ type Config struct {
 	// published (logged and counted). defaults: 10000 and 64 MiB
 	SharedPendingTasks int
 	SharedPendingBytes int64
+
+	// timing is the shared state's timing: only tests change it.
+	timing sharedTiming
 }
 
 func (c *Config) setDefaults() {
@@ -143,6 +146,7 @@ func (c *Config) setDefaults() {
 		c.BreakerMinCalls = 20
 	}
 	def(&c.SharedHeartbeat, 2*time.Second)
+	c.timing.setDefaults()
 	if c.SharedPendingTasks <= 0 {
 		c.SharedPendingTasks = 10000
 	}

@@ -22,18 +22,66 @@ const (
 	// CodeAnswerTooLarge: the answer reached Config.MaxAnswerBytes and was
 	// cut there (a partial answer, finish reason "length").
 	CodeAnswerTooLarge = "answer_too_large"
+	// CodeIdleTimeout: no chunk came for Config.IdleTimeout.
+	CodeIdleTimeout = "idle_timeout"
+	// CodeDeadline: the task reached its total cap with output.
+	CodeDeadline = "deadline"
 )
 
-// FinishOverloaded is the finish reason of a task that never got a budget
-// slot (the contract's "overloaded"): it ends failed with CodeQueueTimeout.
-const FinishOverloaded = "overloaded"
+// FinishReason is a task's finish reason of the contract. View and
+// stream.End carry it as a string.
+type FinishReason string
+
+// The finish reasons of the contract.
+const (
+	FinishStop FinishReason = "stop"
+	// FinishLength: cut at the token limit (done) or at
+	// Config.MaxAnswerBytes (partial, CodeAnswerTooLarge).
+	FinishLength      FinishReason = "length"
+	FinishDeadline    FinishReason = "deadline"
+	FinishIdleTimeout FinishReason = "idle_timeout"
+	FinishTTFTTimeout FinishReason = "ttft_timeout"
+	// FinishUpstreamError: the upstream failed, or its circuit is open,
+	// or (followed from the shared state) its owner stopped answering.
+	FinishUpstreamError FinishReason = "upstream_error"
+	FinishCancelled     FinishReason = "cancelled"
+	// FinishOverloaded is the finish reason of a task that never got a
+	// budget slot (the contract's "overloaded"): it ends failed with
+	// CodeQueueTimeout.
+	FinishOverloaded FinishReason = "overloaded"
+)
+
+// Event is the name of a task's terminal SSE event (stream.End.Event
+// carries it as a string).
+type Event string
+
+// The terminal events.
+const (
+	EventDone    Event = "done"
+	EventPartial Event = "partial"
+	EventError   Event = "error"
+)
+
+// RefusalReason says why a request was refused before its task started:
+// Refusal.Reason, and the reason Observer.Refused is told.
+type RefusalReason string
+
+// The refusal reasons.
+const (
+	// RefusedOverloaded: the budget was full for Config.AcquireTimeout.
+	RefusedOverloaded RefusalReason = "overloaded"
+	// RefusedQueueFull: the async queue holds Config.QueueLimit tasks.
+	RefusedQueueFull RefusalReason = "queue_full"
+	// RefusedBreakerOpen: the upstream's circuit is open.
+	RefusedBreakerOpen RefusalReason = "breaker_open"
+)
 
 // Refusal is a request refused before its task started: the budget is
 // full, the queue is full, or the circuit is open. Nothing was written
 // to the client yet, so it becomes an HTTP 503.
 type Refusal struct {
 	Code       string // CodeOverloaded or CodeUpstreamUnavailable
-	Reason     string // for metrics: overloaded, queue_full, breaker_open
+	Reason     RefusalReason
 	Upstream   string
 	RetryAfter time.Duration
 	Err        error

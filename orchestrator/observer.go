@@ -10,15 +10,14 @@ import (
 // must be safe for concurrent use and must not block.
 type Observer interface {
 	// Refused counts a request refused before its task started; reason is
-	// overloaded, queue_full or breaker_open.
+	// a RefusalReason.
 	Refused(upstream, reason string)
 	// BudgetWait observes how long a granted claim waited for its slot.
 	BudgetWait(upstream string, wait time.Duration)
 	// BreakerTransition observes a circuit breaker's state change.
 	BreakerTransition(upstream string, from, to pipeline.BreakerState)
-	// UpstreamAttempt counts one upstream call: its outcome (ok,
-	// http_error, connect_error, truncated, ttft_timeout, idle_timeout,
-	// cancelled, deadline, error) and HTTP status (0 if none).
+	// UpstreamAttempt counts one upstream call: its Outcome and HTTP
+	// status (0 if none).
 	UpstreamAttempt(upstream, outcome string, status int)
 	// Retry counts a retry.
 	Retry(upstream string)
@@ -29,6 +28,23 @@ type Observer interface {
 	// TaskEnded observes a task's final state.
 	TaskEnded(v View)
 }
+
+// Outcome is how one upstream call ended, as Observer.UpstreamAttempt is
+// told.
+type Outcome string
+
+// The outcomes of an upstream call.
+const (
+	OutcomeOK           Outcome = "ok"
+	OutcomeHTTPError    Outcome = "http_error"
+	OutcomeConnectError Outcome = "connect_error"
+	OutcomeTruncated    Outcome = "truncated"
+	OutcomeTTFTTimeout  Outcome = "ttft_timeout"
+	OutcomeIdleTimeout  Outcome = "idle_timeout"
+	OutcomeCancelled    Outcome = "cancelled"
+	OutcomeDeadline     Outcome = "deadline"
+	OutcomeError        Outcome = "error"
+)
 
 type nopObserver struct{}
 

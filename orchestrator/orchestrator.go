@@ -208,7 +208,7 @@ func (o *Orchestrator) Cancel(tenant, id string) *Task {
 
 // CancelAndWait cancels a task and waits until it is final or ctx ends.
 // A task of another instance is asked to stop through the shared state,
-// and waited for at most remoteCancelWait: the request may not arrive,
+// and waited for at most 2s (sharedTiming.remoteCancelWait): the request may not arrive,
 // and the caller then sees the task still running.
 func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Task {
 	t := o.Follow(tenant, id)
@@ -220,7 +220,7 @@ func (o *Orchestrator) CancelAndWait(ctx context.Context, tenant, id string) *Ta
 	}
 	if t.remote {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, remoteCancelWait)
+		ctx, cancel = context.WithTimeout(ctx, o.cfg.timing.remoteCancelWait)
 		defer cancel()
 	}
 	select {
@@ -294,7 +294,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	// (or a half-open one whose probe is out) is refused at once, without
 	// a slot and before any byte of a stream.
 	if blocked, after := r.breaker.Blocked(); blocked {
-		return nil, o.refuse(r, CodeUpstreamUnavailable, "breaker_open", after, pipeline.ErrBreakerOpen)
+		return nil, o.refuse(r, CodeUpstreamUnavailable, RefusedBreakerOpen, after, pipeline.ErrBreakerOpen)
 	}
 	var (
 		permit *pipeline.Permit
@@ -306,7 +306,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		permit, err = r.gate.Acquire(ctx, o.cfg.AcquireTimeout)
 		switch {
 		case errors.Is(err, pipeline.ErrOverloaded):
-			return nil, o.refuse(r, CodeOverloaded, "overloaded", o.cfg.RetryAfter, err)
+			return nil, o.refuse(r, CodeOverloaded, RefusedOverloaded, o.cfg.RetryAfter, err)
 		case errors.Is(err, pipeline.ErrGateClosed):
 			return nil, ErrClosed // shutting down
 		case err != nil:
@@ -319,7 +319,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		probe, after, err = r.breaker.Allow()
 		if err != nil {
 			permit.Release()
-			return nil, o.refuse(r, CodeUpstreamUnavailable, "breaker_open", after, err)
+			return nil, o.refuse(r, CodeUpstreamUnavailable, RefusedBreakerOpen, after, err)
 		}
 		t.status = StatusRunning
 	} else {
@@ -328,7 +328,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		case errors.Is(err, pipeline.ErrGateClosed):
 			return nil, ErrClosed
 		case err != nil:
-			return nil, o.refuse(r, CodeOverloaded, "queue_full", o.cfg.RetryAfter, err)
+			return nil, o.refuse(r, CodeOverloaded, RefusedQueueFull, o.cfg.RetryAfter, err)
 		}
 		t.status = StatusQueued
 		select {
@@ -381,22 +381,22 @@ func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Ta
 	t.Cache.Status, t.Cache.Kind, t.Cache.Score = "hit", res.Kind, res.Score
 	total := time.Since(accepted)
 	t.tr = stream.NewFinishedTranscript(res.Answer.Chunks, stream.End{
-		Event: "done", FinishReason: "stop", FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
+		Event: string(EventDone), FinishReason: string(FinishStop), FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
 	})
-	t.status, t.finishReason, t.total, t.firstToken, t.endedAt = StatusDone, "stop", total, max(total, time.Microsecond), time.Now()
+	t.status, t.finishReason, t.total, t.firstToken, t.endedAt = StatusDone, FinishStop, total, max(total, time.Microsecond), time.Now()
 	close(t.done)
 	o.store.Put(t)
 	if o.shared != nil && o.register() {
 		o.share(t)
 	}
 	o.obs.TaskEnded(t.View())
-	o.log.Info("task end", "task_id", t.ID, "status", StatusDone, "finish_reason", "stop",
+	o.log.Info("task end", "task_id", t.ID, "status", StatusDone, "finish_reason", FinishStop,
 		"cache", "hit", "cache_kind", res.Kind, "total_ms", total.Milliseconds(), "chunks", len(res.Answer.Chunks))
 	return t
 }
 
-func (o *Orchestrator) refuse(r *route, code, reason string, after time.Duration, err error) *Refusal {
-	o.obs.Refused(r.up.Name(), reason)
+func (o *Orchestrator) refuse(r *route, code string, reason RefusalReason, after time.Duration, err error) *Refusal {
+	o.obs.Refused(r.up.Name(), string(reason))
 	return &Refusal{Code: code, Reason: reason, Upstream: r.up.Name(), RetryAfter: after, Err: err}
 }
 

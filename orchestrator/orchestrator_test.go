@@ -273,7 +273,7 @@ func TestHalfOpenAdmitsOneInteractiveProbe(t *testing.T) {
 	d, _, _ := b.Allow()
 	d(pipeline.Failure)
 	deadline := time.Now().Add(5 * time.Second)
-	for b.State().String() != "half_open" {
+	for b.State() != pipeline.BreakerHalfOpen {
 		if time.Now().After(deadline) {
 			t.Fatal("breaker never half-opened")
 		}

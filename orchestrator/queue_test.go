@@ -63,7 +63,7 @@ func TestQueuedTasksDoNotDieOnTheTotalCap(t *testing.T) {
 	}
 	for i, task := range tasks {
 		v := wait(t, task)
-		if v.Status != orchestrator.StatusDone || v.FinishReason != "stop" || v.Text != "abcd" {
+		if v.Status != orchestrator.StatusDone || v.FinishReason != string(orchestrator.FinishStop) || v.Text != "abcd" {
 			t.Errorf("task %d: %s/%s %q, want done/stop \"abcd\" (error %+v)", i, v.Status, v.FinishReason, v.Text, v.Error)
 		}
 	}
@@ -92,7 +92,7 @@ func TestQueueWaitLimitFailsWithItsOwnReason(t *testing.T) {
 		t.Fatalf("second task at budget 1 is %s, want queued", st)
 	}
 	v := wait(t, waiter)
-	if v.Status != orchestrator.StatusFailed || v.FinishReason != orchestrator.FinishOverloaded ||
+	if v.Status != orchestrator.StatusFailed || v.FinishReason != string(orchestrator.FinishOverloaded) ||
 		v.Error == nil || v.Error.Code != orchestrator.CodeQueueTimeout || v.Text != "" {
 		t.Fatalf("queue-timed-out task: %+v (error %+v), want failed/overloaded/queue_timeout", v, v.Error)
 	}
@@ -100,7 +100,7 @@ func TestQueueWaitLimitFailsWithItsOwnReason(t *testing.T) {
 		t.Fatalf("queue timeout after %d ms, want about 100", *v.TotalMs)
 	}
 	end := waiter.Transcript().Ended()
-	if end == nil || end.Event != "error" || end.Code != orchestrator.CodeQueueTimeout || end.FinishReason != "overloaded" {
+	if end == nil || end.Event != string(orchestrator.EventError) || end.Code != orchestrator.CodeQueueTimeout || end.FinishReason != string(orchestrator.FinishOverloaded) {
 		t.Fatalf("terminal event %+v", end)
 	}
 	if n := up.calls.Load(); n != 1 {

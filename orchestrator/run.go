@@ -116,7 +116,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			done, after, berr = r.breaker.Allow()
 		}
 		if berr != nil {
-			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: "breaker_open", Upstream: r.up.Name(), RetryAfter: after, Err: berr}
+			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: RefusedBreakerOpen, Upstream: r.up.Name(), RetryAfter: after, Err: berr}
 			break
 		}
 		// Only the first outcome counts: this one matters if a panic
@@ -124,7 +124,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		defer done(pipeline.Ignore)
 		err = o.attempt(ctx, r, upReq, emit, log)
 		outcome, status := classify(ctx, err)
-		o.obs.UpstreamAttempt(r.up.Name(), outcome, status)
+		o.obs.UpstreamAttempt(r.up.Name(), string(outcome), status)
 		if status != 0 {
 			t.mu.Lock()
 			t.upstreamCode = status
@@ -188,44 +188,44 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req stream.Request
 }
 
 // classify names an attempt's outcome for metrics and breakers.
-func classify(ctx context.Context, err error) (outcome string, status int) {
+func classify(ctx context.Context, err error) (outcome Outcome, status int) {
 	var se *stream.StatusError
 	var ce *stream.ConnectError
 	switch {
 	case err == nil, errors.Is(err, stream.ErrLength):
-		return "ok", 200
+		return OutcomeOK, 200
 	case errors.As(err, &se):
-		return "http_error", se.Code
+		return OutcomeHTTPError, se.Code
 	case errors.Is(err, pipeline.ErrTTFTTimeout):
-		return "ttft_timeout", 0
+		return OutcomeTTFTTimeout, 0
 	case errors.Is(err, pipeline.ErrIdleTimeout):
-		return "idle_timeout", 0
+		return OutcomeIdleTimeout, 0
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrDeadline):
-		return "deadline", 0
+		return OutcomeDeadline, 0
 	case ctx.Err() != nil:
-		return "cancelled", 0
+		return OutcomeCancelled, 0
 	case errors.As(err, &ce):
-		return "connect_error", 0
+		return OutcomeConnectError, 0
 	case errors.Is(err, stream.ErrTruncated):
-		return "truncated", 0
+		return OutcomeTruncated, 0
 	}
-	return "error", 0
+	return OutcomeError, 0
 }
 
 // breakerOutcome is what an attempt tells the upstream's breaker. A
 // client's cancellation and a 4xx other than 429 (the request's fault,
 // not the upstream's) never count.
-func breakerOutcome(outcome string, status int, tr *stream.Transcript) pipeline.Outcome {
+func breakerOutcome(outcome Outcome, status int, tr *stream.Transcript) pipeline.Outcome {
 	switch outcome {
-	case "ok":
+	case OutcomeOK:
 		return pipeline.Success
-	case "cancelled":
+	case OutcomeCancelled:
 		return pipeline.Ignore
-	case "http_error":
+	case OutcomeHTTPError:
 		if status >= 400 && status < 500 && status != 429 {
 			return pipeline.Ignore
 		}
-	case "deadline":
+	case OutcomeDeadline:
 		if hasOutput(tr) {
 			return pipeline.Success
 		}
@@ -329,11 +329,11 @@ const noticeFmt = "The answer was cut short (%s): the text above is everything g
 
 // noticeHint says which setting allows longer answers, for the cuts a
 // setting decides.
-func noticeHint(reason string) string {
+func noticeHint(reason FinishReason) string {
 	switch reason {
-	case "deadline":
+	case FinishDeadline:
 		return " For longer answers, raise the server's total cap, SLUICE_TOTAL_TIMEOUT (a request's deadline_ms can only lower it)."
-	case "idle_timeout":
+	case FinishIdleTimeout:
 		return " A model that pauses longer needs a larger SLUICE_IDLE_TIMEOUT on the server."
 	}
 	return ""
@@ -351,11 +351,12 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	total := time.Since(t.CreatedAt)
 	output := hasOutput(t.tr)
 	var (
-		status       Status
-		reason, code string
-		message      string
-		event        = "error"
-		notice       string
+		status  Status
+		reason  FinishReason
+		code    string
+		message string
+		event   = EventError
+		notice  string
 	)
 	var ref *Refusal
 	cause := context.Cause(ctx)
@@ -363,21 +364,21 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	case errors.Is(cause, ErrAnswerTooLarge):
 		// First: the upstream may have finished as it was cut, but the
 		// text is not the whole answer (and must not be cached).
-		reason, code = "length", CodeAnswerTooLarge
+		reason, code = FinishLength, CodeAnswerTooLarge
 		message = fmt.Sprintf("the answer reached the size limit of %d bytes", o.cfg.MaxAnswerBytes)
 	case err == nil:
-		status, reason, event = StatusDone, "stop", "done"
+		status, reason, event = StatusDone, FinishStop, EventDone
 	case errors.Is(err, stream.ErrLength):
 		// Complete as far as it goes, but cut at the token limit: done,
 		// with finish_reason length, and never cached.
-		status, reason, event = StatusDone, "length", "done"
+		status, reason, event = StatusDone, FinishLength, EventDone
 	case errors.As(err, &ref):
-		status, reason, code, message = StatusFailed, CodeUpstreamError, ref.Code, "the upstream's circuit is open: it failed repeatedly; retry later"
+		status, reason, code, message = StatusFailed, FinishUpstreamError, ref.Code, "the upstream's circuit is open: it failed repeatedly; retry later"
 	case errors.Is(err, pipeline.ErrTTFTTimeout):
-		status, reason, code = StatusFailed, "ttft_timeout", CodeTTFTTimeout
+		status, reason, code = StatusFailed, FinishTTFTTimeout, CodeTTFTTimeout
 		message = fmt.Sprintf("no first token within %s", o.cfg.TTFTTimeout)
 	case errors.Is(err, pipeline.ErrIdleTimeout):
-		reason, code, message = "idle_timeout", "idle_timeout", fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
+		reason, code, message = FinishIdleTimeout, CodeIdleTimeout, fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
 	case ctx.Err() != nil && errors.Is(cause, ErrQueueWait):
 		status, reason, code = StatusFailed, FinishOverloaded, CodeQueueTimeout
 		message = fmt.Sprintf("no budget slot within the queue wait limit (%s); the task was never sent upstream; retry later", o.cfg.MaxQueueWait)
@@ -385,28 +386,28 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		// With output it is a cut (code "deadline"); with none, no first
 		// token came in the time there was (code ttft_timeout, 504 on the
 		// OpenAI door).
-		reason, code = "deadline", "deadline"
+		reason, code = FinishDeadline, CodeDeadline
 		if !output {
 			code = CodeTTFTTimeout
 		}
 		message = fmt.Sprintf("the total time cap (%s) was reached", req.Deadline)
 	case ctx.Err() != nil && errors.Is(cause, ErrShutdown):
-		reason, code, message = "cancelled", CodeShuttingDown, "the server is shutting down"
+		reason, code, message = FinishCancelled, CodeShuttingDown, "the server is shutting down"
 	case ctx.Err() != nil:
-		status, reason, code, message = StatusCancelled, "cancelled", CodeCancelled, "the task was cancelled"
+		status, reason, code, message = StatusCancelled, FinishCancelled, CodeCancelled, "the task was cancelled"
 	default:
-		reason, code, message = "upstream_error", CodeUpstreamError, "the upstream failed: "+err.Error()
+		reason, code, message = FinishUpstreamError, CodeUpstreamError, "the upstream failed: "+err.Error()
 	}
 	if status == "" {
 		// A cut: partial with the text so far, or failed with none.
 		if output {
-			status, event = StatusPartial, "partial"
+			status, event = StatusPartial, EventPartial
 			notice = fmt.Sprintf(noticeFmt, message, noticeHint(reason))
 		} else {
 			status = StatusFailed
 		}
 	}
-	if status == StatusDone && reason == "stop" && !req.NoCache && o.cache != nil {
+	if status == StatusDone && reason == FinishStop && !req.NoCache && o.cache != nil {
 		o.cacheAnswer(ctx, t, ns, req.Question, log)
 	}
 	// The status is final before the terminal event is published, so a
@@ -425,7 +426,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		first = ttft.Milliseconds()
 	}
 	t.tr.Finish(stream.End{
-		Event: event, FinishReason: reason, Notice: notice, Code: code, Message: message,
+		Event: string(event), FinishReason: string(reason), Notice: notice, Code: code, Message: message,
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
 	// The store learns of the end before anyone can see it: a task that

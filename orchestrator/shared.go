@@ -46,8 +46,9 @@ type Shared interface {
 	// ctx ends; then the channel is closed.
 	Cancels(ctx context.Context) <-chan string
 	// Beat renews the liveness of instance for ttl. lost reports that the
-	// shared state does not hold what it held (it was emptied, e.g. a
-	// restart without persistence, or this is its first use).
+	// shared state does not hold what it held for instance (it was
+	// emptied, e.g. a restart without persistence, or this is instance's
+	// first beat): every instance learns of a loss at its next beat.
 	Beat(ctx context.Context, instance string, ttl time.Duration) (lost bool, err error)
 	// Alive reports whether instance's last Beat has not expired.
 	Alive(ctx context.Context, instance string) (bool, error)
@@ -72,36 +73,60 @@ type Record struct {
 	View     View      `json:"view"`
 }
 
-// Timing of the shared state; variables so that tests can shorten them.
-// The heartbeat and the write-behind bounds are Config fields.
-var (
-	// sharedCallTimeout bounds the calls to the shared state that a
-	// request waits for: the write that makes a new task visible to
-	// other instances, and the lookup of another instance's task.
-	sharedCallTimeout = 250 * time.Millisecond
-	// sharedBackOff is how long after a failed start new tasks publish
-	// in the background rather than before their caller is answered.
-	sharedBackOff = 5 * time.Second
-	// sharedOpTimeout bounds every other call to the shared state.
-	sharedOpTimeout = 2 * time.Second
+// sharedTiming is the timing of the shared state. It is a field of Config
+// that only this package's tests set (export_test.go), to shorten it; its
+// zero fields take the defaults (setDefaults). The heartbeat and the
+// write-behind bounds are exported Config fields.
+type sharedTiming struct {
+	// callTimeout bounds the calls to the shared state that a request
+	// waits for: the write that makes a new task visible to other
+	// instances, and the lookup of another instance's task. default: 250ms
+	callTimeout time.Duration
+	// backOff is how long after a failed start new tasks publish in the
+	// background rather than before their caller is answered. default: 5s
+	backOff time.Duration
+	// opTimeout bounds every other call to the shared state. default: 2s
+	opTimeout time.Duration
 	// mirrorInterval is the shortest time between two writes of one
 	// task's deltas: what comes meanwhile goes in the next write.
-	mirrorInterval = 20 * time.Millisecond
+	// default: 20ms
+	mirrorInterval time.Duration
 	// mirrorPage bounds the text of one write of a task's log.
-	mirrorPage = 1 << 20
+	// default: 1 MiB
+	mirrorPage int
 	// retryMax is the longest pause between two tries of a failed write
 	// (a write is also tried again as soon as the heartbeat succeeds).
-	retryMax = 2 * time.Second
-	// followWait is how long one read of a followed log waits.
-	followWait = time.Second
+	// default: 2s
+	retryMax time.Duration
+	// followWait is how long one read of a followed log waits. default: 1s
+	followWait time.Duration
 	// ownerGrace is how long past a task's deadline a follower waits for
 	// its end before it calls the owning instance lost, when the record
-	// names no owner (written by an older version).
-	ownerGrace = 10 * time.Second
+	// names no owner (written by an older version). default: 10s
+	ownerGrace time.Duration
 	// remoteCancelWait bounds how long a DELETE of another instance's
-	// task waits to see it end.
-	remoteCancelWait = 2 * time.Second
-)
+	// task waits to see it end. default: 2s
+	remoteCancelWait time.Duration
+}
+
+func (s *sharedTiming) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&s.callTimeout, 250*time.Millisecond)
+	def(&s.backOff, 5*time.Second)
+	def(&s.opTimeout, 2*time.Second)
+	def(&s.mirrorInterval, 20*time.Millisecond)
+	if s.mirrorPage <= 0 {
+		s.mirrorPage = 1 << 20
+	}
+	def(&s.retryMax, 2*time.Second)
+	def(&s.followWait, time.Second)
+	def(&s.ownerGrace, 10*time.Second)
+	def(&s.remoteCancelWait, 2*time.Second)
+}
 
 // SharedStatus is the state of this instance's link to the shared state,
 // as the last heartbeat found it, and of its write-behind backlog.
@@ -168,7 +193,7 @@ func (o *Orchestrator) startShared() {
 	o.pub.back = make(chan struct{})
 	o.pub.dead = map[string]time.Time{}
 	o.pub.up.Store(true)
-	o.beat(sharedCallTimeout) // a fresh state: nothing is held yet to publish again
+	o.beat(o.cfg.timing.callTimeout) // a fresh state: nothing is held yet to publish again
 	o.running.Add(2)
 	go o.heartbeat()
 	go o.listenCancels()
@@ -228,7 +253,7 @@ func (o *Orchestrator) heartbeat() {
 			break
 		}
 		o.prune()
-		if o.beat(min(period, sharedOpTimeout)) && republish == nil {
+		if o.beat(min(period, o.cfg.timing.opTimeout)) && republish == nil {
 			o.log.Warn("shared state lost its data (restarted without persistence?): publishing the held tasks again")
 			republish = make(chan struct{})
 			go func(done chan struct{}) { defer close(done); o.republish() }(republish)
@@ -312,13 +337,13 @@ func (o *Orchestrator) republish() {
 // publishWhole writes a finished local task to the shared state from its
 // record to its end.
 func (o *Orchestrator) publishWhole(t *Task) error {
-	ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), o.cfg.timing.opTimeout)
 	defer cancel()
 	if err := o.shared.Start(ctx, o.recordOf(t), o.sharedTTL()); err != nil {
 		return err
 	}
 	for after := 0; ; {
-		p := t.tr.Read(after, mirrorPage)
+		p := t.tr.Read(after, o.cfg.timing.mirrorPage)
 		if len(p.Deltas) > 0 {
 			if err := o.shared.Append(ctx, t.ID, p.First, p.Deltas, o.sharedTTL()); err != nil {
 				return err
@@ -413,10 +438,10 @@ func (o *Orchestrator) share(t *Task) {
 // start writes a task's first record and reports whether it did. After a
 // failure, new tasks publish in the background for a while.
 func (o *Orchestrator) start(t *Task) bool {
-	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
+	ctx, cancel := context.WithTimeout(o.root, o.cfg.timing.callTimeout)
 	defer cancel()
 	if err := o.shared.Start(ctx, o.recordOf(t), o.sharedTTL()); err != nil {
-		o.sharedDown.Store(time.Now().Add(sharedBackOff).UnixNano())
+		o.sharedDown.Store(time.Now().Add(o.cfg.timing.backOff).UnixNano())
 		o.log.Warn("shared state write failed; the task is published when it answers", "task_id", t.ID, "op", "start", "err", err)
 		return false
 	}
@@ -434,8 +459,8 @@ func (o *Orchestrator) recordOf(t *Task) Record {
 // mirror copies a local task's transcript to the shared state, in order:
 // its record (unless started), its deltas, its end with the final record.
 // It is one more reader of the transcript, so it never slows the task: it
-// writes what is pending at most every mirrorInterval, and a slow shared
-// store only makes its pages bigger. A failed write puts the task in the
+// writes what is pending at most every mirrorInterval (sharedTiming), and
+// a slow shared store only makes its pages bigger. A failed write puts the task in the
 // backlog (bounded by Config.SharedPendingTasks and SharedPendingBytes)
 // and is sent again (writes are idempotent) after a growing pause or as
 // soon as the heartbeat finds the shared state back, however long that
@@ -449,7 +474,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 	defer h.active.Store(false)
 	log := o.log.With("task_id", t.ID)
 	write := func(op string, f func(ctx context.Context) error) error {
-		ctx, cancel := context.WithTimeout(context.Background(), sharedOpTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), o.cfg.timing.opTimeout)
 		defer cancel()
 		err := f(ctx)
 		if err != nil && !errors.Is(err, ErrSharedGap) {
@@ -474,7 +499,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 	}
 	defer leave(false)
 	for {
-		p := t.tr.Read(after, mirrorPage)
+		p := t.tr.Read(after, o.cfg.timing.mirrorPage)
 		var err error
 		if !started || (!ttftSent && after == 0 && len(p.Deltas) > 0 && p.End == nil) {
 			// The record comes first; when the first token came, it is
@@ -546,7 +571,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 			if o.root.Err() != nil {
 				stop = t.done
 			}
-			pace.Reset(min(100*time.Millisecond<<min(failures, 8), retryMax))
+			pace.Reset(min(100*time.Millisecond<<min(failures, 8), o.cfg.timing.retryMax))
 			select {
 			case <-pace.C:
 			case <-o.backOnline():
@@ -568,7 +593,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 			}
 			// Let the next deltas gather for a moment: one write per
 			// interval instead of one per chunk, unless the task ends.
-			pace.Reset(mirrorInterval)
+			pace.Reset(o.cfg.timing.mirrorInterval)
 			select {
 			case <-pace.C:
 			case <-t.done:
@@ -585,7 +610,7 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 // running one is a snapshot, kept nowhere (see follow for a live one).
 // It returns nil when the task is unknown or the shared state fails.
 func (o *Orchestrator) remote(id string) *Task {
-	ctx, cancel := context.WithTimeout(o.root, sharedCallTimeout)
+	ctx, cancel := context.WithTimeout(o.root, o.cfg.timing.callTimeout)
 	defer cancel()
 	rec, err := o.shared.Load(ctx, id)
 	if err != nil {
@@ -613,7 +638,7 @@ func (o *Orchestrator) remote(id string) *Task {
 		if t.Status().Final() {
 			return
 		}
-		ctx, cancel := context.WithTimeout(o.root, sharedOpTimeout)
+		ctx, cancel := context.WithTimeout(o.root, o.cfg.timing.opTimeout)
 		defer cancel()
 		if err := o.shared.RequestCancel(ctx, id); err != nil {
 			o.log.Warn("shared cancel failed", "task_id", id, "err", err)
@@ -703,8 +728,8 @@ func (f *follower) run() {
 		o.followMu.Unlock()
 	}()
 	for {
-		ctx, cancel := context.WithTimeout(o.root, followWait+2*sharedOpTimeout)
-		ended, _ := f.pull(ctx, followWait)
+		ctx, cancel := context.WithTimeout(o.root, o.cfg.timing.followWait+2*o.cfg.timing.opTimeout)
+		ended, _ := f.pull(ctx, o.cfg.timing.followWait)
 		lost := !ended && o.root.Err() == nil && f.ownerLost(ctx)
 		cancel()
 		switch {
@@ -712,7 +737,7 @@ func (f *follower) run() {
 			o.keep(t)
 			return
 		case o.root.Err() != nil:
-			f.end(stream.End{Event: "error", FinishReason: "cancelled",
+			f.end(stream.End{Event: string(EventError), FinishReason: string(FinishCancelled),
 				Code: CodeShuttingDown, Message: "the server is shutting down", FirstTokenMs: -1})
 			return
 		case lost:
@@ -727,7 +752,7 @@ func (f *follower) run() {
 // heartbeat has expired (ownerDead). While the owner lives, its end will come (it
 // keeps its writes until the shared state takes them), up to the task's
 // TTL, past which the shared copy would have expired anyway. A record
-// without an owner (an older version wrote it) is lost ownerGrace after
+// without an owner (an older version wrote it) is lost ownerGrace (sharedTiming) after
 // its deadline. A failed liveness check is not a loss.
 func (f *follower) ownerLost(ctx context.Context) bool {
 	now := time.Now()
@@ -735,7 +760,7 @@ func (f *follower) ownerLost(ctx context.Context) bool {
 		return false
 	}
 	if f.rec.Owner == "" {
-		return now.After(f.rec.Deadline.Add(ownerGrace))
+		return now.After(f.rec.Deadline.Add(f.o.cfg.timing.ownerGrace))
 	}
 	if now.After(f.rec.Deadline.Add(f.o.cfg.TaskTTL)) {
 		return true
@@ -772,7 +797,7 @@ func (o *Orchestrator) ownerDead(ctx context.Context, owner string) bool {
 
 // endLost ends the followed task of a lost owner.
 func (f *follower) endLost() {
-	f.end(stream.End{Event: "error", FinishReason: "upstream_error",
+	f.end(stream.End{Event: string(EventError), FinishReason: string(FinishUpstreamError),
 		Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
 		TotalMs: time.Since(f.t.CreatedAt).Milliseconds()})
 }
@@ -826,9 +851,9 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n 
 // its owner says.
 func (f *follower) end(end stream.End) {
 	t, v := f.t, f.rec.View
-	status, reason, errInfo := v.Status, v.FinishReason, v.Error
+	status, reason, errInfo := v.Status, FinishReason(v.FinishReason), v.Error
 	if !status.Final() {
-		status, reason = statusOf(end), end.FinishReason
+		status, reason = statusOf(end), FinishReason(end.FinishReason)
 		if status == StatusFailed || status == StatusCancelled {
 			errInfo = &ErrorInfo{Code: end.Code, Message: end.Message}
 		}
@@ -849,9 +874,9 @@ func (f *follower) end(end stream.End) {
 // statusOf derives a task status from its terminal event.
 func statusOf(end stream.End) Status {
 	switch {
-	case end.Event == "done":
+	case Event(end.Event) == EventDone:
 		return StatusDone
-	case end.Event == "partial":
+	case Event(end.Event) == EventPartial:
 		return StatusPartial
 	case end.Code == CodeCancelled:
 		return StatusCancelled

@@ -61,7 +61,7 @@ type Task struct {
 
 	mu           sync.Mutex // protects the fields below
 	status       Status
-	finishReason string
+	finishReason FinishReason
 	err          *ErrorInfo
 	firstToken   time.Duration // 0 until the first token
 	total        time.Duration
@@ -114,7 +114,7 @@ type View struct {
 	ID           string     `json:"id"`
 	Status       Status     `json:"status"`
 	Text         string     `json:"text"`
-	FinishReason string     `json:"finish_reason,omitempty"`
+	FinishReason string     `json:"finish_reason,omitempty"` // a FinishReason
 	Cache        CacheInfo  `json:"cache"`
 	Model        string     `json:"model"`
 	Namespace    string     `json:"namespace"`
@@ -133,7 +133,7 @@ func (t *Task) View() View {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v := View{
-		ID: t.ID, Status: t.status, Text: text, FinishReason: t.finishReason,
+		ID: t.ID, Status: t.status, Text: text, FinishReason: string(t.finishReason),
 		Cache: t.Cache, Model: t.Model, Namespace: t.Namespace, Upstream: t.Upstream,
 		CreatedAt: t.CreatedAt.UTC(), Chunks: chunks, Retries: t.retries, Error: t.err,
 	}

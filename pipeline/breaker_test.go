@@ -23,10 +23,10 @@ func (c *clock) Add(d time.Duration) {
 
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	clk := &clock{now: time.Unix(0, 0)}
-	var transitions []string
+	var transitions []pipeline.BreakerState
 	b := pipeline.NewBreaker(pipeline.BreakerConfig{
 		MinCalls: 3, CoolDown: time.Second, MaxCoolDown: 4 * time.Second, Now: clk.Now,
-		OnTransition: func(from, to pipeline.BreakerState) { transitions = append(transitions, to.String()) },
+		OnTransition: func(from, to pipeline.BreakerState) { transitions = append(transitions, to) },
 	})
 	fail := func() {
 		t.Helper()
@@ -69,7 +69,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	if b.State() != pipeline.BreakerClosed {
 		t.Fatalf("state %v after a good probe", b.State())
 	}
-	want := []string{"open", "half_open", "open", "half_open", "closed"}
+	want := []pipeline.BreakerState{pipeline.BreakerOpen, pipeline.BreakerHalfOpen, pipeline.BreakerOpen, pipeline.BreakerHalfOpen, pipeline.BreakerClosed}
 	if len(transitions) != len(want) {
 		t.Fatalf("transitions %v, want %v", transitions, want)
 	}
@@ -280,5 +280,17 @@ func TestBreakerBlocked(t *testing.T) {
 	probe(pipeline.Success)
 	if blocked, _ := b.Blocked(); blocked {
 		t.Fatal("closed again, still blocked")
+	}
+}
+
+// TestBreakerStateNames: the names of the states are the labels of the
+// metrics and the JSON of /v1/admin.
+func TestBreakerStateNames(t *testing.T) {
+	for s, want := range map[pipeline.BreakerState]string{
+		pipeline.BreakerClosed: "closed", pipeline.BreakerOpen: "open", pipeline.BreakerHalfOpen: "half_open",
+	} {
+		if got := s.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", s, got, want)
+		}
 	}
 }

@@ -220,9 +220,10 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// TestTimeouts checks each watchdog against each way an upstream can
-// stall, including the ones well-known gateways miss (no headers at all;
-// keep-alives that are not content).
+// TestTimeouts checks the watchdogs end to end: what a client of the SSE
+// stream reads when the first token or the next chunk does not come. The
+// other ways an upstream can stall, and the total cap, are cases of
+// orchestrator's TestTimeouts.
 func TestTimeouts(t *testing.T) {
 	const ttft, idle, total = 300 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond
 	cases := []struct {
@@ -234,11 +235,8 @@ func TestTimeouts(t *testing.T) {
 		text       string
 		firesAfter time.Duration // from acceptance
 	}{
-		{"no headers", streamtest.Script{StallBeforeHeaders: true}, orchestrator.StatusFailed, "ttft_timeout", "error", "", ttft},
-		{"headers then nothing", streamtest.Script{StallAfterHeaders: true}, orchestrator.StatusFailed, "ttft_timeout", "error", "", ttft},
 		{"keep-alives only", streamtest.Script{StallAfterHeaders: true, KeepAlives: true}, orchestrator.StatusFailed, "ttft_timeout", "error", "", ttft},
 		{"stall mid-stream", streamtest.Script{Chunks: []string{"a", "b", "c", "d"}, StallAfterChunks: 2, KeepAlives: true}, orchestrator.StatusPartial, "idle_timeout", "partial", "ab", idle},
-		{"total cap", streamtest.Script{Chunks: chunks(100, "s"), Gap: 100 * time.Millisecond}, orchestrator.StatusPartial, "deadline", "partial", "", total},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,6 +293,8 @@ func TestRequestDeadlineIsClampedToServerCap(t *testing.T) {
 	}
 }
 
+// TestUpstreamFailures checks an upstream failure and a retry end to end;
+// what is retried and what is not is orchestrator's TestUpstreamFailures.
 func TestUpstreamFailures(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -308,42 +308,20 @@ func TestUpstreamFailures(t *testing.T) {
 		{"dropped mid-stream: partial, not retried", func(int) streamtest.Script {
 			return streamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2}
 		}, orchestrator.StatusPartial, "upstream_error", "ab", 1, 0},
-		{"no [DONE] and no finish: partial", func(int) streamtest.Script {
-			return streamtest.Script{Chunks: []string{"a", "b", "c"}, StreamError: "model crashed"}
-		}, orchestrator.StatusPartial, "upstream_error", "abc", 1, 0},
 		{"503 once, then ok: one retry", func(n int) streamtest.Script {
 			if n == 1 {
 				return streamtest.Script{Status: 503}
 			}
 			return streamtest.Script{Chunks: []string{"ok"}}
 		}, orchestrator.StatusDone, "stop", "ok", 2, 1},
-		{"429 with Retry-After: honoured", func(n int) streamtest.Script {
-			if n == 1 {
-				return streamtest.Script{Status: 429, RetryAfter: "1"}
-			}
-			return streamtest.Script{Chunks: []string{"ok"}}
-		}, orchestrator.StatusDone, "stop", "ok", 2, 1},
 		{"502 twice: at most one retry", func(int) streamtest.Script {
 			return streamtest.Script{Status: 502}
 		}, orchestrator.StatusFailed, "upstream_error", "", 2, 1},
-		{"dropped before headers: retried", func(n int) streamtest.Script {
-			if n == 1 {
-				return streamtest.Script{DropBeforeHeaders: true}
-			}
-			return streamtest.Script{Chunks: []string{"ok"}}
-		}, orchestrator.StatusDone, "stop", "ok", 2, 1},
-		{"400 is never retried", func(int) streamtest.Script {
-			return streamtest.Script{Status: 400}
-		}, orchestrator.StatusFailed, "upstream_error", "", 1, 0},
-		{"500 is not retried", func(int) streamtest.Script {
-			return streamtest.Script{Status: 500}
-		}, orchestrator.StatusFailed, "upstream_error", "", 1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envOpts{Orch: orchestrator.Config{RetryBackoff: 20 * time.Millisecond, TotalTimeout: 10 * time.Second}})
 			e.Up.SetHandler(func(_ streamtest.ChatRequest, n int) streamtest.Script { return tc.script(n) })
-			start := time.Now()
 			resp, r := e.stream(map[string]any{"prompt": "f", "nocache": true})
 			v := e.waitFinal(resp.Header.Get("X-Task-Id"))
 			if v.Status != tc.status || v.FinishReason != tc.reason || v.Text != tc.text || v.Retries != tc.retries {
@@ -357,9 +335,6 @@ func TestUpstreamFailures(t *testing.T) {
 			}
 			if tc.status == orchestrator.StatusFailed && (r.Terminal.Type != "error" || v.Error == nil || v.Error.Code != "upstream_error") {
 				t.Fatalf("failure shape: %+v %+v", r.Terminal, v.Error)
-			}
-			if strings.Contains(tc.name, "Retry-After") && time.Since(start) < time.Second {
-				t.Fatalf("Retry-After: 1 not honoured: retried after %v", time.Since(start))
 			}
 			e.waitIdle()
 		})

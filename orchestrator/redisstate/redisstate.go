@@ -16,7 +16,8 @@
 // their own so that they never hold the connections that writes need.
 // Cancellation requests travel on the pub/sub channel "cancel"; each
 // instance renews a heartbeat key "instance:{ID}" that expires when it
-// stops.
+// stops, and a marker "state-marker:{ID}" whose absence tells it that
+// Redis lost its data.
 //
 // Clients must set ContextTimeoutEnabled, so that a stalled Redis costs a
 // caller its context's deadline and no more.
@@ -68,6 +69,7 @@ func (s *Store) logKey(id string) string    { return s.prefix + "task:{" + id + 
 func (s *Store) cancelChannel() string      { return s.prefix + "cancel" }
 
 func (s *Store) instanceKey(id string) string { return s.prefix + "instance:{" + id + "}" }
+func (s *Store) markerKey(id string) string   { return s.prefix + "state-marker:{" + id + "}" }
 
 // gapReply starts the error a script returns when the task's shared copy
 // does not reach the write (gapErr).
@@ -181,15 +183,22 @@ func (s *Store) Finish(ctx context.Context, rec orchestrator.Record, end stream.
 	return s.measure("task_finish", start, gapErr(err))
 }
 
+// markerTTL is how long an instance's marker outlives its last beat.
+const markerTTL = 24 * time.Hour
+
 // Beat renews the heartbeat of instance for ttl, and reports the shared
-// state lost when the deployment's marker key (written by the first beat,
-// without expiry) is missing: Redis was emptied, or this is its first use.
+// state lost when the instance's marker key (written by its first beat,
+// renewed by each) is missing: Redis was emptied, or this is the
+// instance's first beat. The marker is the instance's own, so that every
+// instance learns of the loss, not only the first to beat after it; it
+// expires markerTTL after the instance's last beat.
 func (s *Store) Beat(ctx context.Context, instance string, ttl time.Duration) (lost bool, err error) {
 	start := time.Now()
 	var fresh *redis.BoolCmd
 	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, s.instanceKey(instance), "1", ttl)
-		fresh = p.SetNX(ctx, s.prefix+"state-marker", time.Now().UTC().Format(time.RFC3339), 0)
+		fresh = p.SetNX(ctx, s.markerKey(instance), time.Now().UTC().Format(time.RFC3339), markerTTL)
+		p.PExpire(ctx, s.markerKey(instance), markerTTL)
 		return nil
 	})
 	if err == nil {

@@ -61,12 +61,12 @@ func TestLogRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	final := rec
-	final.View.Status, final.View.FinishReason = orchestrator.StatusDone, "stop"
-	if err := w.Finish(ctx, final, stream.End{Event: "done", FinishReason: "stop", Chunks: 3, TotalMs: 42}, time.Minute); err != nil {
+	final.View.Status, final.View.FinishReason = orchestrator.StatusDone, string(orchestrator.FinishStop)
+	if err := w.Finish(ctx, final, stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 3, TotalMs: 42}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	d, end, err := r.Read(ctx, id, 1, time.Second)
-	if err != nil || !slices.Equal(d, []string{"b", "c"}) || end == nil || end.Event != "done" || end.TotalMs != 42 {
+	if err != nil || !slices.Equal(d, []string{"b", "c"}) || end == nil || end.Event != string(orchestrator.EventDone) || end.TotalMs != 42 {
 		t.Fatalf("Read after 1: %q %+v %v", d, end, err)
 	}
 	if d, end, err := r.Read(ctx, id, 3, time.Second); err != nil || d != nil || end == nil {
@@ -91,7 +91,7 @@ func TestLogRoundTrip(t *testing.T) {
 			t.Fatalf("Append(%d, %q) again: %v", w2.first, w2.deltas, err)
 		}
 	}
-	fin := stream.End{Event: "done", FinishReason: "stop", Chunks: 4}
+	fin := stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 4}
 	rec2.View.Status = orchestrator.StatusDone
 	for range 2 {
 		if err := w.Finish(ctx, rec2, fin, time.Minute); err != nil {
@@ -146,7 +146,7 @@ func TestWritesRefuseGaps(t *testing.T) {
 	defer cancel()
 	const id = "0d9c6a9e-5b1b-4c55-9d43-1a1f7f0c1e03"
 	rec := orchestrator.Record{Tenant: "acme", Owner: "inst-1", View: orchestrator.View{ID: id, Status: orchestrator.StatusRunning}}
-	end := stream.End{Event: "done", FinishReason: "stop", Chunks: 3}
+	end := stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 3}
 
 	// No record: nothing is written.
 	if err := w.Append(ctx, id, 1, []string{"a"}, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
@@ -178,7 +178,7 @@ func TestWritesRefuseGaps(t *testing.T) {
 	if err := w.Finish(ctx, rec, end, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != "done" {
+	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != string(orchestrator.EventDone) {
 		t.Fatalf("log: %q %+v %v", d, e, err)
 	}
 	if got, err := r.Load(ctx, id); err != nil || got.View.Status != orchestrator.StatusDone || got.Owner != "inst-1" {
@@ -187,8 +187,9 @@ func TestWritesRefuseGaps(t *testing.T) {
 }
 
 // TestHeartbeat: an instance is alive while its beats are renewed and
-// not after their TTL; the first beat of a deployment (or one after Redis
-// was emptied) reports the shared state lost, the next ones do not.
+// not after their TTL; the first beat of each instance (or its first one
+// after Redis was emptied) reports the shared state lost, the next ones do
+// not.
 func TestHeartbeat(t *testing.T) {
 	a, open := redistest.New(t)
 	b := open()
@@ -202,6 +203,11 @@ func TestHeartbeat(t *testing.T) {
 	}
 	if lost, err := a.Beat(ctx, "inst-a", 300*time.Millisecond); err != nil || lost {
 		t.Fatalf("second beat: lost=%v %v", lost, err)
+	}
+	// Each instance learns of a loss: the first beat of another reports
+	// it too, whoever beat before.
+	if lost, err := b.Beat(ctx, "inst-b", 300*time.Millisecond); err != nil || !lost {
+		t.Fatalf("first beat of another instance: lost=%v %v, want lost", lost, err)
 	}
 	if ok, err := b.Alive(ctx, "inst-a"); err != nil || !ok {
 		t.Fatalf("Alive after a beat: %v %v", ok, err)

@@ -4,12 +4,13 @@ import (
 	"container/list"
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // Defaults of Config.
@@ -129,26 +130,12 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 // tooLong normalizes question and reports whether it is past
 // MaxSemanticRunes, so that only the exact tier may serve it.
 func (c *Cache) tooLong(question string) (normalized string, long bool) {
-	norm := Normalize(question)
+	norm := text.Normalize(question)
 	max := c.cfg.MaxSemanticRunes
 	if max < 0 || len(norm) <= max { // a rune takes at least one byte
 		return norm, false
 	}
 	return norm, utf8.RuneCountInString(norm) > max
-}
-
-// decideExact is the decision for a question past MaxSemanticRunes: the
-// exact tier only, in O(1) beyond the key's hash.
-func (c *Cache) decideExact(ns Namespace, norm string) decision {
-	d := decision{key: ExactKey(ns, norm), normalized: norm, facets: []string{},
-		reason: fmt.Sprintf("question longer than %d characters: exact tier only", c.cfg.MaxSemanticRunes)}
-	c.mu.RLock()
-	e, ok := c.st.get(d.key)
-	c.mu.RUnlock()
-	if ok && !e.expired(c.cfg.Now()) {
-		d.hit, d.kind, d.score, d.reason = e, "exact", 1, "exact key"
-	}
-	return d
 }
 
 // nsCounters are the counters of one effective namespace and its place
@@ -223,12 +210,7 @@ func (c *Cache) Retired() NamespaceStats {
 // A question longer than MaxSemanticRunes (normalized) is looked up in the
 // exact tier only: it is never analysed nor embedded.
 func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Result {
-	var d decision
-	if norm, long := c.tooLong(question); long {
-		d = c.decideExact(ns, norm)
-	} else {
-		d = c.decide(ctx, ns, question, false)
-	}
+	d := c.decide(ctx, ns, question, false)
 	nsKey := ns.String()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -273,7 +255,7 @@ func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans An
 		vec    []float32
 	)
 	if !long {
-		facets = facetsOf(analyze(norm))
+		facets = text.Facets(norm)
 		vec, _ = c.embed(ctx, norm)
 	}
 	now := c.cfg.Now()
@@ -385,19 +367,4 @@ func (c *Cache) Purge(tenant, namespace string) int {
 		}
 	}
 	return n
-}
-
-// explainDecision is Explain's decision: decide with its candidates, or
-// the exact tier only for a question past MaxSemanticRunes (whose reason
-// says so).
-func (c *Cache) explainDecision(ctx context.Context, ns Namespace, question string) decision {
-	norm, long := c.tooLong(question)
-	if !long {
-		return c.decide(ctx, ns, question, true)
-	}
-	d := c.decideExact(ns, norm)
-	if d.hit != nil {
-		d.candidates = []Candidate{c.candidate(d.hit, 1, nil, c.cfg.Now())}
-	}
-	return d
 }

@@ -12,6 +12,8 @@ import (
 	"math"
 	"net/http"
 	"strings"
+
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // Embedder turns a question into a vector for the semantic tier. The cache
@@ -63,8 +65,8 @@ type Builtin struct{}
 func (Builtin) Name() string { return "builtin-v1" }
 
 // Embed implements Embedder. It never fails and ignores ctx.
-func (Builtin) Embed(_ context.Context, text string) ([]float32, error) {
-	return builtinVector(analyze(Normalize(text))), nil
+func (Builtin) Embed(_ context.Context, q string) ([]float32, error) {
+	return builtinVector(text.Content(text.Normalize(q))), nil
 }
 
 // Feature weights of the builtin embedder.
@@ -79,11 +81,11 @@ const (
 	wEmpty    = 1.0 // the one feature of a question with no content left
 )
 
-// builtinVector hashes the content of an analysis into an L2-normalized
-// vector.
-func builtinVector(an analysis) []float32 {
+// builtinVector hashes the content of a question (see text.Content) into an
+// L2-normalized vector.
+func builtinVector(content []string) []float32 {
 	v := make([]float32, BuiltinDim)
-	seen := make(map[string]bool, 2*len(an.content))
+	seen := make(map[string]bool, 2*len(content))
 	add := func(feature string, w float32) {
 		if seen[feature] {
 			return // a repeated feature counts once
@@ -99,7 +101,7 @@ func builtinVector(an analysis) []float32 {
 		v[i] += w
 	}
 	prev := ""
-	for _, c := range an.content {
+	for _, c := range content {
 		switch {
 		case strings.HasPrefix(c, "q:"):
 			add(c, wQuestion)
@@ -126,7 +128,7 @@ func builtinVector(an analysis) []float32 {
 		}
 		prev = c
 	}
-	if len(an.content) == 0 {
+	if len(content) == 0 {
 		// Everything was a facet or a stop word ("IB-5521 收货了吗"): such
 		// questions are equal in wording, and the facets decide.
 		add("\x00empty", wEmpty)

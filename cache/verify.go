@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // The verification stage runs after the embedding score and the facet
@@ -154,7 +156,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 	if !isASCII(q) {
 		q = norm.NFKC.String(q)
 	}
-	word := func(r rune) bool { return unicode.IsLetter(r) && !isHan(r) || unicode.IsDigit(r) }
+	word := func(r rune) bool { return unicode.IsLetter(r) && !text.IsHan(r) || unicode.IsDigit(r) }
 	toks = make([]string, 0, 32)
 	for i := 0; i < len(q) && len(toks) <= maxVerifyTokens; {
 		r, n := utf8.DecodeRuneInString(q[i:])
@@ -177,7 +179,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 			}
 			toks = append(toks, q[i:j])
 			i = j
-		case isHan(r):
+		case text.IsHan(r):
 			toks = append(toks, q[i:i+n])
 			hasHan = true
 			i += n
@@ -217,7 +219,7 @@ func signature(q string) vsig {
 		}
 		lt := strings.ToLower(t)
 		lower = append(lower, lt)
-		han := utf8.RuneCountInString(t) == 1 && isHan([]rune(t)[0])
+		han := utf8.RuneCountInString(t) == 1 && text.IsHan([]rune(t)[0])
 		tok := lt
 		if !han {
 			tok = stemLight(lt)
@@ -272,7 +274,7 @@ func signature(q string) vsig {
 
 func isHanTok(t string) bool {
 	r, _ := utf8.DecodeRuneInString(t)
-	return isHan(r)
+	return text.IsHan(r)
 }
 
 // intent sets the question-intent flags of s from the question's words.

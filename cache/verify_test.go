@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // TestVerifyRefuses checks that the verification stage refuses questions
@@ -125,6 +127,6 @@ func FuzzVerify(f *testing.F) {
 		if check, why := verifyPair(sa, signature(a)); check != "" && check != "length" {
 			t.Errorf("%q refused against itself: %s", a, why)
 		}
-		Facets(Normalize(a))
+		text.Facets(text.Normalize(a))
 	})
 }

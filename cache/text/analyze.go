@@ -1,4 +1,4 @@
-package cache
+package text
 
 import (
 	"math/big"
@@ -45,7 +45,7 @@ func lexTokens(s string) []token {
 	adj := false
 	rs := []rune(s)
 	isAlnum := func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (r > 127 && unicode.IsLetter(r) && !isHan(r)) || unicode.IsDigit(r) && r > 127
+		return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (r > 127 && unicode.IsLetter(r) && !IsHan(r)) || unicode.IsDigit(r) && r > 127
 	}
 	for i := 0; i < len(rs); {
 		r := rs[i]
@@ -72,9 +72,9 @@ func lexTokens(s string) []token {
 			}
 			toks = append(toks, splitContraction(token{kind: k, text: string(rs[i:j]), adj: adj})...)
 			i, adj = j, true
-		case isHan(r):
+		case IsHan(r):
 			j := i + 1
-			for j < len(rs) && isHan(rs[j]) {
+			for j < len(rs) && IsHan(rs[j]) {
 				j++
 			}
 			toks = append(toks, token{kind: tHan, text: string(rs[i:j]), adj: adj})

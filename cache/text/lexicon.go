@@ -1,4 +1,4 @@
-package cache
+package text
 
 import (
 	"strings"
@@ -379,12 +379,12 @@ func parseTarget(t string) lexEntry {
 	case strings.HasPrefix(t, "p:"):
 		return lexEntry{kind: lexPlace, value: t[2:]}
 	}
-	panic("cache: bad lexicon target " + t)
+	panic("text: bad lexicon target " + t)
 }
 
 func hasHan(s string) bool {
 	for _, r := range s {
-		if isHan(r) {
+		if IsHan(r) {
 			return true
 		}
 	}

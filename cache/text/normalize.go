@@ -1,4 +1,4 @@
-package cache
+package text
 
 import (
 	"strings"
@@ -78,6 +78,6 @@ func isCJK(r rune) bool {
 // isHan reports a Han ideograph (the CJK ranges of isCJK without the
 // symbols and punctuation block, plus "〇"), the characters that the facet
 // and embedding analysis treats as Chinese text.
-func isHan(r rune) bool {
+func IsHan(r rune) bool {
 	return r == 0x3007 || (isCJK(r) && !(r >= 0x3000 && r <= 0x303f))
 }

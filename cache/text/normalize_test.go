@@ -1,10 +1,10 @@
-package cache_test
+package text_test
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 func TestNormalize(t *testing.T) {
@@ -25,44 +25,18 @@ func TestNormalize(t *testing.T) {
 		{"帮我 check 一下 wave W-1107 的 status", "帮我check一下wave w-1107的status"},
 		{"", ""},
 	} {
-		if got := cache.Normalize(tc.in); got != tc.want {
+		if got := text.Normalize(tc.in); got != tc.want {
 			t.Errorf("Normalize(%q) = %q; want %q", tc.in, got, tc.want)
 		}
-		if got := cache.Normalize(cache.Normalize(tc.in)); got != tc.want {
+		if got := text.Normalize(text.Normalize(tc.in)); got != tc.want {
 			t.Errorf("Normalize is not idempotent on %q: %q", tc.in, got)
 		}
 	}
 }
 
-func TestNamespaceString(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		ns   cache.Namespace
-		want string
-	}{
-		{cache.Namespace{Namespace: "wms-prod", Model: "sim-1"}, "wms-prod@sim-1"},
-		{cache.Namespace{Tenant: "acme", Namespace: "wms-prod", Model: "sim-1"}, "acme/wms-prod@sim-1"},
-		{cache.Namespace{Model: "gpt-4o"}, "default@gpt-4o"},
-		{cache.Namespace{Tenant: "a/b@c", Namespace: "n", Model: "m@x/y"}, "a%2Fb%40c/n@m%40x%2Fy"},
-	} {
-		if got := tc.ns.String(); got != tc.want {
-			t.Errorf("%+v.String() = %q; want %q", tc.ns, got, tc.want)
-		}
-	}
-	// Parts that would forge each other's separators stay apart.
-	a := cache.Namespace{Tenant: "t", Namespace: "n", Model: "m/x"}
-	b := cache.Namespace{Tenant: "t/n@m", Namespace: "x", Model: ""}
-	if a.String() == b.String() || cache.ExactKey(a, "q") == cache.ExactKey(b, "q") {
-		t.Errorf("%+v and %+v share a namespace string %q", a, b, a.String())
-	}
-	if k := cache.ExactKey(a, "q"); len(k) != 64 {
-		t.Errorf("ExactKey length %d; want 64 hex digits", len(k))
-	}
-}
-
 func TestFacets(t *testing.T) {
 	t.Parallel()
-	f := func(q string) []string { return cache.Facets(cache.Normalize(q)) }
+	f := func(q string) []string { return text.Facets(text.Normalize(q)) }
 	same := [][2]string{
 		{"How many SKU-62140 are left in zone A?", "A 区的 SKU-62140 还剩多少？"},
 		{"zone A", "A区"},

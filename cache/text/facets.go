@@ -1,4 +1,4 @@
-package cache
+package text
 
 // Facets returns the facets of a normalized question (see Normalize): the
 // things it is about, which must be equal for a semantic hit. The result is
@@ -52,4 +52,14 @@ package cache
 // gives it exactly one reading.
 func Facets(normalized string) []string {
 	return facetsOf(analyze(normalized))
+}
+
+// Content returns the rest of a normalized question, what the builtin
+// embedder hashes: its meaning-bearing words in order, without the facet
+// values, stop words and polite fillers. Each element is a concept "c:NAME"
+// (a vocabulary word of either language), a question form "q:NAME", an
+// English stem "w:STEM" or a run of unrecognised Han characters "z:RUN".
+// It is empty when nothing but facets and stop words is left.
+func Content(normalized string) []string {
+	return analyze(normalized).content
 }

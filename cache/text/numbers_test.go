@@ -1,4 +1,4 @@
-package cache
+package text
 
 import (
 	"slices"

@@ -1,0 +1,16 @@
+// Package text reads a question for the cache: normalization (the form
+// whose equality is an exact hit), facets (the things a question is about,
+// which must be equal for a semantic hit) and content (the meaning-bearing
+// words the builtin embedder hashes), through one analysis of English and
+// Chinese text driven by a built-in lexicon.
+//
+// It reads; it does not decide. Package cache keys, embeds, scores and
+// verifies. The verification stage's own reading of a question (the
+// signature in cache/verify.go: words as written, role markers, clause
+// breaks, question words) stays in package cache with the checks it feeds,
+// because that reading is shaped by and for those checks alone; it uses
+// IsHan from here so that both readings agree on what is Chinese.
+//
+// Its exported surface is four functions: Normalize, Facets, Content and
+// IsHan.
+package text

@@ -34,9 +34,9 @@ const maxCandidates = 5
 // anything. The stages run in this order, and the first that settles the
 // question names itself in decision.stage:
 //
-//   - a question past MaxSemanticRunes (normalized) is neither analysed nor
-//     embedded: the exact key decides alone, and no stage is named;
 //   - "exact": a live entry under the exact key is the hit;
+//   - "long": a question past MaxSemanticRunes (normalized) is neither
+//     analysed nor embedded: when the exact key missed, it is a miss;
 //   - "empty": nothing is cached in the namespace;
 //   - "embedder": the question has no vector (exact tier only);
 //   - the scan scores the live entries of the namespace with equal facets
@@ -67,12 +67,9 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 
 	// Stage "exact".
 	if ok && !e.expired(now) {
-		d.hit, d.kind, d.score, d.reason = e, "exact", 1, "exact key"
-		if !long {
-			d.stage = "exact"
-			if explain {
-				d.facets = text.Facets(norm)
-			}
+		d.hit, d.kind, d.score, d.reason, d.stage = e, "exact", 1, "exact key", "exact"
+		if !long && explain {
+			d.facets = text.Facets(norm)
 		}
 		if explain {
 			d.candidates = []Candidate{c.candidate(e, 1, d.facets, now)}
@@ -80,6 +77,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		return d
 	}
 	if long {
+		d.stage = "long"
 		return d
 	}
 

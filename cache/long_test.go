@@ -51,12 +51,12 @@ func TestLongPromptSkipsTheSemanticTier(t *testing.T) {
 		t.Fatalf("long prompt after store: %+v; want an exact hit", r)
 	}
 	x := c.Explain(ctx, ns, long+"!")
-	if x.Decision != "hit" || x.Kind != "exact" {
-		t.Fatalf("explain of the stored long prompt: %+v", x.Decision)
+	if x.Decision != "hit" || x.Kind != "exact" || x.Stage != "exact" {
+		t.Fatalf("explain of the stored long prompt: %s, stage %q", x.Decision, x.Stage)
 	}
 	x = c.Explain(ctx, ns, long+" more")
-	if x.Decision != "miss" || !strings.Contains(x.Reason, "exact tier only") || len(x.Query.Facets) != 0 {
-		t.Fatalf("explain of a long miss: decision %s, reason %q, facets %v", x.Decision, x.Reason, x.Query.Facets)
+	if x.Decision != "miss" || x.Stage != "long" || !strings.Contains(x.Reason, "exact tier only") || len(x.Query.Facets) != 0 {
+		t.Fatalf("explain of a long miss: decision %s, stage %q, reason %q, facets %v", x.Decision, x.Stage, x.Reason, x.Query.Facets)
 	}
 	if n := embeds.Load(); n != 0 {
 		t.Fatalf("the long prompt was embedded %d times; want 0", n)

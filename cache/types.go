@@ -52,7 +52,8 @@ type Explanation struct {
 	Query      Query       `json:"query"`
 	Candidates []Candidate `json:"candidates"`
 	Reason     string      `json:"reason"`
-	// Stage is the stage that decided: "exact" (the exact key), "empty"
+	// Stage is the stage that decided: "exact" (the exact key), "long" (a
+	// question past the semantic length bound: exact tier only), "empty"
 	// (nothing cached in the namespace), "embedder" (no vector: exact tier
 	// only), "score" (below the threshold), "facets" (a facet differs) or
 	// "verify" (the verification stage accepted or refused the candidate).

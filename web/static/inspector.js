@@ -42,6 +42,7 @@ function facetList(facets, other, testid) {
 // STAGES names the stage that decided a lookup (Explanation.stage).
 const STAGES = {
   exact: "the exact key",
+  long: "the length bound (a long question uses the exact tier only)",
   empty: "an empty namespace",
   embedder: "the embedder being unavailable (exact tier only)",
   score: "the similarity score (below the threshold)",

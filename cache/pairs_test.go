@@ -33,6 +33,7 @@ type pairFile struct {
 // development set beside the repository, the public PAWS-X sample, plus
 // SLUICE_CACHE_PAIRS (comma-separated paths).
 func pairFiles(t *testing.T) []pairFile {
+	t.Helper()
 	own, err := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestPairs(t *testing.T) {
 // evalPairs checks one file: every exact pair hits as exact, and the miss
 // pairs have at most maxFalse false hits (each one an error when maxFalse
 // is 0, logged otherwise).
-func evalPairs(t *testing.T, pairs []pair, maxFalse float64) {
+func evalPairs(t *testing.T, pairs []pair, maxFalse float64) { //nolint:thelper // a subtest's body: its lines are the ones to report
 	ctx := context.Background()
 	c := cache.New(cache.Config{})
 	type tally struct{ hits, total int }

@@ -118,13 +118,6 @@ func (it *idemTable) sweep(now time.Time) {
 	}
 }
 
-// len returns the number of keys held.
-func (it *idemTable) len() int {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	return len(it.entries)
-}
-
 // SubmitOnce is Submit (mode Interactive) or SubmitAsync (mode Async)
 // made idempotent by req.IdempotencyKey: the first request with a key
 // starts a task; a repeat by the same tenant with the same request, while

@@ -16,6 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // against a real Redis (two clients, as two instances).
 func TestSharedContract(t *testing.T) {
 	sharedtest.Run(t, func(t *testing.T) (orchestrator.Shared, orchestrator.Shared) {
+		t.Helper()
 		a, open := redistest.New(t)
 		return a, open()
 	})

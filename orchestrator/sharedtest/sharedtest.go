@@ -20,7 +20,7 @@ import (
 type Open func(t *testing.T) (a, b orchestrator.Shared)
 
 // Run runs every case of the suite as a subtest.
-func Run(t *testing.T, open Open) {
+func Run(t *testing.T, open Open) { //nolint:thelper // a case of the suite, not a helper
 	t.Helper()
 	for _, c := range []struct {
 		name string
@@ -38,7 +38,7 @@ func Run(t *testing.T, open Open) {
 // logRoundTrip: what one instance writes, another reads back in
 // order, with the cursor semantics of Last-Event-ID, and a reader waiting
 // for the next entry wakes when it is written.
-func logRoundTrip(t *testing.T, open Open) {
+func logRoundTrip(t *testing.T, open Open) { //nolint:thelper // a case of the suite, not a helper
 	w, r := open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -123,7 +123,7 @@ func logRoundTrip(t *testing.T, open Open) {
 
 // cancelRequests: a cancellation asked on one instance reaches the
 // subscription of another; the subscription ends with its context.
-func cancelRequests(t *testing.T, open Open) {
+func cancelRequests(t *testing.T, open Open) { //nolint:thelper // a case of the suite, not a helper
 	owner, asker := open(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -156,7 +156,7 @@ func cancelRequests(t *testing.T, open Open) {
 // or a log without its record (Redis lost the task), writes nothing and
 // says so with ErrSharedGap; published again from its start, the task
 // reads whole and in order.
-func writesRefuseGaps(t *testing.T, open Open) {
+func writesRefuseGaps(t *testing.T, open Open) { //nolint:thelper // a case of the suite, not a helper
 	w, r := open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -206,7 +206,7 @@ func writesRefuseGaps(t *testing.T, open Open) {
 // not after their TTL; the first beat of each instance (or its first one
 // after Redis was emptied) reports the shared state lost, the next ones do
 // not.
-func heartbeat(t *testing.T, open Open) {
+func heartbeat(t *testing.T, open Open) { //nolint:thelper // a case of the suite, not a helper
 	a, b := open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

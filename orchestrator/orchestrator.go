@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // Cache is what the orchestrator needs of the answer cache. A nil Cache
@@ -40,7 +41,7 @@ const (
 type Request struct {
 	Tenant    string
 	Question  string // the cache question: the prompt or the last user message
-	Messages  []stream.Message
+	Messages  []upstream.Message
 	Model     string // empty: Config.DefaultModel
 	Namespace string // already validated
 	NoCache   bool
@@ -55,7 +56,7 @@ type Request struct {
 
 // route is one upstream with its gate and breaker, created once.
 type route struct {
-	up      stream.Upstream
+	up      upstream.Upstream
 	gate    *pipeline.Gate
 	breaker *pipeline.Breaker
 }
@@ -88,7 +89,7 @@ type Orchestrator struct {
 // Deps are the collaborators of an Orchestrator.
 type Deps struct {
 	// Upstream is the model to stream from. Required.
-	Upstream stream.Upstream
+	Upstream upstream.Upstream
 	// Cache answers repeated questions; nil passes through.
 	Cache Cache
 	// Store keeps tasks; nil means a MemoryStore bounded by
@@ -170,14 +171,14 @@ func (o *Orchestrator) Gates() []*pipeline.Gate { return []*pipeline.Gate{o.rout
 func (o *Orchestrator) Breakers() []*pipeline.Breaker { return []*pipeline.Breaker{o.route.breaker} }
 
 // Ready reports whether the orchestrator can serve: some upstream's
-// circuit is not open and that upstream answers its Ping (stream.Pinger),
+// circuit is not open and that upstream answers its Ping (upstream.Pinger),
 // within ctx.
 func (o *Orchestrator) Ready(ctx context.Context) error {
 	r := o.route
 	if r.breaker.State() == pipeline.BreakerOpen {
 		return fmt.Errorf("upstream %s: circuit open", r.up.Name())
 	}
-	if p, ok := r.up.(stream.Pinger); ok {
+	if p, ok := r.up.(upstream.Pinger); ok {
 		if err := p.Ping(ctx); err != nil {
 			return fmt.Errorf("upstream %s unreachable: %w", r.up.Name(), err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // startedAt is the "created" time of the models listed by GET /v1/models.
@@ -311,7 +312,7 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 
 // estimateTokens is the prompt's token count for usage: one token per 4
 // bytes of text, at least one per message.
-func estimateTokens(msgs []stream.Message) int {
+func estimateTokens(msgs []upstream.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += max(1, (len(m.Content)+3)/4)

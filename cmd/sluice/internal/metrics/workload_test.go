@@ -19,11 +19,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
-	"github.com/sluice-dev/sluice/web/metrics"
 )
 
 // env is one sluice (orchestrator, cache, HTTP front with /metrics) on a

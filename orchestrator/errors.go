@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluice-dev/sluice/stream"
 )
 
 // Error codes of the contract, shared by tasks' terminal events and HTTP
@@ -51,15 +53,15 @@ const (
 	FinishOverloaded FinishReason = "overloaded"
 )
 
-// Event is the name of a task's terminal SSE event (stream.End.Event
-// carries it as a string).
-type Event string
+// Event is the name of a task's terminal SSE event, stream.End.Event:
+// the event names are stream's, and these are the ones a task ends with.
+type Event = stream.Event
 
 // The terminal events.
 const (
-	EventDone    Event = "done"
-	EventPartial Event = "partial"
-	EventError   Event = "error"
+	EventDone    = stream.EventDone
+	EventPartial = stream.EventPartial
+	EventError   = stream.EventError
 )
 
 // RefusalReason says why a request was refused before its task started:

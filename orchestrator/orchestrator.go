@@ -382,7 +382,7 @@ func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Ta
 	t.Cache.Status, t.Cache.Kind, t.Cache.Score = "hit", res.Kind, res.Score
 	total := time.Since(accepted)
 	t.tr = stream.NewFinishedTranscript(res.Answer.Chunks, stream.End{
-		Event: string(EventDone), FinishReason: string(FinishStop), FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
+		Event: EventDone, FinishReason: string(FinishStop), FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
 	})
 	t.status, t.finishReason, t.total, t.firstToken, t.endedAt = StatusDone, FinishStop, total, max(total, time.Microsecond), time.Now()
 	close(t.done)

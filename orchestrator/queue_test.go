@@ -100,7 +100,7 @@ func TestQueueWaitLimitFailsWithItsOwnReason(t *testing.T) {
 		t.Fatalf("queue timeout after %d ms, want about 100", *v.TotalMs)
 	}
 	end := waiter.Transcript().Ended()
-	if end == nil || end.Event != string(orchestrator.EventError) || end.Code != orchestrator.CodeQueueTimeout || end.FinishReason != string(orchestrator.FinishOverloaded) {
+	if end == nil || end.Event != orchestrator.EventError || end.Code != orchestrator.CodeQueueTimeout || end.FinishReason != string(orchestrator.FinishOverloaded) {
 		t.Fatalf("terminal event %+v", end)
 	}
 	if n := up.calls.Load(); n != 1 {

@@ -113,7 +113,7 @@ func TestMaxAnswerBytesCutsPartial(t *testing.T) {
 	}
 	v := wait(t, task)
 	end := task.Transcript().Ended()
-	if v.Status != orchestrator.StatusPartial || v.FinishReason != string(orchestrator.FinishLength) || end.Event != string(orchestrator.EventPartial) ||
+	if v.Status != orchestrator.StatusPartial || v.FinishReason != string(orchestrator.FinishLength) || end.Event != orchestrator.EventPartial ||
 		end.Code != orchestrator.CodeAnswerTooLarge || !strings.Contains(end.Notice, "size limit of 37 bytes") {
 		t.Fatalf("cut task %+v, end %+v", v, end)
 	}

@@ -427,7 +427,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		first = ttft.Milliseconds()
 	}
 	t.tr.Finish(stream.End{
-		Event: string(event), FinishReason: string(reason), Notice: notice, Code: code, Message: message,
+		Event: event, FinishReason: string(reason), Notice: notice, Code: code, Message: message,
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
 	// The store learns of the end before anyone can see it: a task that

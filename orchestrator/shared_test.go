@@ -156,7 +156,7 @@ func TestSharedFollowFromAnotherInstance(t *testing.T) {
 	if !slices.Equal(got, own) || strings.Join(got, "") != "alpha beta gamma" {
 		t.Fatalf("followed on B: %q; on A: %q", got, own)
 	}
-	if gotEnd.Event != string(orchestrator.EventDone) || gotEnd.FinishReason != ownEnd.FinishReason || gotEnd.Chunks != ownEnd.Chunks {
+	if gotEnd.Event != orchestrator.EventDone || gotEnd.FinishReason != ownEnd.FinishReason || gotEnd.Chunks != ownEnd.Chunks {
 		t.Fatalf("end on B %+v, on A %+v", gotEnd, ownEnd)
 	}
 	if v := wait(t, remote); v.Status != orchestrator.StatusDone || v.Text != "alpha beta gamma" || v.FinishReason != string(orchestrator.FinishStop) {
@@ -229,7 +229,7 @@ func TestSharedOwnerLostOnlyAfterHeartbeatMisses(t *testing.T) {
 	if took := time.Since(start); took < 3*sharedHeartbeat {
 		t.Fatalf("called lost after %s, before a whole heartbeat TTL (%s)", took, 3*sharedHeartbeat)
 	}
-	if strings.Join(deltas, "") != "half" || end.Event != string(orchestrator.EventError) || end.Code != orchestrator.CodeUpstreamError || !strings.Contains(end.Message, "stopped answering") {
+	if strings.Join(deltas, "") != "half" || end.Event != orchestrator.EventError || end.Code != orchestrator.CodeUpstreamError || !strings.Contains(end.Message, "stopped answering") {
 		t.Fatalf("following a task whose owner stopped: %q %+v", deltas, end)
 	}
 	if v := lost.View(); v.Status != orchestrator.StatusFailed {
@@ -252,7 +252,7 @@ func TestSharedOwnerLostOnlyAfterHeartbeatMisses(t *testing.T) {
 	}
 	// Its owner ends it: the follower gets the end.
 	rec.View.Status, rec.View.FinishReason = orchestrator.StatusDone, string(orchestrator.FinishStop)
-	if err := m.Finish(ctx, rec, stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 1}, time.Minute); err != nil {
+	if err := m.Finish(ctx, rec, stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 1}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if v := wait(t, followed); v.Status != orchestrator.StatusDone || v.Text != "half" {

@@ -66,11 +66,11 @@ func TestLogRoundTrip(t *testing.T) {
 	}
 	final := rec
 	final.View.Status, final.View.FinishReason = orchestrator.StatusDone, string(orchestrator.FinishStop)
-	if err := w.Finish(ctx, final, stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 3, TotalMs: 42}, time.Minute); err != nil {
+	if err := w.Finish(ctx, final, stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 3, TotalMs: 42}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	d, end, err := r.Read(ctx, id, 1, time.Second)
-	if err != nil || !slices.Equal(d, []string{"b", "c"}) || end == nil || end.Event != string(orchestrator.EventDone) || end.TotalMs != 42 {
+	if err != nil || !slices.Equal(d, []string{"b", "c"}) || end == nil || end.Event != orchestrator.EventDone || end.TotalMs != 42 {
 		t.Fatalf("Read after 1: %q %+v %v", d, end, err)
 	}
 	if d, end, err := r.Read(ctx, id, 3, time.Second); err != nil || d != nil || end == nil {
@@ -95,7 +95,7 @@ func TestLogRoundTrip(t *testing.T) {
 			t.Fatalf("Append(%d, %q) again: %v", w2.first, w2.deltas, err)
 		}
 	}
-	fin := stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 4}
+	fin := stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 4}
 	rec2.View.Status = orchestrator.StatusDone
 	for range 2 {
 		if err := w.Finish(ctx, rec2, fin, time.Minute); err != nil {
@@ -150,7 +150,7 @@ func TestWritesRefuseGaps(t *testing.T) {
 	defer cancel()
 	const id = "0d9c6a9e-5b1b-4c55-9d43-1a1f7f0c1e03"
 	rec := orchestrator.Record{Tenant: "acme", Owner: "inst-1", View: orchestrator.View{ID: id, Status: orchestrator.StatusRunning}}
-	end := stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 3}
+	end := stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 3}
 
 	// No record: nothing is written.
 	if err := w.Append(ctx, id, 1, []string{"a"}, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
@@ -182,7 +182,7 @@ func TestWritesRefuseGaps(t *testing.T) {
 	if err := w.Finish(ctx, rec, end, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != string(orchestrator.EventDone) {
+	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != orchestrator.EventDone {
 		t.Fatalf("log: %q %+v %v", d, e, err)
 	}
 	if got, err := r.Load(ctx, id); err != nil || got.View.Status != orchestrator.StatusDone || got.Owner != "inst-1" {
@@ -259,7 +259,7 @@ func TestOutageFailsEveryCall(t *testing.T) {
 		"Start":  func() error { return m.Start(ctx, rec, time.Minute) },
 		"Append": func() error { return m.Append(ctx, id, 2, []string{"b"}, time.Minute) },
 		"Finish": func() error {
-			return m.Finish(ctx, rec, stream.End{Event: string(orchestrator.EventDone), Chunks: 1}, time.Minute)
+			return m.Finish(ctx, rec, stream.End{Event: orchestrator.EventDone, Chunks: 1}, time.Minute)
 		},
 		"Load":          func() error { _, err := m.Load(ctx, id); return err },
 		"Read":          func() error { _, _, err := m.Read(ctx, id, 0, 0); return err },

@@ -96,8 +96,8 @@ func (c *collect) onEvent(ev client.Event) {
 func (c *collect) types() []string {
 	var out []string
 	for _, ev := range c.events {
-		if len(out) == 0 || out[len(out)-1] != ev.Type {
-			out = append(out, ev.Type)
+		if len(out) == 0 || out[len(out)-1] != string(ev.Type) {
+			out = append(out, string(ev.Type))
 		}
 	}
 	return out

@@ -31,6 +31,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/web/client"
 )
 
@@ -139,14 +140,14 @@ func (g *PromptGen) Next() (string, bool) {
 // loadSample is what one request measured. Each is written by its own
 // goroutine only, and read after they all ended.
 type loadSample struct {
-	sent     bool   // false: dropped by the client
-	status   int    // HTTP status of the first response; 0: none
-	code     string // error code of a non-2xx answer or of an error event
-	cache    string // X-Cache
-	terminal string // done, partial, error; "" when none was read
-	failure  string // why the request failed; "" if it did not
-	errText  string // an example of the failure
-	first    bool   // a first delta came
+	sent     bool         // false: dropped by the client
+	status   int          // HTTP status of the first response; 0: none
+	code     string       // error code of a non-2xx answer or of an error event
+	cache    string       // X-Cache
+	terminal stream.Event // done, partial, error; "" when none was read
+	failure  string       // why the request failed; "" if it did not
+	errText  string       // an example of the failure
+	first    bool         // a first delta came
 	ttft     time.Duration
 	total    time.Duration
 	bytes    int64
@@ -365,13 +366,13 @@ func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Read
 			continue // nothing follows a terminal event; read to the end
 		}
 		switch ev.Type {
-		case "delta":
+		case stream.EventDelta:
 			if !s.first {
 				s.first, s.ttft = true, time.Since(start)
 			}
-		case "done", "partial", "error":
+		case stream.EventDone, stream.EventPartial, stream.EventError:
 			s.terminal, s.total = ev.Type, time.Since(start)
-			if ev.Type == "error" {
+			if ev.Type == stream.EventError {
 				var e struct {
 					Code string `json:"code"`
 				}
@@ -424,7 +425,7 @@ func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, st
 			return
 		}
 		if ch.Error != nil {
-			s.terminal, s.total, s.code = "error", time.Since(start), ch.Error.Code
+			s.terminal, s.total, s.code = stream.EventError, time.Since(start), ch.Error.Code
 			continue
 		}
 		for _, c := range ch.Choices {
@@ -432,9 +433,9 @@ func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, st
 				s.first, s.ttft = true, time.Since(start)
 			}
 			if c.FinishReason != nil && s.terminal == "" {
-				s.terminal, s.total = "done", time.Since(start)
-				if *c.FinishReason == "length" {
-					s.terminal = "partial"
+				s.terminal, s.total = stream.EventDone, time.Since(start)
+				if *c.FinishReason == "length" { // the OpenAI door's finish reason of a cut answer
+					s.terminal = stream.EventPartial
 				}
 			}
 		}
@@ -743,8 +744,8 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 			}
 		}
 		if s.terminal != "" {
-			r.Terminal[s.terminal]++
-			if s.terminal == "error" && s.code != "" {
+			r.Terminal[string(s.terminal)]++
+			if s.terminal == stream.EventError && s.code != "" {
 				r.ErrorCodes[s.code]++
 			}
 		}

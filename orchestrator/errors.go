@@ -53,11 +53,8 @@ const (
 	FinishOverloaded FinishReason = "overloaded"
 )
 
-// Event is the name of a task's terminal SSE event, stream.End.Event:
-// the event names are stream's, and these are the ones a task ends with.
-type Event = stream.Event
-
-// The terminal events.
+// The terminal events a task ends with (stream.End.Event): the event
+// names are stream's.
 const (
 	EventDone    = stream.EventDone
 	EventPartial = stream.EventPartial
@@ -109,6 +106,6 @@ var (
 	// ErrQueueWait is the cause when an async task waits longer than
 	// Config.MaxQueueWait for a slot.
 	ErrQueueWait = errors.New("orchestrator: queue wait limit reached")
-	// ErrClosed is returned by Submit after Shutdown.
+	// ErrClosed is returned by SubmitOnce after Shutdown.
 	ErrClosed = errors.New("orchestrator: closed")
 )

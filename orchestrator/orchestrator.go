@@ -67,7 +67,7 @@ type Orchestrator struct {
 	cfg   Config
 	route *route
 	cache Cache
-	store TaskStore
+	store taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
 	idem  *idemTable // Idempotency-Key -> task, per tenant
 	log   *slog.Logger
 	obs   Observer
@@ -92,9 +92,6 @@ type Deps struct {
 	Upstream upstream.Upstream
 	// Cache answers repeated questions; nil passes through.
 	Cache Cache
-	// Store keeps tasks; nil means a MemoryStore bounded by
-	// Config.MaxRetainedTasks and Config.MaxRetainedBytes.
-	Store TaskStore
 	// Logger receives structured logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Observer receives metrics events; nil means none.
@@ -110,9 +107,6 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		return nil, errors.New("orchestrator: no upstream")
 	}
 	cfg.setDefaults()
-	if d.Store == nil {
-		d.Store = NewBoundedMemoryStore(RetentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes})
-	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -136,7 +130,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 			}),
 		},
 		cache:     d.Cache,
-		store:     d.Store,
+		store:     newMemoryStore(retentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes}),
 		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
 		log:       d.Logger,
 		obs:       obs,
@@ -153,9 +147,10 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	return o, nil
 }
 
-// Retention returns what the task store holds, when it is a MemoryStore.
+// Retention returns what the task store holds, when it is the in-memory
+// store (ok).
 func (o *Orchestrator) Retention() (RetentionStats, bool) {
-	if m, ok := o.store.(*MemoryStore); ok {
+	if m, ok := o.store.(*memoryStore); ok {
 		return m.Stats(), true
 	}
 	return RetentionStats{}, false
@@ -241,20 +236,8 @@ func (o *Orchestrator) Follow(tenant, id string) *Task {
 	return o.follow(tenant, id)
 }
 
-// Submit starts a task for req. A cache hit returns a task that is already
-// done. Otherwise the task needs a slot: an Interactive request gets one
-// before Submit returns or is refused with a *Refusal; an Async request is
-// queued (or refused when the queue is full). ctx bounds only the wait of
-// an interactive request, never the task.
-func (o *Orchestrator) Submit(ctx context.Context, req Request) (*Task, error) {
-	return o.submit(ctx, req, Interactive)
-}
-
-// SubmitAsync is Submit for an asynchronous task (see Submit).
-func (o *Orchestrator) SubmitAsync(ctx context.Context, req Request) (*Task, error) {
-	return o.submit(ctx, req, Async)
-}
-
+// submit starts a task for req, without an idempotency key (SubmitOnce
+// says what it does).
 func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Task, error) {
 	o.mu.Lock()
 	closed := o.closed

@@ -85,14 +85,6 @@ func parseEvent(raw []byte) (Event, bool) {
 	return ev, ev.ID != "" || ev.Type != "" || hasData
 }
 
-// OpenStream sends a request whose answer is an event stream (POST
-// /v1/stream, POST /v1/chat/completions with "stream": true, GET an
-// events_url) and returns the response (2xx) for NewEventReader; any other
-// status is an *APIError. Nothing is resumed: see Follow for that.
-func (c *Client) OpenStream(ctx context.Context, method, path string, body any) (*http.Response, error) {
-	return c.Send(ctx, method, path, body, "text/event-stream")
-}
-
 // Reconnection policy of Follow.
 const (
 	// DefaultResumeTries is the most reconnections of one stream in a row

@@ -277,9 +277,6 @@ func (st *aggState) flush(all bool) {
 	}
 }
 
-// Flush ends every window now, emitting the pending summaries.
-func (a *Handler) Flush() { a.st.flush(true) }
-
 // Close stops the goroutine and emits the pending summaries; later records
 // pass through unaggregated. It is safe to call more than once, on any
 // handler derived from the same New.

@@ -11,6 +11,7 @@
 // read at scrape time by a custom collector, so the exported values cannot
 // drift from the source of truth.
 //
-// Every metric is listed, with its type, labels and help, by Describe;
-// docs/metrics.md is generated from it and checked by the tests.
+// Every metric is listed, with its type, labels and help, in one catalog
+// (describe.go) that registration reads; the table in docs/metrics.md is
+// generated from it and checked by the tests.
 package metrics

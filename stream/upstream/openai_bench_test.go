@@ -17,7 +17,7 @@ import (
 // from a fast local fake. One op is one answer of 1000 chunks; ns/chunk and
 // chunks/s are the figures to watch.
 //
-//   - streamtest: the fault-injecting fake, which encodes and flushes each
+//   - upstreamtest: the fault-injecting fake, which encodes and flushes each
 //     chunk on its own, so the figure includes its work and a loopback
 //     write per chunk (the realistic shape of a live upstream).
 //   - prebuilt: a body rendered once and written in one go, so the figure
@@ -29,7 +29,7 @@ func BenchmarkOpenAIRelay(b *testing.B) {
 		text[i] = " token"
 	}
 
-	b.Run("streamtest", func(b *testing.B) {
+	b.Run("upstreamtest", func(b *testing.B) {
 		srv := upstreamtest.NewServer(b)
 		srv.SetScript(upstreamtest.Script{Chunks: text})
 		benchRelay(b, srv.URL(), chunks)

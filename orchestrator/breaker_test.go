@@ -6,15 +6,15 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // statusUp answers every call with an HTTP error status.
 type statusUp struct{ code int }
 
 func (s statusUp) Name() string { return "status" }
-func (s statusUp) Stream(context.Context, stream.Request, chan<- stream.Chunk) error {
-	return &stream.StatusError{Code: s.code}
+func (s statusUp) Stream(context.Context, upstream.Request, chan<- upstream.Chunk) error {
+	return &upstream.StatusError{Code: s.code}
 }
 
 // Issue 10, item 8: a client's cancellations and 4xx answers other than
@@ -22,7 +22,7 @@ func (s statusUp) Stream(context.Context, stream.Request, chan<- stream.Chunk) e
 // breaker's failure rate; 5xx and 429 do.
 func TestBreakerCountsNeitherCancellationsNor4xx(t *testing.T) {
 	cfg := orchestrator.Config{Budget: 64, BreakerMinCalls: 2, MaxRetries: -1}
-	run := func(up stream.Upstream, cancel bool) *pipeline.Breaker {
+	run := func(up upstream.Upstream, cancel bool) *pipeline.Breaker {
 		t.Helper()
 		o := newOrch(t, cfg, up, nil)
 		for range 30 {

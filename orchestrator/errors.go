@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluice-dev/sluice/stream"
 )
 
 // Error codes of the contract, shared by tasks' terminal events and HTTP
@@ -51,15 +53,12 @@ const (
 	FinishOverloaded FinishReason = "overloaded"
 )
 
-// Event is the name of a task's terminal SSE event (stream.End.Event
-// carries it as a string).
-type Event string
-
-// The terminal events.
+// The terminal events a task ends with (stream.End.Event): the event
+// names are stream's.
 const (
-	EventDone    Event = "done"
-	EventPartial Event = "partial"
-	EventError   Event = "error"
+	EventDone    = stream.EventDone
+	EventPartial = stream.EventPartial
+	EventError   = stream.EventError
 )
 
 // RefusalReason says why a request was refused before its task started:
@@ -107,6 +106,6 @@ var (
 	// ErrQueueWait is the cause when an async task waits longer than
 	// Config.MaxQueueWait for a slot.
 	ErrQueueWait = errors.New("orchestrator: queue wait limit reached")
-	// ErrClosed is returned by Submit after Shutdown.
+	// ErrClosed is returned by SubmitOnce after Shutdown.
 	ErrClosed = errors.New("orchestrator: closed")
 )

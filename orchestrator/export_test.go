@@ -1,6 +1,11 @@
 package orchestrator
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-dev/sluice/stream"
+)
 
 // ShortSharedTiming shortens the shared state's timing in cfg
 // (sharedTiming) for tests that exercise outages and lost owners: call
@@ -17,3 +22,16 @@ func ShortSharedTiming(cfg *Config) {
 		remoteCancelWait: time.Second,
 	}
 }
+
+// Submit is SubmitOnce without an idempotency key, mode Interactive.
+func (o *Orchestrator) Submit(ctx context.Context, req Request) (*Task, error) {
+	return o.submit(ctx, req, Interactive)
+}
+
+// SubmitAsync is SubmitOnce without an idempotency key, mode Async.
+func (o *Orchestrator) SubmitAsync(ctx context.Context, req Request) (*Task, error) {
+	return o.submit(ctx, req, Async)
+}
+
+// Event is the name of a task's terminal SSE event (stream.End.Event).
+type Event = stream.Event

@@ -118,8 +118,14 @@ func (it *idemTable) sweep(now time.Time) {
 	}
 }
 
-// SubmitOnce is Submit (mode Interactive) or SubmitAsync (mode Async)
-// made idempotent by req.IdempotencyKey: the first request with a key
+// SubmitOnce starts a task for req. A cache hit returns a task that is
+// already done. Otherwise the task needs a slot: in mode Interactive it
+// gets one before SubmitOnce returns or is refused with a *Refusal; in
+// mode Async it is queued (or refused when the queue is full). ctx bounds
+// only the wait of an interactive request, never the task. After Shutdown
+// it returns ErrClosed.
+//
+// req.IdempotencyKey makes it idempotent: the first request with a key
 // starts a task; a repeat by the same tenant with the same request, while
 // that task is held (its TTL and the retention limits), returns that task
 // with attached true and starts nothing (no second upstream call). A
@@ -127,7 +133,7 @@ func (it *idemTable) sweep(now time.Time) {
 // new task, which the key then names. The
 // same key with a different request is ErrIdempotencyConflict. A repeat
 // that comes while the first is still being admitted waits for it (within
-// ctx). Without a key it is Submit or SubmitAsync.
+// ctx).
 func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (t *Task, attached bool, err error) {
 	if req.IdempotencyKey == "" {
 		t, err = o.submit(ctx, req, mode)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // Concurrent repeats of one request with one key, arriving while the
@@ -122,12 +122,12 @@ func TestSubmitOnceRetriesAFailedTask(t *testing.T) {
 type flaky struct{ calls atomic.Int64 }
 
 func (f *flaky) Name() string { return "flaky" }
-func (f *flaky) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (f *flaky) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	if f.calls.Add(1) == 1 {
-		return &stream.StatusError{Code: 500}
+		return &upstream.StatusError{Code: 500}
 	}
 	select {
-	case out <- stream.Chunk{Text: "ok"}:
+	case out <- upstream.Chunk{Text: "ok"}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // Cache is what the orchestrator needs of the answer cache. A nil Cache
@@ -40,7 +41,7 @@ const (
 type Request struct {
 	Tenant    string
 	Question  string // the cache question: the prompt or the last user message
-	Messages  []stream.Message
+	Messages  []upstream.Message
 	Model     string // empty: Config.DefaultModel
 	Namespace string // already validated
 	NoCache   bool
@@ -55,7 +56,7 @@ type Request struct {
 
 // route is one upstream with its gate and breaker, created once.
 type route struct {
-	up      stream.Upstream
+	up      upstream.Upstream
 	gate    *pipeline.Gate
 	breaker *pipeline.Breaker
 }
@@ -66,7 +67,7 @@ type Orchestrator struct {
 	cfg   Config
 	route *route
 	cache Cache
-	store TaskStore
+	store taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
 	idem  *idemTable // Idempotency-Key -> task, per tenant
 	log   *slog.Logger
 	obs   Observer
@@ -88,12 +89,9 @@ type Orchestrator struct {
 // Deps are the collaborators of an Orchestrator.
 type Deps struct {
 	// Upstream is the model to stream from. Required.
-	Upstream stream.Upstream
+	Upstream upstream.Upstream
 	// Cache answers repeated questions; nil passes through.
 	Cache Cache
-	// Store keeps tasks; nil means a MemoryStore bounded by
-	// Config.MaxRetainedTasks and Config.MaxRetainedBytes.
-	Store TaskStore
 	// Logger receives structured logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Observer receives metrics events; nil means none.
@@ -109,9 +107,6 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		return nil, errors.New("orchestrator: no upstream")
 	}
 	cfg.setDefaults()
-	if d.Store == nil {
-		d.Store = NewBoundedMemoryStore(RetentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes})
-	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -135,7 +130,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 			}),
 		},
 		cache:     d.Cache,
-		store:     d.Store,
+		store:     newMemoryStore(retentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes}),
 		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
 		log:       d.Logger,
 		obs:       obs,
@@ -152,9 +147,10 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	return o, nil
 }
 
-// Retention returns what the task store holds, when it is a MemoryStore.
+// Retention returns what the task store holds, when it is the in-memory
+// store (ok).
 func (o *Orchestrator) Retention() (RetentionStats, bool) {
-	if m, ok := o.store.(*MemoryStore); ok {
+	if m, ok := o.store.(*memoryStore); ok {
 		return m.Stats(), true
 	}
 	return RetentionStats{}, false
@@ -170,14 +166,14 @@ func (o *Orchestrator) Gates() []*pipeline.Gate { return []*pipeline.Gate{o.rout
 func (o *Orchestrator) Breakers() []*pipeline.Breaker { return []*pipeline.Breaker{o.route.breaker} }
 
 // Ready reports whether the orchestrator can serve: some upstream's
-// circuit is not open and that upstream answers its Ping (stream.Pinger),
+// circuit is not open and that upstream answers its Ping (upstream.Pinger),
 // within ctx.
 func (o *Orchestrator) Ready(ctx context.Context) error {
 	r := o.route
 	if r.breaker.State() == pipeline.BreakerOpen {
 		return fmt.Errorf("upstream %s: circuit open", r.up.Name())
 	}
-	if p, ok := r.up.(stream.Pinger); ok {
+	if p, ok := r.up.(upstream.Pinger); ok {
 		if err := p.Ping(ctx); err != nil {
 			return fmt.Errorf("upstream %s unreachable: %w", r.up.Name(), err)
 		}
@@ -240,20 +236,8 @@ func (o *Orchestrator) Follow(tenant, id string) *Task {
 	return o.follow(tenant, id)
 }
 
-// Submit starts a task for req. A cache hit returns a task that is already
-// done. Otherwise the task needs a slot: an Interactive request gets one
-// before Submit returns or is refused with a *Refusal; an Async request is
-// queued (or refused when the queue is full). ctx bounds only the wait of
-// an interactive request, never the task.
-func (o *Orchestrator) Submit(ctx context.Context, req Request) (*Task, error) {
-	return o.submit(ctx, req, Interactive)
-}
-
-// SubmitAsync is Submit for an asynchronous task (see Submit).
-func (o *Orchestrator) SubmitAsync(ctx context.Context, req Request) (*Task, error) {
-	return o.submit(ctx, req, Async)
-}
-
+// submit starts a task for req, without an idempotency key (SubmitOnce
+// says what it does).
 func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Task, error) {
 	o.mu.Lock()
 	closed := o.closed
@@ -381,7 +365,7 @@ func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Ta
 	t.Cache.Status, t.Cache.Kind, t.Cache.Score = "hit", res.Kind, res.Score
 	total := time.Since(accepted)
 	t.tr = stream.NewFinishedTranscript(res.Answer.Chunks, stream.End{
-		Event: string(EventDone), FinishReason: string(FinishStop), FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
+		Event: EventDone, FinishReason: string(FinishStop), FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
 	})
 	t.status, t.finishReason, t.total, t.firstToken, t.endedAt = StatusDone, FinishStop, total, max(total, time.Microsecond), time.Now()
 	close(t.done)

@@ -16,7 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,10 +26,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type burst struct{ chunks []string }
 
 func (b burst) Name() string { return "burst" }
-func (b burst) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (b burst) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	for _, c := range b.chunks {
 		select {
-		case out <- stream.Chunk{Text: c}:
+		case out <- upstream.Chunk{Text: c}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -39,7 +39,7 @@ func (b burst) Stream(ctx context.Context, _ stream.Request, out chan<- stream.C
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newOrch(t testing.TB, cfg orchestrator.Config, up stream.Upstream, c orchestrator.Cache) *orchestrator.Orchestrator {
+func newOrch(t testing.TB, cfg orchestrator.Config, up upstream.Upstream, c orchestrator.Cache) *orchestrator.Orchestrator {
 	t.Helper()
 	o, err := orchestrator.New(cfg, orchestrator.Deps{Upstream: up, Cache: c, Logger: quiet})
 	if err != nil {
@@ -74,7 +74,7 @@ func TestNewNeedsAnUpstream(t *testing.T) {
 func TestCacheHitTakesNoSlotAndOnlyStopIsStored(t *testing.T) {
 	c := cache.New(cache.Config{})
 	o := newOrch(t, orchestrator.Config{Budget: 1}, burst{[]string{"forty", "-two"}}, c)
-	req := orchestrator.Request{Question: "the answer?", Messages: []stream.Message{{Role: "user", Content: "the answer?"}}}
+	req := orchestrator.Request{Question: "the answer?", Messages: []upstream.Message{{Role: "user", Content: "the answer?"}}}
 	first, err := o.Submit(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestSubmitRacingShutdown(t *testing.T) {
 type stall struct{}
 
 func (stall) Name() string { return "stall" }
-func (stall) Stream(ctx context.Context, _ stream.Request, _ chan<- stream.Chunk) error {
+func (stall) Stream(ctx context.Context, _ upstream.Request, _ chan<- upstream.Chunk) error {
 	<-ctx.Done()
 	return ctx.Err()
 }

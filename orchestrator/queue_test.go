@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // paced is an upstream that takes gap before each of its chunks, like a
@@ -20,7 +20,7 @@ type paced struct {
 }
 
 func (p *paced) Name() string { return "paced" }
-func (p *paced) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (p *paced) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	p.calls.Add(1)
 	for _, c := range p.chunks {
 		tm := time.NewTimer(p.gap)
@@ -31,7 +31,7 @@ func (p *paced) Stream(ctx context.Context, _ stream.Request, out chan<- stream.
 			return ctx.Err()
 		}
 		select {
-		case out <- stream.Chunk{Text: c}:
+		case out <- upstream.Chunk{Text: c}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -100,7 +100,7 @@ func TestQueueWaitLimitFailsWithItsOwnReason(t *testing.T) {
 		t.Fatalf("queue timeout after %d ms, want about 100", *v.TotalMs)
 	}
 	end := waiter.Transcript().Ended()
-	if end == nil || end.Event != string(orchestrator.EventError) || end.Code != orchestrator.CodeQueueTimeout || end.FinishReason != string(orchestrator.FinishOverloaded) {
+	if end == nil || end.Event != orchestrator.EventError || end.Code != orchestrator.CodeQueueTimeout || end.FinishReason != string(orchestrator.FinishOverloaded) {
 		t.Fatalf("terminal event %+v", end)
 	}
 	if n := up.calls.Load(); n != 1 {
@@ -118,7 +118,7 @@ func TestQueueWaitLimitFailsWithItsOwnReason(t *testing.T) {
 type countingStall struct{ calls atomic.Int64 }
 
 func (s *countingStall) Name() string { return "stall" }
-func (s *countingStall) Stream(ctx context.Context, _ stream.Request, _ chan<- stream.Chunk) error {
+func (s *countingStall) Stream(ctx context.Context, _ upstream.Request, _ chan<- upstream.Chunk) error {
 	s.calls.Add(1)
 	<-ctx.Done()
 	return ctx.Err()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // byPrompt is an upstream that stalls (until cancelled) for the prompt
@@ -20,7 +20,7 @@ import (
 type byPrompt struct{}
 
 func (byPrompt) Name() string { return "byprompt" }
-func (byPrompt) Stream(ctx context.Context, req stream.Request, out chan<- stream.Chunk) error {
+func (byPrompt) Stream(ctx context.Context, req upstream.Request, out chan<- upstream.Chunk) error {
 	p := req.Messages[len(req.Messages)-1].Content
 	if p == "stall" {
 		<-ctx.Done()
@@ -31,7 +31,7 @@ func (byPrompt) Stream(ctx context.Context, req stream.Request, out chan<- strea
 		c := min(n, 100)
 		n -= c
 		select {
-		case out <- stream.Chunk{Text: strings.Repeat("x", c)}:
+		case out <- upstream.Chunk{Text: strings.Repeat("x", c)}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -40,7 +40,7 @@ func (byPrompt) Stream(ctx context.Context, req stream.Request, out chan<- strea
 }
 
 func ask(q string) orchestrator.Request {
-	return orchestrator.Request{Question: q, NoCache: true, Messages: []stream.Message{{Role: "user", Content: q}}}
+	return orchestrator.Request{Question: q, NoCache: true, Messages: []upstream.Message{{Role: "user", Content: q}}}
 }
 
 // Issue 10, item 2: under a flood of finished tasks the store stays
@@ -113,7 +113,7 @@ func TestMaxAnswerBytesCutsPartial(t *testing.T) {
 	}
 	v := wait(t, task)
 	end := task.Transcript().Ended()
-	if v.Status != orchestrator.StatusPartial || v.FinishReason != string(orchestrator.FinishLength) || end.Event != string(orchestrator.EventPartial) ||
+	if v.Status != orchestrator.StatusPartial || v.FinishReason != string(orchestrator.FinishLength) || end.Event != orchestrator.EventPartial ||
 		end.Code != orchestrator.CodeAnswerTooLarge || !strings.Contains(end.Notice, "size limit of 37 bytes") {
 		t.Fatalf("cut task %+v, end %+v", v, end)
 	}
@@ -146,7 +146,7 @@ type endless struct {
 }
 
 func (e *endless) Name() string { return "endless" }
-func (e *endless) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (e *endless) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	defer func() {
 		select {
 		case e.stopped <- struct{}{}:
@@ -155,7 +155,7 @@ func (e *endless) Stream(ctx context.Context, _ stream.Request, out chan<- strea
 	}()
 	for {
 		select {
-		case out <- stream.Chunk{Text: e.chunk}:
+		case out <- upstream.Chunk{Text: e.chunk}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // stopGrace bounds how long a task waits for a cancelled upstream call to
@@ -74,12 +75,12 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	ctx, stopCap := context.WithDeadlineCause(ctx, time.Now().Add(req.Deadline), ErrDeadline)
 	defer stopCap()
 
-	upReq := stream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
+	upReq := upstream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
 	var (
 		last time.Time
 		size int // bytes of the answer so far
 	)
-	emit := func(c stream.Chunk) {
+	emit := func(c upstream.Chunk) {
 		if limit := o.cfg.MaxAnswerBytes; limit > 0 && size+len(c.Text) > limit {
 			// The answer outgrows its limit: keep what fits (whole
 			// characters), then stop the upstream call; the task ends
@@ -131,7 +132,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.mu.Unlock()
 		}
 		done(breakerOutcome(outcome, status, t.tr))
-		if err == nil || errors.Is(err, stream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
+		if err == nil || errors.Is(err, upstream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
 		delay, ok := o.retryDelay(ctx, err)
@@ -161,10 +162,10 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 
 // attempt makes one upstream call under the watchdogs, relaying chunks to
 // emit, and returns once the upstream call has stopped (or stopGrace).
-func (o *Orchestrator) attempt(ctx context.Context, r *route, req stream.Request, emit func(stream.Chunk), log *slog.Logger) error {
+func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Request, emit func(upstream.Chunk), log *slog.Logger) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	in := make(chan stream.Chunk)
+	in := make(chan upstream.Chunk)
 	done := make(chan error, 1)
 	exited := make(chan struct{})
 	go func() {
@@ -189,10 +190,10 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req stream.Request
 
 // classify names an attempt's outcome for metrics and breakers.
 func classify(ctx context.Context, err error) (outcome Outcome, status int) {
-	var se *stream.StatusError
-	var ce *stream.ConnectError
+	var se *upstream.StatusError
+	var ce *upstream.ConnectError
 	switch {
-	case err == nil, errors.Is(err, stream.ErrLength):
+	case err == nil, errors.Is(err, upstream.ErrLength):
 		return OutcomeOK, 200
 	case errors.As(err, &se):
 		return OutcomeHTTPError, se.Code
@@ -206,7 +207,7 @@ func classify(ctx context.Context, err error) (outcome Outcome, status int) {
 		return OutcomeCancelled, 0
 	case errors.As(err, &ce):
 		return OutcomeConnectError, 0
-	case errors.Is(err, stream.ErrTruncated):
+	case errors.Is(err, upstream.ErrTruncated):
 		return OutcomeTruncated, 0
 	}
 	return OutcomeError, 0
@@ -237,7 +238,7 @@ func breakerOutcome(outcome Outcome, status int, tr *stream.Transcript) pipeline
 // retryable: connection failures, 429 and 502/503/504 only; never our own
 // overload, never another 4xx, never a timeout.
 func retryable(err error) bool {
-	var se *stream.StatusError
+	var se *upstream.StatusError
 	if errors.As(err, &se) {
 		switch se.Code {
 		case 429, 502, 503, 504:
@@ -245,9 +246,9 @@ func retryable(err error) bool {
 		}
 		return false
 	}
-	var ce *stream.ConnectError
+	var ce *upstream.ConnectError
 	// A stream dropped before any output is a connection failure too.
-	return errors.As(err, &ce) || errors.Is(err, stream.ErrTruncated)
+	return errors.As(err, &ce) || errors.Is(err, upstream.ErrTruncated)
 }
 
 // retryDelay is the backoff with jitter, or the upstream's Retry-After when
@@ -255,7 +256,7 @@ func retryable(err error) bool {
 func (o *Orchestrator) retryDelay(ctx context.Context, err error) (time.Duration, bool) {
 	base := o.cfg.RetryBackoff
 	delay := base/2 + time.Duration(rand.Int64N(int64(base)))
-	var se *stream.StatusError
+	var se *upstream.StatusError
 	if errors.As(err, &se) && se.RetryAfter > 0 {
 		delay = se.RetryAfter
 	}
@@ -368,7 +369,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		message = fmt.Sprintf("the answer reached the size limit of %d bytes", o.cfg.MaxAnswerBytes)
 	case err == nil:
 		status, reason, event = StatusDone, FinishStop, EventDone
-	case errors.Is(err, stream.ErrLength):
+	case errors.Is(err, upstream.ErrLength):
 		// Complete as far as it goes, but cut at the token limit: done,
 		// with finish_reason length, and never cached.
 		status, reason, event = StatusDone, FinishLength, EventDone
@@ -426,7 +427,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		first = ttft.Milliseconds()
 	}
 	t.tr.Finish(stream.End{
-		Event: string(event), FinishReason: string(reason), Notice: notice, Code: code, Message: message,
+		Event: event, FinishReason: string(reason), Notice: notice, Code: code, Message: message,
 		FirstTokenMs: first, TotalMs: total.Milliseconds(),
 	})
 	// The store learns of the end before anyone can see it: a task that

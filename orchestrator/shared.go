@@ -737,7 +737,7 @@ func (f *follower) run() {
 			o.keep(t)
 			return
 		case o.root.Err() != nil:
-			f.end(stream.End{Event: string(EventError), FinishReason: string(FinishCancelled),
+			f.end(stream.End{Event: EventError, FinishReason: string(FinishCancelled),
 				Code: CodeShuttingDown, Message: "the server is shutting down", FirstTokenMs: -1})
 			return
 		case lost:
@@ -797,7 +797,7 @@ func (o *Orchestrator) ownerDead(ctx context.Context, owner string) bool {
 
 // endLost ends the followed task of a lost owner.
 func (f *follower) endLost() {
-	f.end(stream.End{Event: string(EventError), FinishReason: string(FinishUpstreamError),
+	f.end(stream.End{Event: EventError, FinishReason: string(FinishUpstreamError),
 		Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
 		TotalMs: time.Since(f.t.CreatedAt).Milliseconds()})
 }
@@ -874,9 +874,9 @@ func (f *follower) end(end stream.End) {
 // statusOf derives a task status from its terminal event.
 func statusOf(end stream.End) Status {
 	switch {
-	case Event(end.Event) == EventDone:
+	case end.Event == EventDone:
 		return StatusDone
-	case Event(end.Event) == EventPartial:
+	case end.Event == EventPartial:
 		return StatusPartial
 	case end.Code == CodeCancelled:
 		return StatusCancelled

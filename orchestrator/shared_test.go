@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/sharedmem"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // The sharing logic (shared.go) against an in-memory shared state: two
@@ -27,7 +28,7 @@ func sharedCfg(instance string) orchestrator.Config {
 }
 
 // newShared returns an instance named instance that shares m.
-func newShared(t testing.TB, m *sharedmem.Mem, instance string, up stream.Upstream) *orchestrator.Orchestrator {
+func newShared(t testing.TB, m *sharedmem.Mem, instance string, up upstream.Upstream) *orchestrator.Orchestrator {
 	t.Helper()
 	o, err := orchestrator.New(sharedCfg(instance), orchestrator.Deps{Upstream: up, Logger: quiet, Shared: m})
 	if err != nil {
@@ -53,7 +54,7 @@ type gated struct {
 func newGated(chunks ...string) *gated { return &gated{chunks: chunks, next: make(chan struct{})} }
 
 func (g *gated) Name() string { return "gated" }
-func (g *gated) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (g *gated) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	for _, c := range g.chunks {
 		select {
 		case <-g.next:
@@ -61,7 +62,7 @@ func (g *gated) Stream(ctx context.Context, _ stream.Request, out chan<- stream.
 			return ctx.Err()
 		}
 		select {
-		case out <- stream.Chunk{Text: c}:
+		case out <- upstream.Chunk{Text: c}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -155,7 +156,7 @@ func TestSharedFollowFromAnotherInstance(t *testing.T) {
 	if !slices.Equal(got, own) || strings.Join(got, "") != "alpha beta gamma" {
 		t.Fatalf("followed on B: %q; on A: %q", got, own)
 	}
-	if gotEnd.Event != string(orchestrator.EventDone) || gotEnd.FinishReason != ownEnd.FinishReason || gotEnd.Chunks != ownEnd.Chunks {
+	if gotEnd.Event != orchestrator.EventDone || gotEnd.FinishReason != ownEnd.FinishReason || gotEnd.Chunks != ownEnd.Chunks {
 		t.Fatalf("end on B %+v, on A %+v", gotEnd, ownEnd)
 	}
 	if v := wait(t, remote); v.Status != orchestrator.StatusDone || v.Text != "alpha beta gamma" || v.FinishReason != string(orchestrator.FinishStop) {
@@ -228,7 +229,7 @@ func TestSharedOwnerLostOnlyAfterHeartbeatMisses(t *testing.T) {
 	if took := time.Since(start); took < 3*sharedHeartbeat {
 		t.Fatalf("called lost after %s, before a whole heartbeat TTL (%s)", took, 3*sharedHeartbeat)
 	}
-	if strings.Join(deltas, "") != "half" || end.Event != string(orchestrator.EventError) || end.Code != orchestrator.CodeUpstreamError || !strings.Contains(end.Message, "stopped answering") {
+	if strings.Join(deltas, "") != "half" || end.Event != orchestrator.EventError || end.Code != orchestrator.CodeUpstreamError || !strings.Contains(end.Message, "stopped answering") {
 		t.Fatalf("following a task whose owner stopped: %q %+v", deltas, end)
 	}
 	if v := lost.View(); v.Status != orchestrator.StatusFailed {
@@ -251,7 +252,7 @@ func TestSharedOwnerLostOnlyAfterHeartbeatMisses(t *testing.T) {
 	}
 	// Its owner ends it: the follower gets the end.
 	rec.View.Status, rec.View.FinishReason = orchestrator.StatusDone, string(orchestrator.FinishStop)
-	if err := m.Finish(ctx, rec, stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 1}, time.Minute); err != nil {
+	if err := m.Finish(ctx, rec, stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 1}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if v := wait(t, followed); v.Status != orchestrator.StatusDone || v.Text != "half" {
@@ -319,16 +320,16 @@ func TestSharedOutageBacklogPublishedAfterRecovery(t *testing.T) {
 
 // byQuestion is an upstream that hands each request to the upstream
 // named by its question.
-type byQuestion map[string]stream.Upstream
+type byQuestion map[string]upstream.Upstream
 
 func (byQuestion) Name() string { return "byquestion" }
-func (u byQuestion) Stream(ctx context.Context, req stream.Request, out chan<- stream.Chunk) error {
+func (u byQuestion) Stream(ctx context.Context, req upstream.Request, out chan<- upstream.Chunk) error {
 	return u[req.Messages[0].Content].Stream(ctx, req, out)
 }
 
 // ask is a request whose question is q.
 func askShared(q string) orchestrator.Request {
-	return orchestrator.Request{Tenant: "acme", Question: q, Messages: []stream.Message{{Role: "user", Content: q}}}
+	return orchestrator.Request{Tenant: "acme", Question: q, Messages: []upstream.Message{{Role: "user", Content: q}}}
 }
 
 // When the shared state restarts empty, the heartbeat finds it lost and

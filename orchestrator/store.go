@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// TaskStore keeps tasks by id until they expire. A shared (Redis) store
-// can stand in for the in-memory one behind this interface.
-type TaskStore interface {
+// taskStore keeps this instance's tasks by id (its own, and the remote
+// ones it follows) until they expire. Sharing tasks with other instances
+// is another interface's job (Shared); this one is local.
+type taskStore interface {
 	// Put adds a task. A task that is already final is also Ended.
 	Put(t *Task)
 	// Ended tells the store that a task it holds is final: from now on it
@@ -23,11 +24,11 @@ type TaskStore interface {
 	Len() int
 }
 
-// RetentionLimits bound the finished tasks a MemoryStore keeps. Queued and
+// retentionLimits bound the finished tasks a memoryStore keeps. Queued and
 // running tasks are never dropped (the budget and the queue bound them);
 // beyond either limit the tasks that ended first are dropped first, and
 // their ids are then unknown (404).
-type RetentionLimits struct {
+type retentionLimits struct {
 	// MaxTasks is the most finished tasks kept; <= 0: no limit.
 	MaxTasks int
 	// MaxBytes is the most bytes of finished tasks kept, as Task.Size
@@ -35,9 +36,9 @@ type RetentionLimits struct {
 	MaxBytes int64
 }
 
-// MemoryStore is a TaskStore in this process's memory.
-type MemoryStore struct {
-	limits RetentionLimits
+// memoryStore is the taskStore, in this process's memory.
+type memoryStore struct {
+	limits retentionLimits
 
 	mu       sync.RWMutex // protects the fields below
 	tasks    map[string]*stored
@@ -46,27 +47,23 @@ type MemoryStore struct {
 	evicted  int64     // finished tasks dropped to keep the limits, ever
 }
 
-// stored is a task in a MemoryStore, with its place in the finished list.
+// stored is a task in a memoryStore, with its place in the finished list.
 type stored struct {
 	t    *Task
 	size int64
 	el   *list.Element // nil while the task is live
 }
 
-var _ TaskStore = (*MemoryStore)(nil)
+var _ taskStore = (*memoryStore)(nil)
 
-// NewMemoryStore returns an empty MemoryStore without limits (only the
-// TTL sweep drops tasks).
-func NewMemoryStore() *MemoryStore { return NewBoundedMemoryStore(RetentionLimits{}) }
-
-// NewBoundedMemoryStore returns an empty MemoryStore that keeps its
-// finished tasks within limits.
-func NewBoundedMemoryStore(limits RetentionLimits) *MemoryStore {
-	return &MemoryStore{limits: limits, tasks: make(map[string]*stored)}
+// newMemoryStore returns an empty memoryStore that keeps its finished
+// tasks within limits.
+func newMemoryStore(limits retentionLimits) *memoryStore {
+	return &memoryStore{limits: limits, tasks: make(map[string]*stored)}
 }
 
 // Put adds a task. A task that is already final is also Ended.
-func (s *MemoryStore) Put(t *Task) {
+func (s *memoryStore) Put(t *Task) {
 	final := t.Status().Final()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,7 +80,7 @@ func (s *MemoryStore) Put(t *Task) {
 // Ended marks a stored task final: it joins the back of the finished
 // tasks, and the oldest finished tasks are dropped while a limit is
 // exceeded.
-func (s *MemoryStore) Ended(t *Task) {
+func (s *memoryStore) Ended(t *Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st := s.tasks[t.ID]; st != nil && st.t == t && st.el == nil {
@@ -91,7 +88,7 @@ func (s *MemoryStore) Ended(t *Task) {
 	}
 }
 
-func (s *MemoryStore) endedLocked(st *stored) {
+func (s *memoryStore) endedLocked(st *stored) {
 	st.size = st.t.Size()
 	st.el = s.finished.PushBack(st)
 	s.bytes += st.size
@@ -103,7 +100,7 @@ func (s *MemoryStore) endedLocked(st *stored) {
 	}
 }
 
-func (s *MemoryStore) dropLocked(st *stored) {
+func (s *memoryStore) dropLocked(st *stored) {
 	if st.el != nil {
 		s.finished.Remove(st.el)
 		s.bytes -= st.size
@@ -115,7 +112,7 @@ func (s *MemoryStore) dropLocked(st *stored) {
 }
 
 // Get returns the task with that id, or nil.
-func (s *MemoryStore) Get(id string) *Task {
+func (s *memoryStore) Get(id string) *Task {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if st := s.tasks[id]; st != nil {
@@ -125,7 +122,7 @@ func (s *MemoryStore) Get(id string) *Task {
 }
 
 // Sweep drops final tasks that ended before cutoff, oldest first.
-func (s *MemoryStore) Sweep(cutoff time.Time) int {
+func (s *memoryStore) Sweep(cutoff time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -144,13 +141,13 @@ func (s *MemoryStore) Sweep(cutoff time.Time) int {
 }
 
 // Len returns the number of tasks held.
-func (s *MemoryStore) Len() int {
+func (s *memoryStore) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.tasks)
 }
 
-// RetentionStats is what a MemoryStore holds.
+// RetentionStats is what the in-memory task store holds.
 type RetentionStats struct {
 	Tasks         int   `json:"tasks"`          // every task held
 	Finished      int   `json:"finished"`       // of which final
@@ -159,7 +156,7 @@ type RetentionStats struct {
 }
 
 // Stats returns what the store holds.
-func (s *MemoryStore) Stats() RetentionStats {
+func (s *memoryStore) Stats() RetentionStats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return RetentionStats{Tasks: len(s.tasks), Finished: s.finished.Len(), FinishedBytes: s.bytes, Evicted: s.evicted}

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // The watchdogs and retries against a real HTTP upstream (the OpenAI
-// client of stream and the scripted server of streamtest). web keeps a
+// client of stream/upstream and the scripted server of upstreamtest). web keeps a
 // few of these cases end to end, with the SSE events a client reads.
 
 // tol is how late a watchdog may fire on a busy machine.
@@ -20,10 +20,10 @@ const tol = 400 * time.Millisecond
 
 // newHTTPOrch returns an orchestrator whose upstream is a scripted HTTP
 // server.
-func newHTTPOrch(t *testing.T, cfg orchestrator.Config) (*orchestrator.Orchestrator, *streamtest.Server) {
+func newHTTPOrch(t *testing.T, cfg orchestrator.Config) (*orchestrator.Orchestrator, *upstreamtest.Server) {
 	t.Helper()
-	srv := streamtest.NewServer(t)
-	up, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: srv.URL(), Name: "fake"})
+	srv := upstreamtest.NewServer(t)
+	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: srv.URL(), Name: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,25 +55,25 @@ func TestTimeouts(t *testing.T) {
 	const ttft, idle, total = 300 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond
 	cases := []struct {
 		name       string
-		script     streamtest.Script
+		script     upstreamtest.Script
 		status     orchestrator.Status
 		reason     orchestrator.FinishReason
 		event      orchestrator.Event
 		text       string
 		firesAfter time.Duration // from acceptance
 	}{
-		{"no headers", streamtest.Script{StallBeforeHeaders: true}, orchestrator.StatusFailed, orchestrator.FinishTTFTTimeout, orchestrator.EventError, "", ttft},
-		{"headers then nothing", streamtest.Script{StallAfterHeaders: true}, orchestrator.StatusFailed, orchestrator.FinishTTFTTimeout, orchestrator.EventError, "", ttft},
-		{"keep-alives only", streamtest.Script{StallAfterHeaders: true, KeepAlives: true}, orchestrator.StatusFailed, orchestrator.FinishTTFTTimeout, orchestrator.EventError, "", ttft},
-		{"stall mid-stream", streamtest.Script{Chunks: []string{"a", "b", "c", "d"}, StallAfterChunks: 2, KeepAlives: true}, orchestrator.StatusPartial, orchestrator.FinishIdleTimeout, orchestrator.EventPartial, "ab", idle},
-		{"total cap", streamtest.Script{Chunks: manyChunks(100, "s"), Gap: 100 * time.Millisecond}, orchestrator.StatusPartial, orchestrator.FinishDeadline, orchestrator.EventPartial, "", total},
+		{"no headers", upstreamtest.Script{StallBeforeHeaders: true}, orchestrator.StatusFailed, orchestrator.FinishTTFTTimeout, orchestrator.EventError, "", ttft},
+		{"headers then nothing", upstreamtest.Script{StallAfterHeaders: true}, orchestrator.StatusFailed, orchestrator.FinishTTFTTimeout, orchestrator.EventError, "", ttft},
+		{"keep-alives only", upstreamtest.Script{StallAfterHeaders: true, KeepAlives: true}, orchestrator.StatusFailed, orchestrator.FinishTTFTTimeout, orchestrator.EventError, "", ttft},
+		{"stall mid-stream", upstreamtest.Script{Chunks: []string{"a", "b", "c", "d"}, StallAfterChunks: 2, KeepAlives: true}, orchestrator.StatusPartial, orchestrator.FinishIdleTimeout, orchestrator.EventPartial, "ab", idle},
+		{"total cap", upstreamtest.Script{Chunks: manyChunks(100, "s"), Gap: 100 * time.Millisecond}, orchestrator.StatusPartial, orchestrator.FinishDeadline, orchestrator.EventPartial, "", total},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o, up := newHTTPOrch(t, orchestrator.Config{TTFTTimeout: ttft, IdleTimeout: idle, TotalTimeout: total})
 			up.SetScript(tc.script)
 			start := time.Now()
-			task, err := o.Submit(context.Background(), orchestrator.Request{Question: "t", Messages: []stream.Message{{Role: "user", Content: "t"}}})
+			task, err := o.Submit(context.Background(), orchestrator.Request{Question: "t", Messages: []upstream.Message{{Role: "user", Content: "t"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,53 +121,53 @@ func TestTimeouts(t *testing.T) {
 func TestUpstreamFailures(t *testing.T) {
 	cases := []struct {
 		name     string
-		script   func(n int) streamtest.Script
+		script   func(n int) upstreamtest.Script
 		status   orchestrator.Status
 		reason   orchestrator.FinishReason
 		text     string
 		requests int // upstream requests made: 2 means one retry
 		retries  int
 	}{
-		{"dropped mid-stream: partial, not retried", func(int) streamtest.Script {
-			return streamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2}
+		{"dropped mid-stream: partial, not retried", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2}
 		}, orchestrator.StatusPartial, orchestrator.FinishUpstreamError, "ab", 1, 0},
-		{"no [DONE] and no finish: partial", func(int) streamtest.Script {
-			return streamtest.Script{Chunks: []string{"a", "b", "c"}, StreamError: "model crashed"}
+		{"no [DONE] and no finish: partial", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Chunks: []string{"a", "b", "c"}, StreamError: "model crashed"}
 		}, orchestrator.StatusPartial, orchestrator.FinishUpstreamError, "abc", 1, 0},
-		{"503 once, then ok: one retry", func(n int) streamtest.Script {
+		{"503 once, then ok: one retry", func(n int) upstreamtest.Script {
 			if n == 1 {
-				return streamtest.Script{Status: 503}
+				return upstreamtest.Script{Status: 503}
 			}
-			return streamtest.Script{Chunks: []string{"ok"}}
+			return upstreamtest.Script{Chunks: []string{"ok"}}
 		}, orchestrator.StatusDone, orchestrator.FinishStop, "ok", 2, 1},
-		{"429 with Retry-After: honoured", func(n int) streamtest.Script {
+		{"429 with Retry-After: honoured", func(n int) upstreamtest.Script {
 			if n == 1 {
-				return streamtest.Script{Status: 429, RetryAfter: "1"}
+				return upstreamtest.Script{Status: 429, RetryAfter: "1"}
 			}
-			return streamtest.Script{Chunks: []string{"ok"}}
+			return upstreamtest.Script{Chunks: []string{"ok"}}
 		}, orchestrator.StatusDone, orchestrator.FinishStop, "ok", 2, 1},
-		{"502 twice: at most one retry", func(int) streamtest.Script {
-			return streamtest.Script{Status: 502}
+		{"502 twice: at most one retry", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Status: 502}
 		}, orchestrator.StatusFailed, orchestrator.FinishUpstreamError, "", 2, 1},
-		{"dropped before headers: retried", func(n int) streamtest.Script {
+		{"dropped before headers: retried", func(n int) upstreamtest.Script {
 			if n == 1 {
-				return streamtest.Script{DropBeforeHeaders: true}
+				return upstreamtest.Script{DropBeforeHeaders: true}
 			}
-			return streamtest.Script{Chunks: []string{"ok"}}
+			return upstreamtest.Script{Chunks: []string{"ok"}}
 		}, orchestrator.StatusDone, orchestrator.FinishStop, "ok", 2, 1},
-		{"400 is never retried", func(int) streamtest.Script {
-			return streamtest.Script{Status: 400}
+		{"400 is never retried", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Status: 400}
 		}, orchestrator.StatusFailed, orchestrator.FinishUpstreamError, "", 1, 0},
-		{"500 is not retried", func(int) streamtest.Script {
-			return streamtest.Script{Status: 500}
+		{"500 is not retried", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Status: 500}
 		}, orchestrator.StatusFailed, orchestrator.FinishUpstreamError, "", 1, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o, up := newHTTPOrch(t, orchestrator.Config{RetryBackoff: 20 * time.Millisecond, TotalTimeout: 10 * time.Second})
-			up.SetHandler(func(_ streamtest.ChatRequest, n int) streamtest.Script { return tc.script(n) })
+			up.SetHandler(func(_ upstreamtest.ChatRequest, n int) upstreamtest.Script { return tc.script(n) })
 			start := time.Now()
-			task, err := o.Submit(context.Background(), orchestrator.Request{Question: "f", Messages: []stream.Message{{Role: "user", Content: "f"}}})
+			task, err := o.Submit(context.Background(), orchestrator.Request{Question: "f", Messages: []upstream.Message{{Role: "user", Content: "f"}}})
 			if err != nil {
 				t.Fatal(err)
 			}

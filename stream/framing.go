@@ -16,7 +16,7 @@ import (
 // complete SSE events to b (the current write burst) and cannot fail.
 // Its methods run on the write loop, one at a time.
 type Framing interface {
-	// Open encodes what opens the stream (the task API's "meta" event),
+	// Open encodes what opens the stream (the task API's EventMeta),
 	// written with the status line.
 	Open(b *bytes.Buffer)
 	// Delta encodes text, the deltas up to sequence number seq (more than
@@ -42,26 +42,26 @@ type Holder interface {
 }
 
 // TaskEvents is the native framing of the task API's event streams:
-// "meta" (Meta), "delta" events {"text"} whose id is the sequence number
-// of their last delta, the terminal event named by End.Event with
+// EventMeta (Meta), EventDelta events {"text"} whose id is the sequence
+// number of their last delta, the terminal event named by End.Event with
 // End.Data, and ": ping" comment heartbeats. Its status line is sent at
 // once.
 type TaskEvents struct {
-	// Meta is the data of the "meta" event, always sent first.
+	// Meta is the data of the EventMeta event, always sent first.
 	Meta []byte
 }
 
 var _ Framing = TaskEvents{}
 
-// Open implements Framing: the "meta" event.
-func (f TaskEvents) Open(b *bytes.Buffer) { writeEvent(b, "", "meta", f.Meta) }
+// Open implements Framing: the EventMeta event.
+func (f TaskEvents) Open(b *bytes.Buffer) { writeEvent(b, "", EventMeta, f.Meta) }
 
 // Delta implements Framing.
 func (TaskEvents) Delta(b *bytes.Buffer, seq int, text string) {
 	data, _ := json.Marshal(struct {
 		Text string `json:"text"`
 	}{text})
-	writeEvent(b, strconv.Itoa(seq), "delta", data)
+	writeEvent(b, strconv.Itoa(seq), EventDelta, data)
 }
 
 // End implements Framing.
@@ -71,8 +71,8 @@ func (TaskEvents) End(b *bytes.Buffer, end *End) { writeEvent(b, "", end.Event, 
 func (TaskEvents) KeepAlive(b *bytes.Buffer) { b.WriteString(": ping\n\n") }
 
 // writeEvent encodes one event with go-sse.
-func writeEvent(b *bytes.Buffer, id, typ string, data []byte) {
-	msg := sse.Message{Type: sse.Type(typ)}
+func writeEvent(b *bytes.Buffer, id string, typ Event, data []byte) {
+	msg := sse.Message{Type: sse.Type(string(typ))}
 	if id != "" {
 		msg.ID = sse.ID(id)
 	}

@@ -9,13 +9,14 @@ import (
 
 // End is a transcript's terminal event. Exactly one ends every transcript.
 type End struct {
-	// Event is the SSE event name: "done", "partial" or "error".
-	Event string
+	// Event is the terminal SSE event: EventDone, EventPartial or
+	// EventError.
+	Event Event
 	// FinishReason is the contract's finish reason (stop, deadline, ...).
 	FinishReason string
 	// Notice tells a reader of a partial answer that it was cut.
 	Notice string
-	// Code and Message describe an error (Event "error"), and the cause of
+	// Code and Message describe an error (EventError), and the cause of
 	// a partial answer.
 	Code, Message string
 	// FirstTokenMs is the time to the first token; negative when none came.
@@ -30,7 +31,7 @@ type End struct {
 func (e End) Data() []byte {
 	var v any
 	switch e.Event {
-	case "error":
+	case EventError:
 		v = struct {
 			Code         string `json:"code"`
 			Message      string `json:"message"`

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
 func TestAuthTenantsAreSeparate(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{APIKeys: map[string]string{"key-a": "a", "key-b": "b"}}})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"secret ", "answer"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"secret ", "answer"}})
 	authA := []string{"Authorization", "Bearer key-a"}
 	authB := []string{"Authorization", "Bearer key-b"}
 

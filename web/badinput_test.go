@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -16,7 +16,7 @@ import (
 // JSON error and status, while a task streams undisturbed beside them.
 func TestBadInput(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{MaxBody: 4096}})
-	e.Up.SetScript(streamtest.Script{Chunks: chunks(30, "bystander"), Gap: 5 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(30, "bystander"), Gap: 5 * time.Millisecond})
 	var bystander struct{ ID string }
 	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "keep going", "nocache": true}, &bystander)
 
@@ -103,7 +103,7 @@ func FuzzTaskRequest(f *testing.F) {
 	}
 	e := newEnv(f, envOpts{})
 	e.logTo(nil)() // outside a body, the log goes nowhere: f.Log would panic in there
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"ok"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"ok"}})
 	f.Fuzz(func(t *testing.T, body string) {
 		defer e.logTo(t)()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

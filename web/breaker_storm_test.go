@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // Issue 10, item 8, end to end: a storm of concurrent streams in which a
@@ -25,14 +25,14 @@ func TestBreakerStaysClosedWhenAThirdFail(t *testing.T) {
 		Budget: 64, AcquireTimeout: 5 * time.Second, MaxRetries: -1,
 		TTFTTimeout: time.Second, IdleTimeout: 5 * time.Second, // generous: a loaded machine must not fail the healthy ones
 	}})
-	e.Up.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 		switch {
 		case strings.HasSuffix(req.Prompt(), "#500"):
-			return streamtest.Script{Status: 500}
+			return upstreamtest.Script{Status: 500}
 		case strings.HasSuffix(req.Prompt(), "#stall"):
-			return streamtest.Script{StallBeforeHeaders: true}
+			return upstreamtest.Script{StallBeforeHeaders: true}
 		}
-		return streamtest.Script{Chunks: chunks(5, "ok"), TTFT: 20 * time.Millisecond, Gap: 20 * time.Millisecond}
+		return upstreamtest.Script{Chunks: chunks(5, "ok"), TTFT: 20 * time.Millisecond, Gap: 20 * time.Millisecond}
 	})
 	const n = 300
 	var (

@@ -10,13 +10,13 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 func TestCacheOverHTTP(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{TotalTimeout: 5 * time.Second}})
 	answer := []string{"Zone A ", "holds ", "42 ", "units."}
-	e.Up.SetScript(streamtest.Script{Chunks: answer})
+	e.Up.SetScript(upstreamtest.Script{Chunks: answer})
 	q := "How many SKU-10234 are left in zone A?"
 
 	resp, r := e.stream(map[string]any{"prompt": q, "namespace": "wms"})
@@ -149,7 +149,7 @@ func TestCacheOverHTTP(t *testing.T) {
 
 func TestCutAnswersAreNotCached(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{TTFTTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond, MaxRetries: -1}})
-	scripts := map[string]streamtest.Script{
+	scripts := map[string]upstreamtest.Script{
 		"partial":   {Chunks: []string{"a", "b"}, StallAfterChunks: 1},
 		"failed":    {Status: 500},
 		"truncated": {Chunks: []string{"a", "b"}, DropAfterChunks: 1},
@@ -158,7 +158,7 @@ func TestCutAnswersAreNotCached(t *testing.T) {
 	for name, sc := range scripts {
 		e.Up.SetScript(sc)
 		e.stream(map[string]any{"prompt": "cut " + name})
-		e.Up.SetScript(streamtest.Script{Chunks: []string{"fresh"}})
+		e.Up.SetScript(upstreamtest.Script{Chunks: []string{"fresh"}})
 		resp, r := e.stream(map[string]any{"prompt": "cut " + name})
 		if resp.Header.Get("X-Cache") != "MISS" || r.Text != "fresh" {
 			t.Fatalf("%s answer was cached: %s %q", name, resp.Header.Get("X-Cache"), r.Text)
@@ -170,9 +170,9 @@ func TestCutAnswersAreNotCached(t *testing.T) {
 // when every slot is taken and misses are refused.
 func TestCacheHitWhileBudgetFull(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1}})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"cached answer"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"cached answer"}})
 	e.stream(map[string]any{"prompt": "what is cached"})
-	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	e.Up.SetScript(upstreamtest.Script{StallAfterHeaders: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hold := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "hold the slot", "detach": false})
@@ -197,7 +197,7 @@ func TestCacheHitWhileBudgetFull(t *testing.T) {
 // /v1/stream, the whole replayed event stream read.
 func BenchmarkCacheHitHTTP(b *testing.B) {
 	e := newEnv(b, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: chunks(40, "word")})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(40, "word")})
 	e.stream(map[string]any{"prompt": "benchmark question about SKU-1"})
 	body := `{"prompt":"benchmark question about SKU-1"}`
 	b.ResetTimer()
@@ -222,7 +222,7 @@ func BenchmarkCacheHitHTTP(b *testing.B) {
 // must not get the short answer.
 func TestTokenLimitedAnswersAreDoneButNotCached(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"one ", "two ", "three ", "four"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"one ", "two ", "three ", "four"}})
 	resp, r := e.stream(map[string]any{"prompt": "count to four", "max_tokens": 2})
 	if r.Text != "one two " || r.Terminal.Type != "done" || !strings.Contains(r.Terminal.Data, `"finish_reason":"length"`) {
 		t.Fatalf("limited answer: %q %+v", r.Text, r.Terminal)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web/client"
 )
 
@@ -28,7 +28,7 @@ func decodeStrict(t *testing.T, what string, raw []byte, v any) {
 // the server's JSON, with the server's values.
 func TestClientViewsDecodeTheServersJSON(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{RetryBackoff: time.Millisecond, BreakerMinCalls: -1}})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"one", " two"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"one", " two"}})
 
 	var raw json.RawMessage
 	st, hdr := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "views", "namespace": "views"}, &raw)
@@ -47,7 +47,7 @@ func TestClientViewsDecodeTheServersJSON(t *testing.T) {
 	if r.Terminal.Type != "done" || end.FinishReason != "stop" || end.Chunks != 2 || end.FirstTokenMs == nil {
 		t.Errorf("done %+v", end)
 	}
-	e.Up.SetScript(streamtest.Script{Status: 500})
+	e.Up.SetScript(upstreamtest.Script{Status: 500})
 	_, r = e.stream(map[string]any{"prompt": "fail", "nocache": true})
 	end = client.End{}
 	decodeStrict(t, "error event", []byte(r.Terminal.Data), &end)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -30,7 +30,7 @@ func TestIdleStreamMemory(t *testing.T) {
 		limit = 40 << 10
 	}
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{TTFTTimeout: time.Minute}})
-	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	e.Up.SetScript(upstreamtest.Script{StallAfterHeaders: true})
 	f := newFront(t, e, web.Config{})
 	var created struct{ ID string }
 	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "idle", "nocache": true}, &created)

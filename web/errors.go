@@ -54,9 +54,9 @@ func statusError(err error) *apiError {
 	if errors.As(err, &ref) {
 		msg := "the in-flight budget for upstream " + ref.Upstream + " is full; retry later"
 		switch ref.Reason {
-		case "queue_full":
+		case orchestrator.RefusedQueueFull:
 			msg = "the task queue for upstream " + ref.Upstream + " is full; retry later"
-		case "breaker_open":
+		case orchestrator.RefusedBreakerOpen:
 			msg = "upstream " + ref.Upstream + " is failing and its circuit is open; retry later"
 		}
 		return &apiError{Status: http.StatusServiceUnavailable, Code: ref.Code, Message: msg, RetryAfter: ref.RetryAfter}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type env struct {
 	t     testing.TB
 	URL   string // sluice's base URL
-	Up    *streamtest.Server
+	Up    *upstreamtest.Server
 	Orch  *orchestrator.Orchestrator
 	Cache *cache.Cache
 	HTTP  *http.Client
@@ -41,9 +41,9 @@ type env struct {
 type envOpts struct {
 	Orch     orchestrator.Config
 	Web      web.Config
-	Upstream stream.Upstream // default: the OpenAI client to the fake
+	Upstream upstream.Upstream // default: the OpenAI client to the fake
 	// Wrap, when set, wraps the upstream (e.g. to count calls).
-	Wrap     func(stream.Upstream) stream.Upstream
+	Wrap     func(upstream.Upstream) upstream.Upstream
 	NoCache  bool // run without a cache
 	Observer orchestrator.Observer
 	Shared   orchestrator.Shared // shared state with other instances; nil: none
@@ -51,11 +51,11 @@ type envOpts struct {
 
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	e := &env{t: t, Up: streamtest.NewServer(t)}
+	e := &env{t: t, Up: upstreamtest.NewServer(t)}
 	up := o.Upstream
 	if up == nil {
 		var err error
-		up, err = stream.NewOpenAI(stream.OpenAIConfig{BaseURL: e.Up.URL(), Name: "fake"})
+		up, err = upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: e.Up.URL(), Name: "fake"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,12 +317,12 @@ func (e *env) waitIdle() {
 // connection. (The fake server's own count can lag behind a cancellation
 // by the time it takes to notice the closed connection.)
 type countingUpstream struct {
-	stream.Upstream
+	upstream.Upstream
 	mu       sync.Mutex
 	cur, max int
 }
 
-func (c *countingUpstream) Stream(ctx context.Context, req stream.Request, out chan<- stream.Chunk) error {
+func (c *countingUpstream) Stream(ctx context.Context, req upstream.Request, out chan<- upstream.Chunk) error {
 	c.mu.Lock()
 	c.cur++
 	c.max = max(c.max, c.cur)

@@ -11,7 +11,7 @@ import (
 
 	sse "github.com/tmaxmax/go-sse"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -27,7 +27,7 @@ func TestIdempotentStreamResumesAfterLastEventID(t *testing.T) {
 	for i := range chunks {
 		chunks[i] = "c" + strconv.Itoa(i+1) + " "
 	}
-	e.Up.SetScript(streamtest.Script{Chunks: chunks, Gap: 30 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks, Gap: 30 * time.Millisecond})
 	body := map[string]any{"prompt": "retry me", "nocache": true}
 	const key = "0b6c1e7e-5a1e-4d0e-9a53-1f3c1f7f9a11"
 

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator"
 )
 
 // Defaults of the connection limits in Config.
@@ -39,7 +41,7 @@ var errBodyTimeout = &apiError{Status: http.StatusRequestTimeout, Code: "request
 	Message: "the request body did not arrive in time"}
 
 // errTooManyConns answers a connection beyond MaxConns.
-var errTooManyConns = &apiError{Status: http.StatusServiceUnavailable, Code: "overloaded",
+var errTooManyConns = &apiError{Status: http.StatusServiceUnavailable, Code: orchestrator.CodeOverloaded,
 	Message: "the server has too many open connections; retry later", RetryAfter: time.Second}
 
 // HTTPServer returns an http.Server for s with the connection limits of

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -130,7 +130,7 @@ func jsonString(s string) string {
 func TestSlowBodiesAreCut(t *testing.T) {
 	const slow, bodyTimeout = 50, 500 * time.Millisecond
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"cached ", "answer"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"cached ", "answer"}})
 	f := newFront(t, e, web.Config{BodyTimeout: bodyTimeout})
 	const prompt = "what is in zone B?"
 	e.stream(map[string]any{"prompt": prompt}) // fills the cache
@@ -192,7 +192,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 // timeout is delivered whole.
 func TestBodyTimeoutDoesNotCutStreams(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"a", "b", "c", "d", "e"}, Gap: 150 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"a", "b", "c", "d", "e"}, Gap: 150 * time.Millisecond})
 	f := newFront(t, e, web.Config{BodyTimeout: 200 * time.Millisecond})
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()

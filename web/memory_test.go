@@ -11,7 +11,7 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -30,7 +30,7 @@ func TestStuckReadersDoNotGrowMemory(t *testing.T) {
 		answer[i] = fmt.Sprintf("%05d%s", i, line)
 	}
 	size := len(strings.Join(answer, ""))
-	e.Up.SetScript(streamtest.Script{Chunks: answer})
+	e.Up.SetScript(upstreamtest.Script{Chunks: answer})
 
 	heap := func() uint64 {
 		runtime.GC()

@@ -17,6 +17,14 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
+)
+
+// The finish reasons of the OpenAI API that the door answers with: a cut
+// answer (the upstream's token limit, or a partial task) is "length".
+const (
+	openAIStop   = "stop"
+	openAILength = "length"
 )
 
 // startedAt is the "created" time of the models listed by GET /v1/models.
@@ -161,7 +169,7 @@ func (s *Server) openAITenant(w http.ResponseWriter, r *http.Request) (string, b
 	return tenant, ok
 }
 
-// endError maps a task's terminal "error" event to the HTTP error of a
+// endError maps a task's terminal stream.EventError to the HTTP error of a
 // call that has not answered yet.
 func (s *Server) endError(end *stream.End) *apiError {
 	ae := &apiError{Status: http.StatusBadGateway, Code: end.Code, Message: end.Message}
@@ -169,7 +177,7 @@ func (s *Server) endError(end *stream.End) *apiError {
 	case orchestrator.CodeUpstreamError:
 	case orchestrator.CodeUpstreamUnavailable:
 		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, s.orch.Config().BreakerCoolDown
-	case orchestrator.CodeTTFTTimeout, "idle_timeout":
+	case orchestrator.CodeTTFTTimeout, orchestrator.CodeIdleTimeout:
 		ae.Status = http.StatusGatewayTimeout
 	case orchestrator.CodeShuttingDown:
 		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, time.Second
@@ -311,7 +319,7 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 
 // estimateTokens is the prompt's token count for usage: one token per 4
 // bytes of text, at least one per message.
-func estimateTokens(msgs []stream.Message) int {
+func estimateTokens(msgs []upstream.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += max(1, (len(m.Content)+3)/4)
@@ -361,22 +369,22 @@ func (c *completion) object(ctx context.Context, w http.ResponseWriter) {
 		writeOpenAIError(w, errors.New("web: task done without an end"))
 		return
 	}
-	finish := "stop"
-	if end.FinishReason == "length" {
-		finish = "length" // the upstream's own token limit
+	finish := openAIStop
+	if end.FinishReason == string(orchestrator.FinishLength) {
+		finish = openAILength // the upstream's own token limit
 	}
 	switch end.Event {
-	case "partial":
+	case stream.EventPartial:
 		text += noticeText(end)
-		finish = "length"
-	case "error":
+		finish = openAILength
+	case stream.EventError:
 		writeOpenAIError(w, c.s.endError(end))
 		return
 	}
 	writeJSON(w, http.StatusOK, chatCompletion{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.t.Model,
 		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: text}, FinishReason: finish}},
-		Usage:   c.usageOf(end, end.Event == "partial"),
+		Usage:   c.usageOf(end, end.Event == stream.EventPartial),
 	})
 }
 
@@ -407,7 +415,7 @@ func (c *completion) KeepAlive(b *bytes.Buffer) {
 // Refuse implements stream.Holder: a task that failed before any output
 // is answered as an HTTP error, which the SDKs raise.
 func (c *completion) Refuse(w http.ResponseWriter, end *stream.End) bool {
-	if end.Event != "error" {
+	if end.Event != stream.EventError {
 		return false
 	}
 	writeOpenAIError(w, c.s.endError(end))
@@ -438,25 +446,25 @@ func writeData(b *bytes.Buffer, data []byte) {
 // finish_reason chunk, the usage chunk and [DONE]; or an in-stream error
 // object when the task failed after the 200 was sent.
 func (c *completion) End(b *bytes.Buffer, end *stream.End) {
-	finish := "stop"
-	if end.FinishReason == "length" {
-		finish = "length" // the upstream's own token limit
+	finish := openAIStop
+	if end.FinishReason == string(orchestrator.FinishLength) {
+		finish = openAILength // the upstream's own token limit
 	}
 	switch end.Event {
-	case "error":
+	case stream.EventError:
 		ae := c.s.endError(end)
 		data, _ := json.Marshal(openAIErrorBody{Error: openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}})
 		writeData(b, data)
 		return
-	case "partial":
+	case stream.EventPartial:
 		if n := noticeText(end); n != "" {
 			c.chunk(b, chatDelta{Content: &n}, nil, nil)
 		}
-		finish = "length"
+		finish = openAILength
 	}
 	c.chunk(b, chatDelta{}, &finish, nil)
 	if c.usage {
-		u := c.usageOf(end, end.Event == "partial")
+		u := c.usageOf(end, end.Event == stream.EventPartial)
 		c.chunk(b, chatDelta{}, nil, &u)
 	}
 	b.WriteString("data: [DONE]\n\n")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -106,7 +106,7 @@ func TestOpenAIStreamsAreSSEConnections(t *testing.T) {
 	t.Run("end", func(t *testing.T) {
 		rec := newConnCounter()
 		e := newEnv(t, envOpts{Web: web.Config{ConnObserver: rec}})
-		e.Up.SetScript(streamtest.Script{Chunks: []string{"Bay", " 7", " is", " open."}})
+		e.Up.SetScript(upstreamtest.Script{Chunks: []string{"Bay", " 7", " is", " open."}})
 		resp := e.do(oaiCtx(t), http.MethodPost, "/v1/chat/completions", chatStreamBody("which bay?"))
 		raw, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -127,7 +127,7 @@ func TestOpenAIStreamsAreSSEConnections(t *testing.T) {
 	t.Run("client gone", func(t *testing.T) {
 		rec := newConnCounter()
 		e := newEnv(t, envOpts{Web: web.Config{ConnObserver: rec}})
-		e.Up.SetScript(streamtest.Script{Chunks: []string{"first", " never"}, StallAfterChunks: 1})
+		e.Up.SetScript(upstreamtest.Script{Chunks: []string{"first", " never"}, StallAfterChunks: 1})
 		ctx, cancel := context.WithCancel(oaiCtx(t))
 		resp := e.do(ctx, http.MethodPost, "/v1/chat/completions", chatStreamBody("leave early"))
 		br := bufio.NewReader(resp.Body)
@@ -160,7 +160,7 @@ func TestOpenAIStreamsAreSSEConnections(t *testing.T) {
 		for i := range want {
 			want[i] = fmt.Sprintf("%05d%s", i, big)
 		}
-		e.Up.SetScript(streamtest.Script{Chunks: want})
+		e.Up.SetScript(upstreamtest.Script{Chunks: want})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		// The stuck reader reads nothing. The Idempotency-Key lets a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -32,7 +33,7 @@ type gatedUpstream struct {
 
 func (gatedUpstream) Name() string { return "gated" }
 
-func (g gatedUpstream) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (g gatedUpstream) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	select {
 	case err := <-g.gate:
 		if err != nil {
@@ -43,7 +44,7 @@ func (g gatedUpstream) Stream(ctx context.Context, _ stream.Request, out chan<- 
 	}
 	for _, c := range g.chunks {
 		select {
-		case out <- stream.Chunk{Text: c}:
+		case out <- upstream.Chunk{Text: c}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -149,7 +150,7 @@ func TestGoOpenAIErrorAfterKeepAlives(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, seen, err := goOpenAIRead(ctx, t, s, 5, up.gate, &stream.StatusError{Code: 500, Body: "boom"})
+		_, _, seen, err := goOpenAIRead(ctx, t, s, 5, up.gate, &upstream.StatusError{Code: 500, Body: "boom"})
 		var ae *goopenai.APIError
 		if !errors.As(err, &ae) {
 			t.Fatalf("after %d keep-alives: error %T %v, want *openai.APIError", seen, err, err)
@@ -161,7 +162,7 @@ func TestGoOpenAIErrorAfterKeepAlives(t *testing.T) {
 	})
 	t.Run("before any byte", func(t *testing.T) {
 		up := gatedUpstream{gate: make(chan error, 1)}
-		up.gate <- &stream.StatusError{Code: 500, Body: "boom"}
+		up.gate <- &upstream.StatusError{Code: 500, Body: "boom"}
 		e := newEnv(t, envOpts{Upstream: up, NoCache: true, Orch: orch})
 		_, err := goOpenAI(e).CreateChatCompletionStream(oaiCtx(t), goOpenAIRequest("fail early"))
 		var ae *goopenai.APIError

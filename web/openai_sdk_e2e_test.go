@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // TestOpenAINodeSDK runs web/e2e/openai-sdk.mjs, the official `openai` npm
@@ -48,15 +48,15 @@ func TestOpenAINodeSDK(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{
 		Budget: 1, IdleTimeout: 200 * time.Millisecond, TTFTTimeout: 5 * time.Second, RetryAfter: 2 * time.Second,
 	}})
-	e.Up.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 		q := req.Prompt()
 		switch {
 		case strings.Contains(q, "hold"):
-			return streamtest.Script{StallAfterHeaders: true}
+			return upstreamtest.Script{StallAfterHeaders: true}
 		case strings.Contains(q, "partial"):
-			return streamtest.Script{Chunks: []string{"Cut", " here", " and", " never"}, StallAfterChunks: 2}
+			return upstreamtest.Script{Chunks: []string{"Cut", " here", " and", " never"}, StallAfterChunks: 2}
 		}
-		return streamtest.Script{Chunks: answer, TTFT: 10 * time.Millisecond, Gap: 2 * time.Millisecond}
+		return upstreamtest.Script{Chunks: answer, TTFT: 10 * time.Millisecond, Gap: 2 * time.Millisecond}
 	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

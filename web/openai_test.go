@@ -14,7 +14,7 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -90,7 +90,7 @@ func oaiReadStream(t *testing.T, s interface {
 
 func TestOpenAISDKNonStreaming(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"Zone A", " holds", " 42 units", " of SKU-10234."}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"Zone A", " holds", " 42 units", " of SKU-10234."}})
 	c := oaiClient(e)
 	var resp *http.Response
 	cc, err := c.Chat.Completions.New(oaiCtx(t), oaiParams("how many SKU-10234 in zone A?"), option.WithResponseInto(&resp))
@@ -146,7 +146,7 @@ func TestOpenAISDKNonStreaming(t *testing.T) {
 func TestOpenAISDKStreaming(t *testing.T) {
 	want := []string{"Pick", " list", ":", " aisle 3,", " shelf 4", ", bin 12", "."}
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: want, TTFT: 20 * time.Millisecond, Gap: 5 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: want, TTFT: 20 * time.Millisecond, Gap: 5 * time.Millisecond})
 	c := oaiClient(e)
 
 	p := oaiParams("where is order 77?")
@@ -200,7 +200,7 @@ func TestOpenAISDKStreaming(t *testing.T) {
 // lines only, the role chunk first, [DONE] last.
 func TestOpenAIRawStreamFormat(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"a", "b"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"a", "b"}})
 	resp := e.do(oaiCtx(t), http.MethodPost, "/v1/chat/completions",
 		`{"model":"sim-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":[{"type":"text","text":"raw?"}]}]}`)
 	defer resp.Body.Close()
@@ -227,7 +227,7 @@ func TestOpenAIRawStreamFormat(t *testing.T) {
 
 func TestOpenAISDKPartialAnswer(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{IdleTimeout: 150 * time.Millisecond}})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"First", " second", " third", " never"}, StallAfterChunks: 3})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"First", " second", " third", " never"}, StallAfterChunks: 3})
 	c := oaiClient(e)
 
 	t.Run("streaming", func(t *testing.T) {
@@ -275,7 +275,7 @@ func oaiAPIError(t *testing.T, err error, status int, code string) *openai.Error
 
 func TestOpenAISDKOverloaded(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1, RetryAfter: 2 * time.Second}})
-	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	e.Up.SetScript(upstreamtest.Script{StallAfterHeaders: true})
 	c := oaiClient(e)
 	// Hold the only slot with a stalled streaming call.
 	hold, cancel := context.WithCancel(context.Background())
@@ -310,12 +310,12 @@ func TestOpenAISDKFailuresBeforeOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		orch   orchestrator.Config
-		script streamtest.Script
+		script upstreamtest.Script
 		status int
 		code   string
 	}{
-		{"upstream error", orchestrator.Config{RetryBackoff: time.Millisecond, BreakerMinCalls: -1}, streamtest.Script{Status: 500}, 502, "upstream_error"},
-		{"ttft timeout", orchestrator.Config{TTFTTimeout: 100 * time.Millisecond, MaxRetries: -1}, streamtest.Script{StallAfterHeaders: true}, 504, "ttft_timeout"},
+		{"upstream error", orchestrator.Config{RetryBackoff: time.Millisecond, BreakerMinCalls: -1}, upstreamtest.Script{Status: 500}, 502, "upstream_error"},
+		{"ttft timeout", orchestrator.Config{TTFTTimeout: 100 * time.Millisecond, MaxRetries: -1}, upstreamtest.Script{StallAfterHeaders: true}, 504, "ttft_timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envOpts{Orch: tc.orch})
@@ -341,7 +341,7 @@ func TestOpenAIHeartbeatBeforeFirstToken(t *testing.T) {
 		Orch: orchestrator.Config{TTFTTimeout: 300 * time.Millisecond, MaxRetries: -1},
 		Web:  web.Config{Conn: stream.ConnConfig{Heartbeat: 30 * time.Millisecond}},
 	})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"late", " but", " whole"}, TTFT: 150 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"late", " but", " whole"}, TTFT: 150 * time.Millisecond})
 	c := oaiClient(e)
 	resp := e.do(oaiCtx(t), http.MethodPost, "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"slow?"}]}`)
 	raw, _ := io.ReadAll(resp.Body)
@@ -360,7 +360,7 @@ func TestOpenAIHeartbeatBeforeFirstToken(t *testing.T) {
 		t.Errorf("text %q err %v", r.Text, err)
 	}
 
-	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	e.Up.SetScript(upstreamtest.Script{StallAfterHeaders: true})
 	_, err = oaiReadStream(t, c.Chat.Completions.NewStreaming(oaiCtx(t), oaiParams("never answered")))
 	if err == nil || !strings.Contains(err.Error(), "ttft_timeout") {
 		t.Errorf("err %v, want an in-stream ttft_timeout error", err)
@@ -445,7 +445,7 @@ func TestOpenAIAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cc.Choices[0].Message.Content != strings.Join(streamtest.DefaultChunks, "") {
+	if cc.Choices[0].Message.Content != strings.Join(upstreamtest.DefaultChunks, "") {
 		t.Errorf("content %q", cc.Choices[0].Message.Content)
 	}
 	if tk := e.Orch.GetAny(resp.Header.Get("X-Task-Id")); tk == nil || tk.Tenant != "tenantA" {
@@ -455,7 +455,7 @@ func TestOpenAIAuth(t *testing.T) {
 
 func TestOpenAISDKCircuitOpen(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{MaxRetries: -1, BreakerMinCalls: 1, BreakerCoolDown: time.Minute}})
-	e.Up.SetScript(streamtest.Script{Status: 500})
+	e.Up.SetScript(upstreamtest.Script{Status: 500})
 	c := oaiClient(e)
 	_, err := c.Chat.Completions.New(oaiCtx(t), oaiParams("break it"))
 	oaiAPIError(t, err, http.StatusBadGateway, "upstream_error")

@@ -17,7 +17,7 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // proxiedStore is a shared-state Store on the Redis at url (a proxy),
@@ -90,7 +90,7 @@ func newOutage(t *testing.T) *outage {
 	o.bWatch = &readWatch{Shared: proxiedStore(t, purl, prefix)}
 	o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: outageCfg, NoCache: true})
 	// About 0.9 s per answer: tasks started just before a cut end during it.
-	o.a.Up.SetScript(streamtest.Script{Chunks: o.chunks, Gap: 150 * time.Millisecond})
+	o.a.Up.SetScript(upstreamtest.Script{Chunks: o.chunks, Gap: 150 * time.Millisecond})
 	return o
 }
 
@@ -307,7 +307,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	o.a = newEnv(t, envOpts{Shared: proxiedStore(t, url, prefix), Orch: outageCfg, NoCache: true})
 	o.bWatch = &readWatch{Shared: proxiedStore(t, url, prefix)}
 	o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: outageCfg, NoCache: true})
-	o.a.Up.SetScript(streamtest.Script{Chunks: o.chunks, Gap: 150 * time.Millisecond})
+	o.a.Up.SetScript(upstreamtest.Script{Chunks: o.chunks, Gap: 150 * time.Millisecond})
 
 	published := o.submit(1, "published before")
 	o.endAllOnA(published)
@@ -440,7 +440,7 @@ func TestRedisBacklogBound(t *testing.T) {
 			o.a = newEnv(t, envOpts{Shared: proxiedStore(t, purl, prefix), Orch: cfg, NoCache: true})
 			o.bWatch = &readWatch{Shared: proxiedStore(t, purl, prefix)}
 			o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: cfg, NoCache: true})
-			o.a.Up.SetScript(streamtest.Script{Chunks: o.chunks})
+			o.a.Up.SetScript(upstreamtest.Script{Chunks: o.chunks})
 
 			px.Cut()
 			var ids []string

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // maxModelLen bounds the model name of a request, in bytes.
@@ -196,7 +196,7 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 			return req, badRequest("prompt is empty")
 		}
 		req.Question = *tr.Prompt
-		req.Messages = []stream.Message{{Role: "user", Content: *tr.Prompt}}
+		req.Messages = []upstream.Message{{Role: "user", Content: *tr.Prompt}}
 	case tr.Messages != nil:
 		msgs, question, err := convertMessages(tr.Messages)
 		if err != nil {
@@ -239,11 +239,11 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 	return req, nil
 }
 
-func convertMessages(in []messageIn) ([]stream.Message, string, error) {
+func convertMessages(in []messageIn) ([]upstream.Message, string, error) {
 	if len(in) == 0 {
 		return nil, "", badRequest("messages is empty")
 	}
-	out := make([]stream.Message, 0, len(in))
+	out := make([]upstream.Message, 0, len(in))
 	question := ""
 	for i, m := range in {
 		switch m.Role {
@@ -258,7 +258,7 @@ func convertMessages(in []messageIn) ([]stream.Message, string, error) {
 		if m.Role == "user" {
 			question = text
 		}
-		out = append(out, stream.Message{Role: m.Role, Content: text})
+		out = append(out, upstream.Message{Role: m.Role, Content: text})
 	}
 	if strings.TrimSpace(question) == "" {
 		return nil, "", badRequest("messages needs a non-empty user message")

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // Issue 10, item 2: a task dropped to keep the retention limits is
@@ -51,7 +51,7 @@ func TestMaxAnswerBytesOverHTTP(t *testing.T) {
 	for i := range chunks {
 		chunks[i] = "0123456789"
 	}
-	e.Up.SetScript(streamtest.Script{Chunks: chunks})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks})
 	_, r := e.stream(map[string]any{"prompt": "long"})
 	var end struct {
 		FinishReason string `json:"finish_reason"`

@@ -18,7 +18,7 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -38,7 +38,7 @@ func TestTasksAcrossInstances(t *testing.T) {
 
 	t.Run("finished task: poll, replay and resume on the other instance", func(t *testing.T) {
 		chunks := []string{"one ", "two ", "three ", "four ", "five"}
-		a.Up.SetScript(streamtest.Script{Chunks: chunks})
+		a.Up.SetScript(upstreamtest.Script{Chunks: chunks})
 		var created struct {
 			ID        string
 			EventsURL string `json:"events_url"`
@@ -89,7 +89,7 @@ func TestTasksAcrossInstances(t *testing.T) {
 	})
 
 	t.Run("running task: follow live and cancel from the other instance", func(t *testing.T) {
-		a.Up.SetScript(streamtest.Script{Chunks: []string{"alpha ", "beta ", "gamma ", "never"}, StallAfterChunks: 3})
+		a.Up.SetScript(upstreamtest.Script{Chunks: []string{"alpha ", "beta ", "gamma ", "never"}, StallAfterChunks: 3})
 		var created struct{ ID string }
 		if st, _ := a.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "shared two", "nocache": true}, &created, authA...); st != 202 {
 			t.Fatalf("POST /v1/tasks on A: %d", st)
@@ -149,7 +149,7 @@ func TestTasksAcrossInstances(t *testing.T) {
 		a.waitIdle()
 	})
 	t.Run("cache hit on A is a finished task on B", func(t *testing.T) {
-		a.Up.SetScript(streamtest.Script{Chunks: []string{"cached ", "on A"}})
+		a.Up.SetScript(upstreamtest.Script{Chunks: []string{"cached ", "on A"}})
 		ask := map[string]any{"prompt": "which dock for wave 7?"}
 		var first, hit struct{ ID string }
 		if st, _ := a.doJSON(http.MethodPost, "/v1/tasks", ask, &first, authA...); st != 202 {
@@ -252,7 +252,7 @@ func TestSharedStateUnreachable(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1, DialerRetries: 1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rc.Close() })
 	e := newEnv(t, envOpts{Shared: redisstate.New(rc, nil, "sluice-test:down:", nil)})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"works ", "alone"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"works ", "alone"}})
 	resp, r := e.stream(map[string]any{"prompt": "redis is down"})
 	if r.Text != "works alone" || r.Terminal.Type != "done" {
 		t.Fatalf("stream with Redis down: %+v", r)
@@ -317,7 +317,7 @@ func TestSharedStateStalled(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rc.Close() })
 	e := newEnv(t, envOpts{Shared: redisstate.New(rc, nil, "sluice-test:stalled:", nil)})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"not ", "held"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"not ", "held"}})
 	for i := range 3 {
 		start := time.Now()
 		_, r := e.stream(map[string]any{"prompt": "redis stalls " + strconv.Itoa(i)})

@@ -21,8 +21,8 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // The chaos soak: two sluice instances sharing a real Redis through a
@@ -75,9 +75,9 @@ func soakAnswer(prompt string) []string {
 }
 
 // soakScript is how the fake upstream answers a prompt "soak KIND ...".
-func soakScript(req streamtest.ChatRequest, _ int) streamtest.Script {
+func soakScript(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 	p := req.Prompt()
-	sc := streamtest.Script{Chunks: soakAnswer(p), Gap: 15 * time.Millisecond}
+	sc := upstreamtest.Script{Chunks: soakAnswer(p), Gap: 15 * time.Millisecond}
 	switch strings.Fields(p + " x x")[1] {
 	case "s500":
 		sc.Status = 500
@@ -149,7 +149,7 @@ func (c *endCounter) twice() []string {
 // soak is the state of one soak run.
 type soak struct {
 	t     *testing.T
-	up    *streamtest.Server
+	up    *upstreamtest.Server
 	purl  string
 	pfx   string
 	obs   *endCounter
@@ -174,7 +174,7 @@ func (s *soak) errorf(format string, a ...any) {
 // start adds an instance.
 func (s *soak) start() *env {
 	s.t.Helper()
-	up, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: s.up.URL(), Name: "fake"})
+	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: s.up.URL(), Name: "fake"})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestSoak(t *testing.T) {
 	}
 	url, prefix := redistest.Redis(t)
 	px, purl := redistest.NewProxy(t, url)
-	s := &soak{t: t, up: streamtest.NewServer(t), purl: purl, pfx: prefix, obs: &endCounter{ends: map[string]int{}}}
+	s := &soak{t: t, up: upstreamtest.NewServer(t), purl: purl, pfx: prefix, obs: &endCounter{ends: map[string]int{}}}
 	s.up.SetHandler(soakScript)
 	s.start()
 	s.start()

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // TestLeakStorm runs thousands of requests through every way a task can
@@ -27,27 +27,27 @@ func TestLeakStorm(t *testing.T) {
 	}
 	const budget = 8
 	counter := &countingUpstream{}
-	e := newEnv(t, envOpts{Wrap: func(u stream.Upstream) stream.Upstream { counter.Upstream = u; return counter }, Orch: orchestrator.Config{
+	e := newEnv(t, envOpts{Wrap: func(u upstream.Upstream) upstream.Upstream { counter.Upstream = u; return counter }, Orch: orchestrator.Config{
 		Budget: budget, AcquireTimeout: 60 * time.Millisecond, QueueLimit: 48,
 		TTFTTimeout: 80 * time.Millisecond, IdleTimeout: 80 * time.Millisecond, TotalTimeout: 400 * time.Millisecond,
 		RetryBackoff: 5 * time.Millisecond, BreakerMinCalls: -1,
 	}})
-	e.Up.SetHandler(func(req streamtest.ChatRequest, n int) streamtest.Script {
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, n int) upstreamtest.Script {
 		switch n % 9 {
 		case 0:
-			return streamtest.Script{StallBeforeHeaders: true} // ttft timeout
+			return upstreamtest.Script{StallBeforeHeaders: true} // ttft timeout
 		case 1:
-			return streamtest.Script{Chunks: []string{"a", "b", "c"}, StallAfterChunks: 1} // idle timeout
+			return upstreamtest.Script{Chunks: []string{"a", "b", "c"}, StallAfterChunks: 1} // idle timeout
 		case 2:
-			return streamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2} // dropped
+			return upstreamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2} // dropped
 		case 3:
-			return streamtest.Script{Status: 503} // retried once
+			return upstreamtest.Script{Status: 503} // retried once
 		case 4:
-			return streamtest.Script{Status: 400}
+			return upstreamtest.Script{Status: 400}
 		case 5:
-			return streamtest.Script{Chunks: chunks(50, "g"), Gap: 10 * time.Millisecond} // total cap
+			return upstreamtest.Script{Chunks: chunks(50, "g"), Gap: 10 * time.Millisecond} // total cap
 		default:
-			return streamtest.Script{Chunks: chunks(5, "k"), Gap: time.Millisecond}
+			return upstreamtest.Script{Chunks: chunks(5, "k"), Gap: time.Millisecond}
 		}
 	})
 	var wg sync.WaitGroup

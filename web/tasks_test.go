@@ -15,7 +15,8 @@ import (
 
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -34,7 +35,7 @@ func chunks(n int, prefix string) []string {
 func TestStreamRelaysExactTextInOrder(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	want := []string{"Hello", ", wörld", " — 你好", "\nline two", " data: not a field", "."}
-	e.Up.SetScript(streamtest.Script{Chunks: want, Gap: time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: want, Gap: time.Millisecond})
 	resp, r := e.stream(map[string]any{"prompt": "say hello", "nocache": true})
 	if got := strings.Join(want, ""); r.Text != got {
 		t.Fatalf("text %q, want %q", r.Text, got)
@@ -71,7 +72,7 @@ func TestStreamRelaysExactTextInOrder(t *testing.T) {
 
 func TestAsyncTaskPollAndEvents(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: chunks(20, "w"), Gap: 2 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(20, "w"), Gap: 2 * time.Millisecond})
 	var created struct {
 		ID, Status, URL string
 		EventsURL       string `json:"events_url"`
@@ -98,7 +99,7 @@ func TestAsyncTaskPollAndEvents(t *testing.T) {
 func TestBudgetNeverExceeded(t *testing.T) {
 	const budget = 3
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: budget}})
-	e.Up.SetScript(streamtest.Script{Chunks: chunks(10, "c"), Gap: 20 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(10, "c"), Gap: 20 * time.Millisecond})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
@@ -137,7 +138,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 
 func TestInteractiveWaitsFIFOForBudget(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1, AcquireTimeout: 20 * time.Second}})
-	e.Up.SetScript(streamtest.Script{Chunks: chunks(5, "x"), Gap: 30 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(5, "x"), Gap: 30 * time.Millisecond})
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for i := range 4 {
@@ -168,11 +169,11 @@ func TestInteractiveWaitsFIFOForBudget(t *testing.T) {
 
 func TestAsyncQueueBoundAndCancelFreesSlot(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1, QueueLimit: 2}})
-	e.Up.SetHandler(func(req streamtest.ChatRequest, n int) streamtest.Script {
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, n int) upstreamtest.Script {
 		if req.Prompt() == "stall" {
-			return streamtest.Script{StallAfterHeaders: true}
+			return upstreamtest.Script{StallAfterHeaders: true}
 		}
-		return streamtest.Script{}
+		return upstreamtest.Script{}
 	})
 	type created struct{ ID, Status string }
 	var first, q1, q2 created
@@ -228,15 +229,15 @@ func TestTimeouts(t *testing.T) {
 	const ttft, idle, total = 300 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond
 	cases := []struct {
 		name       string
-		script     streamtest.Script
+		script     upstreamtest.Script
 		status     orchestrator.Status
 		reason     string
 		event      string
 		text       string
 		firesAfter time.Duration // from acceptance
 	}{
-		{"keep-alives only", streamtest.Script{StallAfterHeaders: true, KeepAlives: true}, orchestrator.StatusFailed, "ttft_timeout", "error", "", ttft},
-		{"stall mid-stream", streamtest.Script{Chunks: []string{"a", "b", "c", "d"}, StallAfterChunks: 2, KeepAlives: true}, orchestrator.StatusPartial, "idle_timeout", "partial", "ab", idle},
+		{"keep-alives only", upstreamtest.Script{StallAfterHeaders: true, KeepAlives: true}, orchestrator.StatusFailed, "ttft_timeout", "error", "", ttft},
+		{"stall mid-stream", upstreamtest.Script{Chunks: []string{"a", "b", "c", "d"}, StallAfterChunks: 2, KeepAlives: true}, orchestrator.StatusPartial, "idle_timeout", "partial", "ab", idle},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,7 +281,7 @@ func TestTimeouts(t *testing.T) {
 
 func TestRequestDeadlineIsClampedToServerCap(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{TotalTimeout: 600 * time.Millisecond}})
-	e.Up.SetScript(streamtest.Script{Chunks: chunks(100, "d"), Gap: 50 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(100, "d"), Gap: 50 * time.Millisecond})
 	start := time.Now()
 	_, r := e.stream(map[string]any{"prompt": "long", "nocache": true, "deadline_ms": 60000})
 	if took := time.Since(start); r.Terminal.Type != "partial" || took > 600*time.Millisecond+tol {
@@ -298,30 +299,30 @@ func TestRequestDeadlineIsClampedToServerCap(t *testing.T) {
 func TestUpstreamFailures(t *testing.T) {
 	cases := []struct {
 		name     string
-		script   func(n int) streamtest.Script
+		script   func(n int) upstreamtest.Script
 		status   orchestrator.Status
 		reason   string
 		text     string
 		requests int // upstream requests made: 2 means one retry
 		retries  int
 	}{
-		{"dropped mid-stream: partial, not retried", func(int) streamtest.Script {
-			return streamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2}
+		{"dropped mid-stream: partial, not retried", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Chunks: []string{"a", "b", "c"}, DropAfterChunks: 2}
 		}, orchestrator.StatusPartial, "upstream_error", "ab", 1, 0},
-		{"503 once, then ok: one retry", func(n int) streamtest.Script {
+		{"503 once, then ok: one retry", func(n int) upstreamtest.Script {
 			if n == 1 {
-				return streamtest.Script{Status: 503}
+				return upstreamtest.Script{Status: 503}
 			}
-			return streamtest.Script{Chunks: []string{"ok"}}
+			return upstreamtest.Script{Chunks: []string{"ok"}}
 		}, orchestrator.StatusDone, "stop", "ok", 2, 1},
-		{"502 twice: at most one retry", func(int) streamtest.Script {
-			return streamtest.Script{Status: 502}
+		{"502 twice: at most one retry", func(int) upstreamtest.Script {
+			return upstreamtest.Script{Status: 502}
 		}, orchestrator.StatusFailed, "upstream_error", "", 2, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envOpts{Orch: orchestrator.Config{RetryBackoff: 20 * time.Millisecond, TotalTimeout: 10 * time.Second}})
-			e.Up.SetHandler(func(_ streamtest.ChatRequest, n int) streamtest.Script { return tc.script(n) })
+			e.Up.SetHandler(func(_ upstreamtest.ChatRequest, n int) upstreamtest.Script { return tc.script(n) })
 			resp, r := e.stream(map[string]any{"prompt": "f", "nocache": true})
 			v := e.waitFinal(resp.Header.Get("X-Task-Id"))
 			if v.Status != tc.status || v.FinishReason != tc.reason || v.Text != tc.text || v.Retries != tc.retries {
@@ -343,7 +344,7 @@ func TestUpstreamFailures(t *testing.T) {
 
 func TestCircuitBreaker(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{BreakerMinCalls: 2, BreakerCoolDown: 500 * time.Millisecond, MaxRetries: -1}})
-	e.Up.SetScript(streamtest.Script{Status: 500})
+	e.Up.SetScript(upstreamtest.Script{Status: 500})
 	for range 2 {
 		_, r := e.stream(map[string]any{"prompt": "b", "nocache": true})
 		if r.Terminal.Type != "error" {
@@ -365,7 +366,7 @@ func TestCircuitBreaker(t *testing.T) {
 		t.Fatalf("/healthz %d", st)
 	}
 	// After the cool-down one probe goes through; its success closes it.
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"back"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"back"}})
 	deadline := time.Now().Add(5 * time.Second)
 	for e.Orch.Breakers()[0].State() == 1 { // open
 		if time.Now().After(deadline) {
@@ -389,7 +390,7 @@ func TestClientDisconnect(t *testing.T) {
 	for _, detach := range []bool{true, false} {
 		t.Run(fmt.Sprint("detach=", detach), func(t *testing.T) {
 			e := newEnv(t, envOpts{})
-			e.Up.SetScript(streamtest.Script{Chunks: chunks(10, "z"), Gap: 30 * time.Millisecond})
+			e.Up.SetScript(upstreamtest.Script{Chunks: chunks(10, "z"), Gap: 30 * time.Millisecond})
 			ctx, cancel := context.WithCancel(context.Background())
 			body := map[string]any{"prompt": "leave", "nocache": true}
 			if !detach {
@@ -427,7 +428,7 @@ func TestClientDisconnect(t *testing.T) {
 func TestResumeWithLastEventID(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	want := chunks(60, "r")
-	e.Up.SetScript(streamtest.Script{Chunks: want, Gap: 5 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: want, Gap: 5 * time.Millisecond})
 	var created struct{ ID string }
 	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "resume", "nocache": true}, &created)
 	path := "/v1/tasks/" + created.ID + "/events"
@@ -483,7 +484,7 @@ func TestResumeWithLastEventID(t *testing.T) {
 
 func TestHeartbeatsBeforeFirstToken(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{Heartbeat: 50 * time.Millisecond}}})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"late"}, TTFT: 400 * time.Millisecond})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"late"}, TTFT: 400 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "hb", "nocache": true})
@@ -535,7 +536,7 @@ func TestSlowReaderDoesNotSlowUpstream(t *testing.T) {
 	for i := range want {
 		want[i] = fmt.Sprintf("%05d%s", i, big)
 	}
-	e.Up.SetScript(streamtest.Script{Chunks: want})
+	e.Up.SetScript(upstreamtest.Script{Chunks: want})
 	var created struct{ ID string }
 	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "big", "nocache": true}, &created)
 
@@ -589,13 +590,13 @@ func TestPanicInUpstreamReleasesSlot(t *testing.T) {
 type panicky struct{}
 
 func (panicky) Name() string { return "panicky" }
-func (panicky) Stream(context.Context, stream.Request, chan<- stream.Chunk) error {
+func (panicky) Stream(context.Context, upstream.Request, chan<- upstream.Chunk) error {
 	panic("upstream client bug")
 }
 
 func TestShutdownEndsRunningTasks(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"a", "b"}, StallAfterChunks: 1})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"a", "b"}, StallAfterChunks: 1})
 	var created struct{ ID string }
 	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "s", "nocache": true}, &created)
 	task := e.Orch.GetAny(created.ID)
@@ -626,7 +627,7 @@ func TestShutdownEndsRunningTasks(t *testing.T) {
 // it would break the next response sent on it.
 func TestWriteDeadlineDoesNotOutliveTheStream(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{WriteTimeout: 100 * time.Millisecond}}})
-	e.Up.SetScript(streamtest.Script{Chunks: []string{"a"}})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"a"}})
 	for _, path := range []string{"/v1/stream", "/v1/chat/completions"} {
 		body := map[string]any{"prompt": "keep-alive", "nocache": true}
 		if path == "/v1/chat/completions" {
@@ -651,7 +652,7 @@ func TestWriteDeadlineDoesNotOutliveTheStream(t *testing.T) {
 // (no delta yet) is not an error: the stream waits and ends normally.
 func TestLastEventIDAheadOfTheTask(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{TTFTTimeout: 300 * time.Millisecond}})
-	e.Up.SetScript(streamtest.Script{StallAfterHeaders: true})
+	e.Up.SetScript(upstreamtest.Script{StallAfterHeaders: true})
 	var created struct{ ID string }
 	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "ahead", "nocache": true}, &created)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -673,7 +674,7 @@ func TestReadyzChecksTheUpstream(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
-	down, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: closed})
+	down, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: closed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // TestTaskWithNoServerFailsAtOnce: "sluice task ID" against a closed port
@@ -107,12 +107,12 @@ func TestCutNoticeSaysHowToGetTheRest(t *testing.T) {
 // assistant's turn and a request to continue; the rest streams right
 // after the text so far.
 func TestAskContinuesACutAnswer(t *testing.T) {
-	up := streamtest.NewServer(t)
-	up.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+	up := upstreamtest.NewServer(t)
+	up.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 		if len(req.Messages) == 1 { // a question: cut after two chunks (the upstream drops)
-			return streamtest.Script{Chunks: []string{"one ", "two ", "lost"}, DropAfterChunks: 2}
+			return upstreamtest.Script{Chunks: []string{"one ", "two ", "lost"}, DropAfterChunks: 2}
 		}
-		return streamtest.Script{Chunks: []string{"three."}}
+		return upstreamtest.Script{Chunks: []string{"three."}}
 	})
 	base, _, err := startWithLog(t, []string{"-model", "m"}, "SLUICE_UPSTREAM", up.URL())
 	if err != nil {

@@ -26,6 +26,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/web/client"
 )
 
@@ -193,7 +195,7 @@ func cmdAsk(args []string, getenv func(string) string, stdout, stderr io.Writer)
 			return fail(stderr, "interrupted; task %s cancelled", created.ID)
 		}
 		sofar.WriteString(f.text.String())
-		if res.event != "partial" || round >= *cont || f.text.Len() == 0 {
+		if res.event != stream.EventPartial || round >= *cont || f.text.Len() == 0 {
 			code := f.report(res, created.ID)
 			if len(ids) > 1 {
 				n, plural := len(ids)-1, "s"
@@ -288,9 +290,9 @@ func cmdTask(args []string, getenv func(string) string, stdout, stderr io.Writer
 		var st client.Task
 		_ = json.Unmarshal(v, &st)
 		switch st.Status {
-		case "partial":
+		case orchestrator.StatusPartial:
 			return exitPartial
-		case "failed", "cancelled":
+		case orchestrator.StatusFailed, orchestrator.StatusCancelled:
 			return exitFailed
 		}
 		return exitOK
@@ -330,7 +332,7 @@ type follower struct {
 
 // followResult is how a stream ended.
 type followResult struct {
-	event       string          // done, partial, error; "" if none came
+	event       stream.Event    // done, partial, error; "" if none came
 	data        json.RawMessage // the terminal event's data
 	interrupted bool            // the caller's context ended first
 	err         error           // the stream could not be followed
@@ -361,9 +363,9 @@ func (f *follower) follow(ctx context.Context, path string) followResult {
 
 func (f *follower) onEvent(ev client.Event) {
 	switch ev.Type {
-	case "meta":
+	case stream.EventMeta:
 		f.onMeta(ev.Data)
-	case "delta":
+	case stream.EventDelta:
 		var d client.Delta
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return
@@ -408,8 +410,8 @@ func (f *follower) printJSON(ev client.Event) {
 		Event string          `json:"event"`
 		ID    string          `json:"id,omitempty"`
 		Data  json.RawMessage `json:"data"`
-	}{Event: ev.Type, Data: ev.Data}
-	if ev.Type == "delta" {
+	}{Event: string(ev.Type), Data: ev.Data}
+	if ev.Type == stream.EventDelta {
 		line.ID = ev.ID
 	}
 	if !json.Valid(ev.Data) {
@@ -445,10 +447,10 @@ func (f *follower) report(res followResult, id string) int {
 	summary := fmt.Sprintf("%s · %s%s · total %dms · %d chunks · cache %s · task %s",
 		res.event, end.FinishReason, timing, end.TotalMs, end.Chunks, f.cacheLine, id)
 	switch res.event {
-	case "done":
+	case stream.EventDone:
 		fmt.Fprintln(stderr, "sluice:", summary)
 		return exitOK
-	case "partial":
+	case stream.EventPartial:
 		fmt.Fprintln(stderr, "sluice:", summary)
 		fmt.Fprintln(stderr, "sluice: partial answer:", end.Notice)
 		if f.isAsk {

@@ -23,7 +23,7 @@ type command struct {
 // a variable: help's run refers to the table.)
 func commands() []command {
 	return []command{
-		{"ask", "ask a running sluice a question and stream the answer", cmdAsk},                      // client.go
+		{"ask", "ask a running sluice a question and stream the answer", cmdAsk},                                             // client.go
 		{"cache", "explain the cache decision for a question, print the cache counters, or evaluate pairs (eval)", cmdCache}, // client.go, cacheeval.go
 		{"help", "this help, or a command's (sluice help ask)", cmdHelp},
 		{"load", "send an open-loop load and report latencies and refusals", cmdLoad}, // load.go, internal/load

@@ -27,6 +27,7 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -78,7 +79,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		return err
 	}
 	var models func(context.Context) ([]string, error)
-	if l, ok := up.(stream.ModelLister); ok {
+	if l, ok := up.(upstream.ModelLister); ok {
 		models = newModelList(l, s.ModelsTTL, s.ProbeTimeout).Models
 	}
 	var c *cache.Cache
@@ -200,9 +201,9 @@ func queueLimit(n int) int {
 	return n
 }
 
-func newUpstream(s *settings) (stream.Upstream, error) {
+func newUpstream(s *settings) (upstream.Upstream, error) {
 	if s.Upstream == "sim" {
-		cfg := stream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
+		cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
 		// A zero setting means "none" here, while the zero value of the
 		// config means "default".
 		if cfg.TTFTMedian == 0 {
@@ -217,9 +218,9 @@ func newUpstream(s *settings) (stream.Upstream, error) {
 		if cfg.GapSigma == 0 {
 			cfg.GapSigma = -1
 		}
-		return stream.NewSim(cfg), nil
+		return upstream.NewSim(cfg), nil
 	}
-	up, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: s.Upstream, APIKey: s.UpstreamAPIKey, ConnectTimeout: s.ConnectTimeout})
+	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: s.Upstream, APIKey: s.UpstreamAPIKey, ConnectTimeout: s.ConnectTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("setting SLUICE_UPSTREAM: %w", err)
 	}

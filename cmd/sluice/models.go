@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // probeUpstream asks a real upstream for its models once at start, within
@@ -19,8 +19,8 @@ import (
 // "sim-1" to a real model only fails later, request by request. With
 // SLUICE_MODEL set, an unreachable upstream is a warning only: it may come
 // up after sluice.
-func probeUpstream(ctx context.Context, s *settings, up stream.Upstream, log *slog.Logger) error {
-	lister, ok := up.(stream.ModelLister)
+func probeUpstream(ctx context.Context, s *settings, up upstream.Upstream, log *slog.Logger) error {
+	lister, ok := up.(upstream.ModelLister)
 	if !ok {
 		return nil // the simulated model
 	}
@@ -54,7 +54,7 @@ func probeUpstream(ctx context.Context, s *settings, up stream.Upstream, log *sl
 // each reach the upstream. One fetch at a time, each bounded by
 // SLUICE_PROBE_TIMEOUT.
 type modelList struct {
-	lister  stream.ModelLister
+	lister  upstream.ModelLister
 	ttl     time.Duration
 	timeout time.Duration
 	sem     chan struct{} // one fetch at a time; a waiter leaves with its ctx
@@ -64,7 +64,7 @@ type modelList struct {
 	models []string
 }
 
-func newModelList(l stream.ModelLister, ttl, timeout time.Duration) *modelList {
+func newModelList(l upstream.ModelLister, ttl, timeout time.Duration) *modelList {
 	return &modelList{lister: l, ttl: ttl, timeout: timeout, sem: make(chan struct{}, 1)}
 }
 

@@ -5,8 +5,9 @@ import (
 	"log/slog"
 
 	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/logagg"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/web/metrics"
 )
 
 // observability is how a serving sluice is seen from outside: the logger,
@@ -19,14 +20,14 @@ type observability struct {
 	// ConnObserver and the /metrics handler.
 	Metrics *metrics.Metrics
 
-	agg *metrics.LogAggregator
+	agg *logagg.Handler
 }
 
 // newObservability builds the logger and the metrics. Call watch once the
 // orchestrator and the cache exist, and Close when serving ends.
 func newObservability(s *settings, logOut io.Writer) *observability {
 	m := metrics.New(metrics.Config{MaxNamespaces: s.MetricsNamespaces})
-	agg := metrics.NewLogAggregator(newLogger(s, logOut).Handler(), metrics.LogAggregatorConfig{
+	agg := logagg.New(newLogger(s, logOut).Handler(), logagg.Config{
 		OnSuppressed: m.LogSuppressed,
 		OnUntracked:  m.LogUntracked,
 	})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 )
 
 // redisDep is the shared-state Redis of a multi-instance deployment
@@ -61,27 +62,16 @@ func newRedis(url string, observe func(string, time.Duration, error), log *slog.
 	return &redisDep{client: redis.NewClient(opt), block: redis.NewClient(&block), observe: observe}, nil
 }
 
-// tokenSecret returns the deployment's key for events tokens: created
-// once in Redis (SET NX) and read by every instance, so that a token from
-// one instance opens the stream on another. If Redis does not answer, it
-// returns nil (the server then makes a key of its own).
+// tokenSecret returns the deployment's key for events tokens
+// (redisstate.TokenSecret), waiting at most 2s for Redis; on an error the
+// caller starts without one (the server then makes a key of its own).
 func (r *redisDep) tokenSecret(ctx context.Context, prefix string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	fresh := make([]byte, 32)
-	_, _ = rand.Read(fresh) // crypto/rand never fails on supported platforms
-	key := prefix + "events-token-secret"
 	start := time.Now()
-	err := r.client.SetNX(ctx, key, fresh, 0).Err()
-	var secret []byte
-	if err == nil {
-		secret, err = r.client.Get(ctx, key).Bytes()
-	}
+	secret, err := redisstate.TokenSecret(ctx, r.client, prefix)
 	r.observe("token_secret", time.Since(start), err)
-	if err != nil {
-		return nil, fmt.Errorf("redis: events token key: %w", err)
-	}
-	return secret, nil
+	return secret, err
 }
 
 // Ready pings Redis within ctx (at start, to log whether it answers).

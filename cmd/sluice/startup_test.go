@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // lockedBuffer is a log sink that a test can read while sluice writes.
@@ -108,8 +108,8 @@ func listModels(t *testing.T, base string) []string {
 // asks the upstream's /models at start, uses (and logs) the first model,
 // sends it upstream, and GET /v1/models lists the upstream's models.
 func TestModelFromTheUpstream(t *testing.T) {
-	up := streamtest.NewServer(t)
-	up.SetScript(streamtest.Script{Chunks: []string{"hello"}})
+	up := upstreamtest.NewServer(t)
+	up.SetScript(upstreamtest.Script{Chunks: []string{"hello"}})
 	base, log, err := startWithLog(t, nil, "SLUICE_UPSTREAM", up.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func TestNoModelAndNoUpstreamRefusesToStart(t *testing.T) {
 // TestModelNotServedWarns: SLUICE_MODEL that the upstream does not list
 // is a warning at start.
 func TestModelNotServedWarns(t *testing.T) {
-	up := streamtest.NewServer(t)
+	up := upstreamtest.NewServer(t)
 	_, log, err := startWithLog(t, nil, "SLUICE_UPSTREAM", up.URL(), "SLUICE_MODEL", "llama9")
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,9 @@
 // Cancellation requests travel on the pub/sub channel "cancel"; each
 // instance renews a heartbeat key "instance:{ID}" that expires when it
 // stops, and a marker "state-marker:{ID}" whose absence tells it that
-// Redis lost its data.
+// Redis lost its data. One more key, "events-token-secret", holds the
+// deployment's key for events tokens (TokenSecret), so that a token from
+// one instance opens the stream on another.
 //
 // Clients must set ContextTimeoutEnabled, so that a stalled Redis costs a
 // caller its context's deadline and no more.

@@ -58,7 +58,7 @@ func TestOutageFailsEveryCall(t *testing.T) {
 		"Start":  func() error { return m.Start(ctx, rec, time.Minute) },
 		"Append": func() error { return m.Append(ctx, id, 2, []string{"b"}, time.Minute) },
 		"Finish": func() error {
-			return m.Finish(ctx, rec, stream.End{Event: string(orchestrator.EventDone), Chunks: 1}, time.Minute)
+			return m.Finish(ctx, rec, stream.End{Event: orchestrator.EventDone, Chunks: 1}, time.Minute)
 		},
 		"Load":          func() error { _, err := m.Load(ctx, id); return err },
 		"Read":          func() error { _, _, err := m.Read(ctx, id, 0, 0); return err },

@@ -80,11 +80,11 @@ func logRoundTrip(t *testing.T, open Open) { //nolint:thelper // a case of the s
 	}
 	final := rec
 	final.View.Status, final.View.FinishReason = orchestrator.StatusDone, string(orchestrator.FinishStop)
-	if err := w.Finish(ctx, final, stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 3, TotalMs: 42}, time.Minute); err != nil {
+	if err := w.Finish(ctx, final, stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 3, TotalMs: 42}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	d, end, err := r.Read(ctx, id, 1, time.Second)
-	if err != nil || !slices.Equal(d, []string{"b", "c"}) || end == nil || end.Event != string(orchestrator.EventDone) || end.TotalMs != 42 {
+	if err != nil || !slices.Equal(d, []string{"b", "c"}) || end == nil || end.Event != orchestrator.EventDone || end.TotalMs != 42 {
 		t.Fatalf("Read after 1: %q %+v %v", d, end, err)
 	}
 	if d, end, err := r.Read(ctx, id, 3, time.Second); err != nil || d != nil || end == nil {
@@ -109,7 +109,7 @@ func logRoundTrip(t *testing.T, open Open) { //nolint:thelper // a case of the s
 			t.Fatalf("Append(%d, %q) again: %v", w2.first, w2.deltas, err)
 		}
 	}
-	fin := stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 4}
+	fin := stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 4}
 	rec2.View.Status = orchestrator.StatusDone
 	for range 2 {
 		if err := w.Finish(ctx, rec2, fin, time.Minute); err != nil {
@@ -162,7 +162,7 @@ func writesRefuseGaps(t *testing.T, open Open) { //nolint:thelper // a case of t
 	defer cancel()
 	const id = "0d9c6a9e-5b1b-4c55-9d43-1a1f7f0c1e03"
 	rec := orchestrator.Record{Tenant: "acme", Owner: "inst-1", View: orchestrator.View{ID: id, Status: orchestrator.StatusRunning}}
-	end := stream.End{Event: string(orchestrator.EventDone), FinishReason: string(orchestrator.FinishStop), Chunks: 3}
+	end := stream.End{Event: orchestrator.EventDone, FinishReason: string(orchestrator.FinishStop), Chunks: 3}
 
 	// No record: nothing is written.
 	if err := w.Append(ctx, id, 1, []string{"a"}, time.Minute); !errors.Is(err, orchestrator.ErrSharedGap) {
@@ -194,7 +194,7 @@ func writesRefuseGaps(t *testing.T, open Open) { //nolint:thelper // a case of t
 	if err := w.Finish(ctx, rec, end, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != string(orchestrator.EventDone) {
+	if d, e, err := r.Read(ctx, id, 0, 0); err != nil || !slices.Equal(d, []string{"a", "b", "c"}) || e == nil || e.Event != orchestrator.EventDone {
 		t.Fatalf("log: %q %+v %v", d, e, err)
 	}
 	if got, err := r.Load(ctx, id); err != nil || got.View.Status != orchestrator.StatusDone || got.Owner != "inst-1" {

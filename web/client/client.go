@@ -201,19 +201,3 @@ func (c *Client) Budget(ctx context.Context) (Budget, error) {
 	_, err := c.Do(ctx, http.MethodGet, "/v1/budget", nil, &out)
 	return out, err
 }
-
-// CacheLookup explains the cache decision for a question without changing
-// anything (POST /v1/cache/lookup). Empty namespace and model are the
-// server's defaults.
-func (c *Client) CacheLookup(ctx context.Context, q, namespace, model string) (Explanation, error) {
-	var out Explanation
-	_, err := c.Do(ctx, http.MethodPost, "/v1/cache/lookup", CacheLookupRequest{Q: q, Namespace: namespace, Model: model}, &out)
-	return out, err
-}
-
-// CacheStats reads the cache counters per namespace (GET /v1/cache/stats).
-func (c *Client) CacheStats(ctx context.Context) (CacheStats, error) {
-	var out CacheStats
-	_, err := c.Do(ctx, http.MethodGet, "/v1/cache/stats", nil, &out)
-	return out, err
-}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/web"
 	"github.com/sluice-dev/sluice/web/client"
 )
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // serve runs a real sluice (web.New over an orchestrator, the cache and
 // the simulated upstream) until the test ends, and returns its URL.
-func serve(t *testing.T, oc orchestrator.Config, wc web.Config, sim stream.SimConfig) string {
+func serve(t *testing.T, oc orchestrator.Config, wc web.Config, sim upstream.SimConfig) string {
 	t.Helper()
 	if sim.TTFTMedian == 0 {
 		sim.TTFTMedian = 10 * time.Millisecond
@@ -44,7 +44,7 @@ func serve(t *testing.T, oc orchestrator.Config, wc web.Config, sim stream.SimCo
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c := cache.New(cache.Config{})
-	orch, err := orchestrator.New(oc, orchestrator.Deps{Upstream: stream.NewSim(sim), Cache: c, Logger: log})
+	orch, err := orchestrator.New(oc, orchestrator.Deps{Upstream: upstream.NewSim(sim), Cache: c, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +96,15 @@ func (c *collect) onEvent(ev client.Event) {
 func (c *collect) types() []string {
 	var out []string
 	for _, ev := range c.events {
-		if len(out) == 0 || out[len(out)-1] != ev.Type {
-			out = append(out, ev.Type)
+		if len(out) == 0 || out[len(out)-1] != string(ev.Type) {
+			out = append(out, string(ev.Type))
 		}
 	}
 	return out
 }
 
 func TestTaskCreateFollowPoll(t *testing.T) {
-	srv := serve(t, orchestrator.Config{}, web.Config{}, stream.SimConfig{})
+	srv := serve(t, orchestrator.Config{}, web.Config{}, upstream.SimConfig{})
 	c := newClient(t, srv, "")
 	ctx := testContext(t)
 
@@ -167,7 +167,7 @@ func TestTaskCreateFollowPoll(t *testing.T) {
 func TestAPIErrorsAreTyped(t *testing.T) {
 	// One slot, no queue, and a first token that takes long.
 	srv := serve(t, orchestrator.Config{Budget: 1, QueueLimit: -1, TTFTTimeout: 30 * time.Second},
-		web.Config{APIKeys: map[string]string{"k1": "tenant1"}}, stream.SimConfig{TTFTMedian: 20 * time.Second})
+		web.Config{APIKeys: map[string]string{"k1": "tenant1"}}, upstream.SimConfig{TTFTMedian: 20 * time.Second})
 	ctx := testContext(t)
 
 	var ae *client.APIError
@@ -291,7 +291,7 @@ func (p *cutProxy) ids() []string {
 func TestFollowResumesWithLastEventID(t *testing.T) {
 	for _, clean := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dropped", true: "closed"}[clean], func(t *testing.T) {
-			srv := serve(t, orchestrator.Config{}, web.Config{}, stream.SimConfig{GapMedian: 5 * time.Millisecond})
+			srv := serve(t, orchestrator.Config{}, web.Config{}, upstream.SimConfig{GapMedian: 5 * time.Millisecond})
 			ctx := testContext(t)
 			created, _, err := newClient(t, srv, "").CreateTask(ctx, client.TaskRequest{Prompt: "resume me please", NoCache: true})
 			if err != nil {
@@ -350,7 +350,7 @@ func TestFollowGivesUp(t *testing.T) {
 	}
 
 	// An unknown task is no stream to resume.
-	srv := serve(t, orchestrator.Config{}, web.Config{}, stream.SimConfig{})
+	srv := serve(t, orchestrator.Config{}, web.Config{}, upstream.SimConfig{})
 	var ae *client.APIError
 	_, err = newClient(t, srv, "").Follow(testContext(t), client.TaskPath("00000000-0000-0000-0000-000000000000")+"/events", client.FollowOptions{})
 	if !errors.As(err, &ae) || ae.Code != "not_found" {
@@ -366,7 +366,7 @@ func TestFollowGivesUp(t *testing.T) {
 }
 
 func TestEventReaderReadsPOSTStreams(t *testing.T) {
-	srv := serve(t, orchestrator.Config{}, web.Config{}, stream.SimConfig{})
+	srv := serve(t, orchestrator.Config{}, web.Config{}, upstream.SimConfig{})
 	c := newClient(t, srv, "")
 	ctx := testContext(t)
 

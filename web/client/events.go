@@ -11,6 +11,8 @@ import (
 
 	sse "github.com/r3labs/sse/v2"
 	"gopkg.in/cenkalti/backoff.v1"
+
+	"github.com/sluice-dev/sluice/stream"
 )
 
 // MaxEventSize bounds one event of a stream.
@@ -18,13 +20,13 @@ const MaxEventSize = 4 << 20
 
 // Event is one event of a stream.
 type Event struct {
-	Type string // the event name: meta, delta, done, partial, error; "" for an unnamed event (chat chunks)
-	ID   string // the id field: a delta's sequence number
+	Type stream.Event // the event name (stream.EventMeta, ...); "" for an unnamed event (chat chunks)
+	ID   string       // the id field: a delta's sequence number
 	Data []byte
 }
 
 // Terminal reports whether the event ends a task's stream.
-func (e Event) Terminal() bool { return e.Type == "done" || e.Type == "partial" || e.Type == "error" }
+func (e Event) Terminal() bool { return e.Type.Terminal() }
 
 // EventReader reads the events of one response body, framed by r3labs/sse.
 // Events without an id, event or data field (keep-alive comments) are
@@ -71,7 +73,7 @@ func parseEvent(raw []byte) (Event, bool) {
 		case "id":
 			ev.ID = string(value)
 		case "event":
-			ev.Type = string(value)
+			ev.Type = stream.Event(value)
 		case "data":
 			if hasData {
 				data = append(data, '\n')
@@ -81,14 +83,6 @@ func parseEvent(raw []byte) (Event, bool) {
 	}
 	ev.Data = data
 	return ev, ev.ID != "" || ev.Type != "" || hasData
-}
-
-// OpenStream sends a request whose answer is an event stream (POST
-// /v1/stream, POST /v1/chat/completions with "stream": true, GET an
-// events_url) and returns the response (2xx) for NewEventReader; any other
-// status is an *APIError. Nothing is resumed: see Follow for that.
-func (c *Client) OpenStream(ctx context.Context, method, path string, body any) (*http.Response, error) {
-	return c.Send(ctx, method, path, body, "text/event-stream")
 }
 
 // Reconnection policy of Follow.
@@ -193,14 +187,14 @@ func (c *Client) Follow(ctx context.Context, path string, opt FollowOptions) (Fo
 		if ended {
 			return
 		}
-		ev := Event{Type: string(m.Event), ID: string(m.ID), Data: append([]byte(nil), m.Data...)}
+		ev := Event{Type: stream.Event(m.Event), ID: string(m.ID), Data: append([]byte(nil), m.Data...)}
 		switch {
-		case ev.Type == "meta":
+		case ev.Type == stream.EventMeta:
 			if meta {
 				return // repeated on every connection
 			}
 			meta = true
-		case ev.Type == "delta":
+		case ev.Type == stream.EventDelta:
 			seq, err := strconv.Atoi(ev.ID)
 			if err != nil || seq <= res.LastSeq {
 				return // never happens with a correct server; be safe

@@ -31,6 +31,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/web/client"
 )
 
@@ -71,15 +72,15 @@ func (c Config) dueAt(i int) time.Duration {
 
 // ---- prompts ----
 
-// PromptGen generates varied, deterministic prompts.
-type PromptGen struct {
+// promptGen generates varied, deterministic prompts.
+type promptGen struct {
 	rng      *rand.Rand
 	repeat   float64
 	distinct []string
 }
 
-func NewPromptGen(seed uint64, repeat float64) *PromptGen {
-	return &PromptGen{rng: rand.New(rand.NewPCG(seed, 0x5eed_10ad)), repeat: repeat}
+func newPromptGen(seed uint64, repeat float64) *promptGen {
+	return &promptGen{rng: rand.New(rand.NewPCG(seed, 0x5eed_10ad)), repeat: repeat}
 }
 
 var (
@@ -123,7 +124,7 @@ func zone(r *rand.Rand) string { return loadZones[r.IntN(len(loadZones))] }
 
 // Next returns the next prompt, and whether it repeats an earlier one.
 // Repeats favour the earliest (most popular) questions: index n·u².
-func (g *PromptGen) Next() (string, bool) {
+func (g *promptGen) Next() (string, bool) {
 	u := g.rng.Float64()
 	if len(g.distinct) > 0 && u < g.repeat {
 		v := g.rng.Float64()
@@ -139,14 +140,14 @@ func (g *PromptGen) Next() (string, bool) {
 // loadSample is what one request measured. Each is written by its own
 // goroutine only, and read after they all ended.
 type loadSample struct {
-	sent     bool   // false: dropped by the client
-	status   int    // HTTP status of the first response; 0: none
-	code     string // error code of a non-2xx answer or of an error event
-	cache    string // X-Cache
-	terminal string // done, partial, error; "" when none was read
-	failure  string // why the request failed; "" if it did not
-	errText  string // an example of the failure
-	first    bool   // a first delta came
+	sent     bool         // false: dropped by the client
+	status   int          // HTTP status of the first response; 0: none
+	code     string       // error code of a non-2xx answer or of an error event
+	cache    string       // X-Cache
+	terminal stream.Event // done, partial, error; "" when none was read
+	failure  string       // why the request failed; "" if it did not
+	errText  string       // an example of the failure
+	first    bool         // a first delta came
 	ttft     time.Duration
 	total    time.Duration
 	bytes    int64
@@ -365,13 +366,13 @@ func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Read
 			continue // nothing follows a terminal event; read to the end
 		}
 		switch ev.Type {
-		case "delta":
+		case stream.EventDelta:
 			if !s.first {
 				s.first, s.ttft = true, time.Since(start)
 			}
-		case "done", "partial", "error":
+		case stream.EventDone, stream.EventPartial, stream.EventError:
 			s.terminal, s.total = ev.Type, time.Since(start)
-			if ev.Type == "error" {
+			if ev.Type == stream.EventError {
 				var e struct {
 					Code string `json:"code"`
 				}
@@ -424,7 +425,7 @@ func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, st
 			return
 		}
 		if ch.Error != nil {
-			s.terminal, s.total, s.code = "error", time.Since(start), ch.Error.Code
+			s.terminal, s.total, s.code = stream.EventError, time.Since(start), ch.Error.Code
 			continue
 		}
 		for _, c := range ch.Choices {
@@ -432,9 +433,9 @@ func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, st
 				s.first, s.ttft = true, time.Since(start)
 			}
 			if c.FinishReason != nil && s.terminal == "" {
-				s.terminal, s.total = "done", time.Since(start)
-				if *c.FinishReason == "length" {
-					s.terminal = "partial"
+				s.terminal, s.total = stream.EventDone, time.Since(start)
+				if *c.FinishReason == "length" { // the OpenAI door's finish reason of a cut answer
+					s.terminal = stream.EventPartial
 				}
 			}
 		}
@@ -458,14 +459,14 @@ func (l *loader) streamReason(ctx context.Context, err error) string {
 
 // Exit codes of Run.
 const (
-	ExitOK     = 0
-	ExitFailed = 1
+	exitOK     = 0
+	exitFailed = 1
 )
 
-// fail prints a one-line reason on stderr and returns ExitFailed.
+// fail prints a one-line reason on stderr and returns exitFailed.
 func fail(stderr io.Writer, format string, a ...any) int {
 	fmt.Fprintf(stderr, "sluice: "+format+"\n", a...)
-	return ExitFailed
+	return exitFailed
 }
 
 // Run runs the load and prints the report. ctx ends on Ctrl-C; stop
@@ -510,7 +511,7 @@ func Run(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer)
 	l := &loader{cfg: cfg, api: api, interrupted: ctx}
 
 	samples := make([]loadSample, n)
-	gen := NewPromptGen(cfg.Seed, cfg.Repeat)
+	gen := newPromptGen(cfg.Seed, cfg.Repeat)
 	var (
 		wg          sync.WaitGroup
 		inflight    atomic.Int64
@@ -585,7 +586,7 @@ schedule:
 	}
 
 	// Leak check: every permit taken during the run must come back.
-	code := ExitOK
+	code := exitOK
 	after, waited, err := drainBudget(api, cfg.DrainWait, stderr)
 	if err != nil {
 		rep.Budget = nil
@@ -743,8 +744,8 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 			}
 		}
 		if s.terminal != "" {
-			r.Terminal[s.terminal]++
-			if s.terminal == "error" && s.code != "" {
+			r.Terminal[string(s.terminal)]++
+			if s.terminal == stream.EventError && s.code != "" {
 				r.ErrorCodes[s.code]++
 			}
 		}
@@ -765,18 +766,18 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 	if answered > 0 {
 		r.CacheHitRatio = math.Round(float64(r.Cache["HIT"])/float64(answered)*1e4) / 1e4
 	}
-	r.TTFT, r.Total = Summarize(ttft), Summarize(total)
+	r.TTFT, r.Total = summarize(ttft), summarize(total)
 	for k, v := range byCache {
-		r.TTFTByCache[k] = Summarize(v)
+		r.TTFTByCache[k] = summarize(v)
 	}
 	for k, v := range totalByCache {
-		r.TotalByCache[k] = Summarize(v)
+		r.TotalByCache[k] = summarize(v)
 	}
 	return r
 }
 
-// Summarize sorts the samples and reads the percentiles off them.
-func Summarize(d []time.Duration) LatencySummary {
+// summarize sorts the samples and reads the percentiles off them.
+func summarize(d []time.Duration) LatencySummary {
 	if len(d) == 0 {
 		return LatencySummary{}
 	}

@@ -12,7 +12,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestLoadPromptsAreDeterministicAndVaried(t *testing.T) {
 	gen := func(seed uint64, repeat float64, n int) (ps []string, reps int) {
-		g := NewPromptGen(seed, repeat)
+		g := newPromptGen(seed, repeat)
 		for range n {
 			p, rep := g.Next()
 			ps = append(ps, p)
@@ -63,14 +63,14 @@ func TestLoadPercentiles(t *testing.T) {
 	for i := 100; i >= 1; i-- {
 		d = append(d, time.Duration(i)*time.Millisecond)
 	}
-	s := Summarize(d)
+	s := summarize(d)
 	if s != (LatencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100}) {
 		t.Errorf("%+v", s)
 	}
-	if s := Summarize([]time.Duration{7 * time.Millisecond}); s.P50 != 7 || s.P99 != 7 || s.Max != 7 {
+	if s := summarize([]time.Duration{7 * time.Millisecond}); s.P50 != 7 || s.P99 != 7 || s.Max != 7 {
 		t.Errorf("one sample: %+v", s)
 	}
-	if s := Summarize(nil); s.Count != 0 {
+	if s := summarize(nil); s.Count != 0 {
 		t.Errorf("none: %+v", s)
 	}
 }

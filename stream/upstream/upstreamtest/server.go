@@ -1,4 +1,4 @@
-package streamtest
+package upstreamtest
 
 import (
 	"context"

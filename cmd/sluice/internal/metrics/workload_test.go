@@ -19,11 +19,11 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
-	"github.com/sluice-dev/sluice/web/metrics"
 )
 
 // env is one sluice (orchestrator, cache, HTTP front with /metrics) on a
@@ -31,7 +31,7 @@ import (
 type env struct {
 	t       testing.TB
 	URL     string
-	Up      *streamtest.Server
+	Up      *upstreamtest.Server
 	Orch    *orchestrator.Orchestrator
 	Metrics *metrics.Metrics
 	HTTP    *http.Client
@@ -39,8 +39,8 @@ type env struct {
 
 func newEnv(t testing.TB, cfg orchestrator.Config) *env {
 	t.Helper()
-	e := &env{t: t, Up: streamtest.NewServer(t)}
-	up, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: e.Up.URL(), Name: "fake"})
+	e := &env{t: t, Up: upstreamtest.NewServer(t)}
+	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: e.Up.URL(), Name: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestMetricsAfterWorkload(t *testing.T) {
 	}
 
 	// Hold the only slot: one chunk, then the upstream stalls.
-	e.Up.SetScript(streamtest.Script{StallAfterChunks: 1})
+	e.Up.SetScript(upstreamtest.Script{StallAfterChunks: 1})
 	hctx, hcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer hcancel()
 	hold := e.post(hctx, map[string]any{"prompt": "Explain the theory of relativity in simple words.", "detach": false})
@@ -260,7 +260,7 @@ func TestMetricsAfterWorkload(t *testing.T) {
 
 	// 429, retried once, 429 again: the task fails and two consecutive
 	// failures open the breaker; the next request is refused by it.
-	e.Up.SetScript(streamtest.Script{Status: http.StatusTooManyRequests})
+	e.Up.SetScript(upstreamtest.Script{Status: http.StatusTooManyRequests})
 	if st, ev := e.streamAll("List three prime numbers greater than one hundred."); st != http.StatusOK || ev != "error" {
 		t.Fatalf("rate-limited stream: %d %q, want 200 error", st, ev)
 	}
@@ -304,7 +304,7 @@ func TestMetricsAfterWorkload(t *testing.T) {
 		{"sluice_upstream_requests_total", nil, 4},
 		{"sluice_upstream_retries_total", []string{"upstream", "fake"}, 1},
 		{"sluice_time_to_first_token_seconds_count", nil, 2},
-		{"sluice_chunk_gap_seconds_count", nil, float64(len(streamtest.DefaultChunks) - 1)},
+		{"sluice_chunk_gap_seconds_count", nil, float64(len(upstreamtest.DefaultChunks) - 1)},
 		// Breaker.
 		{"sluice_breaker_transitions_total", []string{"upstream", "fake", "from", "closed", "to", "open"}, 1},
 		{"sluice_breaker_state", []string{"upstream", "fake", "state", "open"}, 1},

@@ -12,14 +12,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluice-dev/sluice/web/metrics"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated table in docs/metrics.md")
 
 const (
-	docsDir      = "../../docs/"
-	beginMarker  = "<!-- BEGIN GENERATED: go test ./web/metrics -run TestMetricsMarkdown -update -->\n"
+	docsDir      = "../../../../docs/"
+	beginMarker  = "<!-- BEGIN GENERATED: go test ./cmd/sluice/internal/metrics -run TestMetricsMarkdown -update -->\n"
 	endMarker    = "<!-- END GENERATED -->"
 	metricNameRE = `sluice_[a-z_]+`
 )
@@ -193,7 +193,7 @@ func TestMetricsMarkdown(t *testing.T) {
 		}
 		doc = current
 	} else if current != doc {
-		t.Errorf("%s is out of date: run go test ./web/metrics -run TestMetricsMarkdown -update", path)
+		t.Errorf("%s is out of date: run go test ./cmd/sluice/internal/metrics -run TestMetricsMarkdown -update", path)
 	}
 	for _, d := range metrics.Describe() {
 		if !strings.Contains(doc, "`"+d.Name+"`") {

@@ -291,11 +291,11 @@ func opLabel(op string) string {
 }
 
 // LogSuppressed counts a log record held back as a repeat (for
-// LogAggregatorConfig.OnSuppressed).
+// logagg.Config.OnSuppressed).
 func (m *Metrics) LogSuppressed(level slog.Level) {
 	m.logSuppressed.WithLabelValues(strings.ToLower(level.String())).Inc()
 }
 
 // LogUntracked counts a record passed through because the aggregator was
-// full (for LogAggregatorConfig.OnUntracked).
+// full (for logagg.Config.OnUntracked).
 func (m *Metrics) LogUntracked() { m.logUntracked.Inc() }

@@ -1,4 +1,4 @@
-package metrics
+package logagg
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// DefaultAggregateKeys are the attributes that, with the level and the
-// message, make two records "the same" for a LogAggregator. Per-request
-// attributes (task_id, cursor, bytes, timings) are deliberately absent.
-var DefaultAggregateKeys = []string{"code", "cause", "err", "error", "reason", "upstream", "status", "path", "op", "panic"}
+// DefaultKeys are the attributes that, with the level and the message,
+// make two records "the same" for a Handler. Per-request attributes
+// (task_id, cursor, bytes, timings) are deliberately absent.
+var DefaultKeys = []string{"code", "cause", "err", "error", "reason", "upstream", "status", "path", "op", "panic"}
 
-// LogAggregatorConfig configures a LogAggregator. The zero value works.
-type LogAggregatorConfig struct {
+// Config configures a Handler. The zero value works.
+type Config struct {
 	// Window is how long repeats of a record are held back after it was
 	// logged; at its end one summary line reports how many there were.
 	// default: 10s
@@ -26,7 +26,7 @@ type LogAggregatorConfig struct {
 	Level slog.Leveler
 	// Keys are the attribute names (group-qualified, "g.key") that, with
 	// the level and the message, identify a repeated record.
-	// default: DefaultAggregateKeys
+	// default: DefaultKeys
 	Keys []string
 	// MaxKeys bounds the distinct records tracked at once, and so the
 	// memory: records beyond it pass through unaggregated (and are
@@ -39,7 +39,7 @@ type LogAggregatorConfig struct {
 	OnUntracked func()
 }
 
-func (c *LogAggregatorConfig) setDefaults() {
+func (c *Config) setDefaults() {
 	if c.Window <= 0 {
 		c.Window = 10 * time.Second
 	}
@@ -47,33 +47,33 @@ func (c *LogAggregatorConfig) setDefaults() {
 		c.Level = slog.LevelWarn
 	}
 	if c.Keys == nil {
-		c.Keys = DefaultAggregateKeys
+		c.Keys = DefaultKeys
 	}
 	if c.MaxKeys <= 0 {
 		c.MaxKeys = 1024
 	}
 }
 
-// LogAggregator is an slog.Handler that passes records to an inner handler
+// Handler is an slog.Handler that passes records to an inner handler
 // but holds back repeats of identical warnings and errors (same level,
 // message and key attributes) within a window: the first is logged, and
 // at the window's end one line "MESSAGE (repeated N times in WINDOW)"
 // with the key attributes and repeated=N replaces the rest. This keeps a
 // failing dependency from turning every request into a log line.
 //
-// A LogAggregator owns one goroutine that ends windows; Close stops it and
+// A Handler owns one goroutine that ends windows; Close stops it and
 // emits the pending summaries. After Close, records pass through. It is
 // safe for concurrent use, like every slog.Handler.
-type LogAggregator struct {
+type Handler struct {
 	st     *aggState
 	inner  slog.Handler // with this handler's attrs and groups
 	group  string       // the qualified group prefix ("a.b."), or ""
 	preset []slog.Attr  // key attrs added by WithAttrs, qualified
 }
 
-// aggState is shared by a LogAggregator and the handlers derived from it.
+// aggState is shared by a Handler and the handlers derived from it.
 type aggState struct {
-	cfg  LogAggregatorConfig
+	cfg  Config
 	root slog.Handler // the inner handler without attrs: summaries go here
 	keys map[string]bool
 
@@ -95,9 +95,9 @@ type aggEntry struct {
 	repeats int         // records held back in this window
 }
 
-// NewLogAggregator returns a LogAggregator in front of inner and starts
-// its goroutine. Call Close when done.
-func NewLogAggregator(inner slog.Handler, cfg LogAggregatorConfig) *LogAggregator {
+// New returns a Handler in front of inner and starts its goroutine. Call
+// Close when done.
+func New(inner slog.Handler, cfg Config) *Handler {
 	cfg.setDefaults()
 	st := &aggState{
 		cfg: cfg, root: inner, keys: map[string]bool{},
@@ -108,16 +108,16 @@ func NewLogAggregator(inner slog.Handler, cfg LogAggregatorConfig) *LogAggregato
 		st.keys[k] = true
 	}
 	go st.windowLoop()
-	return &LogAggregator{st: st, inner: inner}
+	return &Handler{st: st, inner: inner}
 }
 
 // Enabled implements slog.Handler.
-func (a *LogAggregator) Enabled(ctx context.Context, l slog.Level) bool {
+func (a *Handler) Enabled(ctx context.Context, l slog.Level) bool {
 	return a.inner.Enabled(ctx, l)
 }
 
 // WithAttrs implements slog.Handler.
-func (a *LogAggregator) WithAttrs(attrs []slog.Attr) slog.Handler {
+func (a *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	if len(attrs) == 0 {
 		return a
 	}
@@ -131,7 +131,7 @@ func (a *LogAggregator) WithAttrs(attrs []slog.Attr) slog.Handler {
 }
 
 // WithGroup implements slog.Handler.
-func (a *LogAggregator) WithGroup(name string) slog.Handler {
+func (a *Handler) WithGroup(name string) slog.Handler {
 	if name == "" {
 		return a
 	}
@@ -162,7 +162,7 @@ func (st *aggState) appendKeyAttrs(dst []slog.Attr, prefix string, at slog.Attr)
 }
 
 // Handle implements slog.Handler.
-func (a *LogAggregator) Handle(ctx context.Context, r slog.Record) error {
+func (a *Handler) Handle(ctx context.Context, r slog.Record) error {
 	st := a.st
 	if r.Level < st.cfg.Level.Level() {
 		return a.inner.Handle(ctx, r)
@@ -277,13 +277,10 @@ func (st *aggState) flush(all bool) {
 	}
 }
 
-// Flush ends every window now, emitting the pending summaries.
-func (a *LogAggregator) Flush() { a.st.flush(true) }
-
 // Close stops the goroutine and emits the pending summaries; later records
 // pass through unaggregated. It is safe to call more than once, on any
-// handler derived from the same NewLogAggregator.
-func (a *LogAggregator) Close() error {
+// handler derived from the same New.
+func (a *Handler) Close() error {
 	st := a.st
 	st.closeOnce.Do(func() {
 		close(st.stop)

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/web/metrics"
 )
 
 // gather collects m on a pedantic registry (which checks every metric

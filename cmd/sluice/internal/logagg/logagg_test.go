@@ -1,4 +1,4 @@
-package metrics_test
+package logagg_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/web/metrics"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/logagg"
 )
 
 // syncBuffer is a log sink that the aggregator's goroutine and the test
@@ -46,10 +46,10 @@ func (s *syncBuffer) records(t testing.TB) []map[string]any {
 	return out
 }
 
-func newAgg(t testing.TB, cfg metrics.LogAggregatorConfig) (*metrics.LogAggregator, *slog.Logger, *syncBuffer) {
+func newAgg(t testing.TB, cfg logagg.Config) (*logagg.Handler, *slog.Logger, *syncBuffer) {
 	t.Helper()
 	buf := &syncBuffer{}
-	a := metrics.NewLogAggregator(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}), cfg)
+	a := logagg.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}), cfg)
 	t.Cleanup(func() { _ = a.Close() })
 	return a, slog.New(a), buf
 }
@@ -65,7 +65,7 @@ func msgs(recs []map[string]any) []string {
 func TestLogAggregatorSummarisesRepeats(t *testing.T) {
 	t.Parallel()
 	var suppressed atomic.Int64
-	a, log, buf := newAgg(t, metrics.LogAggregatorConfig{
+	a, log, buf := newAgg(t, logagg.Config{
 		OnSuppressed: func(slog.Level) { suppressed.Add(1) },
 	})
 	for i := range 5 {
@@ -114,7 +114,7 @@ func TestLogAggregatorSummarisesRepeats(t *testing.T) {
 
 func TestLogAggregatorWindowEnds(t *testing.T) {
 	t.Parallel()
-	_, log, buf := newAgg(t, metrics.LogAggregatorConfig{Window: 200 * time.Millisecond})
+	_, log, buf := newAgg(t, logagg.Config{Window: 200 * time.Millisecond})
 	for range 3 {
 		log.Warn("slow reader disconnected", "cursor", 7)
 	}
@@ -139,7 +139,7 @@ func TestLogAggregatorWindowEnds(t *testing.T) {
 func TestLogAggregatorBoundedKeys(t *testing.T) {
 	t.Parallel()
 	var untracked atomic.Int64
-	a, log, buf := newAgg(t, metrics.LogAggregatorConfig{
+	a, log, buf := newAgg(t, logagg.Config{
 		MaxKeys: 2, OnUntracked: func() { untracked.Add(1) },
 	})
 	for range 2 {
@@ -162,7 +162,7 @@ func TestLogAggregatorBoundedKeys(t *testing.T) {
 
 func TestLogAggregatorGroups(t *testing.T) {
 	t.Parallel()
-	a, log, buf := newAgg(t, metrics.LogAggregatorConfig{Keys: []string{"req.code"}})
+	a, log, buf := newAgg(t, logagg.Config{Keys: []string{"req.code"}})
 	g := log.WithGroup("req")
 	g.Error("failed", "code", 1, "id", "x")
 	g.Error("failed", "code", 1, "id", "y") // held back: id is no key

@@ -1,4 +1,4 @@
-package stream_test
+package upstream_test
 
 import (
 	"context"
@@ -9,26 +9,26 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sluice-dev/sluice/stream"
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // fastSim has no delays, for tests about the text.
-func fastSim(cfg stream.SimConfig) *stream.Sim {
+func fastSim(cfg upstream.SimConfig) *upstream.Sim {
 	cfg.TTFTMedian, cfg.GapMedian = -1, -1
-	return stream.NewSim(cfg)
+	return upstream.NewSim(cfg)
 }
 
 func TestSimName(t *testing.T) {
 	t.Parallel()
-	if n := stream.NewSim(stream.SimConfig{}).Name(); n != "sim" {
+	if n := upstream.NewSim(upstream.SimConfig{}).Name(); n != "sim" {
 		t.Errorf("got Name %q; expected sim", n)
 	}
 }
 
 func TestSimDefaults(t *testing.T) {
 	t.Parallel()
-	cfg := stream.NewSim(stream.SimConfig{}).Config()
-	want := stream.SimConfig{TTFTMedian: 300 * time.Millisecond, TTFTSigma: 0.6, GapMedian: 30 * time.Millisecond, GapSigma: 0.5}
+	cfg := upstream.NewSim(upstream.SimConfig{}).Config()
+	want := upstream.SimConfig{TTFTMedian: 300 * time.Millisecond, TTFTSigma: 0.6, GapMedian: 30 * time.Millisecond, GapSigma: 0.5}
 	if cfg != want {
 		t.Errorf("got %+v; expected %+v", cfg, want)
 	}
@@ -37,8 +37,8 @@ func TestSimDefaults(t *testing.T) {
 func TestSimAnswerIsDeterministic(t *testing.T) {
 	t.Parallel()
 	req := ask("how many SKU-10234 are left in zone A?")
-	a1 := stream.NewSim(stream.SimConfig{}).Answer(req)
-	a2 := stream.NewSim(stream.SimConfig{}).Answer(req)
+	a1 := upstream.NewSim(upstream.SimConfig{}).Answer(req)
+	a2 := upstream.NewSim(upstream.SimConfig{}).Answer(req)
 	if !reflect.DeepEqual(a1, a2) {
 		t.Fatalf("two sims answered the same request differently:\n%q\n%q", a1, a2)
 	}
@@ -60,7 +60,7 @@ func TestSimAnswerIsDeterministic(t *testing.T) {
 	t.Logf("answer: %s", text)
 
 	// Stream sends exactly Answer's chunks.
-	got, err := collect(t, testCtx(t), fastSim(stream.SimConfig{}), req)
+	got, err := collect(t, testCtx(t), fastSim(upstream.SimConfig{}), req)
 	if err != nil || !reflect.DeepEqual(got, a1) {
 		t.Errorf("Stream sent %q, %v; expected Answer's %q", got, err, a1)
 	}
@@ -68,19 +68,19 @@ func TestSimAnswerIsDeterministic(t *testing.T) {
 
 func TestSimAnswerDependsOnRequest(t *testing.T) {
 	t.Parallel()
-	sim := stream.NewSim(stream.SimConfig{})
+	sim := upstream.NewSim(upstream.SimConfig{})
 	base := ask("what is the tuition?")
 	other := ask("which city is it in?")
 	otherModel := base
 	otherModel.Model = "m-2"
-	history := stream.Request{Model: base.Model, Messages: append([]stream.Message{{Role: "system", Content: "x"}}, base.Messages...)}
+	history := upstream.Request{Model: base.Model, Messages: append([]upstream.Message{{Role: "system", Content: "x"}}, base.Messages...)}
 	a := strings.Join(sim.Answer(base), "")
-	for name, req := range map[string]stream.Request{"prompt": other, "model": otherModel, "history": history} {
+	for name, req := range map[string]upstream.Request{"prompt": other, "model": otherModel, "history": history} {
 		if b := strings.Join(sim.Answer(req), ""); a == b {
 			t.Errorf("a different %s gave the same answer %q", name, a)
 		}
 	}
-	seeded := strings.Join(stream.NewSim(stream.SimConfig{Seed: 42}).Answer(base), "")
+	seeded := strings.Join(upstream.NewSim(upstream.SimConfig{Seed: 42}).Answer(base), "")
 	if seeded == a {
 		t.Errorf("a different Seed gave the same answer %q", a)
 	}
@@ -88,8 +88,8 @@ func TestSimAnswerDependsOnRequest(t *testing.T) {
 
 func TestSimNoUserMessage(t *testing.T) {
 	t.Parallel()
-	for _, req := range []stream.Request{{}, ask("the of and?")} {
-		got := strings.Join(stream.NewSim(stream.SimConfig{}).Answer(req), "")
+	for _, req := range []upstream.Request{{}, ask("the of and?")} {
+		got := strings.Join(upstream.NewSim(upstream.SimConfig{}).Answer(req), "")
 		if !strings.HasPrefix(got, "Here is what I found about your question:") {
 			t.Errorf("got %q; expected the generic opening", got)
 		}
@@ -98,7 +98,7 @@ func TestSimNoUserMessage(t *testing.T) {
 
 func TestSimChunksAndMaxTokens(t *testing.T) {
 	t.Parallel()
-	sim := fastSim(stream.SimConfig{Chunks: 50})
+	sim := fastSim(upstream.SimConfig{Chunks: 50})
 	req := ask("pallet count")
 	full := sim.Answer(req)
 	if len(full) != 50 {
@@ -107,7 +107,7 @@ func TestSimChunksAndMaxTokens(t *testing.T) {
 	for _, max := range []int{1, 7, 49} {
 		req.MaxTokens = max
 		got, err := collect(t, testCtx(t), sim, req)
-		if !errors.Is(err, stream.ErrLength) {
+		if !errors.Is(err, upstream.ErrLength) {
 			t.Fatalf("Stream cut by MaxTokens %d: got %v; expected ErrLength", max, err)
 		}
 		if !reflect.DeepEqual(got, full[:max]) {
@@ -124,7 +124,7 @@ func TestSimCancelStopsPromptly(t *testing.T) {
 	t.Parallel()
 	t.Run("before the first chunk", func(t *testing.T) {
 		t.Parallel()
-		sim := stream.NewSim(stream.SimConfig{TTFTMedian: time.Hour, TTFTSigma: -1})
+		sim := upstream.NewSim(upstream.SimConfig{TTFTMedian: time.Hour, TTFTSigma: -1})
 		ctx, cancel := context.WithCancel(testCtx(t))
 		r := start(ctx, sim, ask("hi"))
 		cancel()
@@ -134,7 +134,7 @@ func TestSimCancelStopsPromptly(t *testing.T) {
 	})
 	t.Run("between chunks", func(t *testing.T) {
 		t.Parallel()
-		sim := stream.NewSim(stream.SimConfig{TTFTMedian: -1, GapMedian: time.Hour, GapSigma: -1})
+		sim := upstream.NewSim(upstream.SimConfig{TTFTMedian: -1, GapMedian: time.Hour, GapSigma: -1})
 		ctx, cancel := context.WithCancel(testCtx(t))
 		r := start(ctx, sim, ask("hi"))
 		r.next(t)
@@ -146,7 +146,7 @@ func TestSimCancelStopsPromptly(t *testing.T) {
 	t.Run("blocked on out", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(testCtx(t))
-		r := start(ctx, fastSim(stream.SimConfig{}), ask("hi")) // nobody reads r.out.
+		r := start(ctx, fastSim(upstream.SimConfig{}), ask("hi")) // nobody reads r.out.
 		cancel()
 		if err := r.returnsWithin(t, promptly); !errors.Is(err, context.Canceled) {
 			t.Errorf("got %v; expected context.Canceled", err)
@@ -156,7 +156,7 @@ func TestSimCancelStopsPromptly(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(testCtx(t))
 		cancel()
-		got, err := collect(t, ctx, fastSim(stream.SimConfig{}), ask("hi"))
+		got, err := collect(t, ctx, fastSim(upstream.SimConfig{}), ask("hi"))
 		if len(got) != 0 || !errors.Is(err, context.Canceled) {
 			t.Errorf("got %q, %v; expected nothing, context.Canceled", got, err)
 		}
@@ -173,7 +173,7 @@ func TestSimDelaysFollowMedians(t *testing.T) {
 		gap    = 2 * time.Millisecond
 		chunks = 40
 	)
-	sim := stream.NewSim(stream.SimConfig{TTFTMedian: ttft, TTFTSigma: 0.1, GapMedian: gap, GapSigma: 0.1, Chunks: chunks})
+	sim := upstream.NewSim(upstream.SimConfig{TTFTMedian: ttft, TTFTSigma: 0.1, GapMedian: gap, GapSigma: 0.1, Chunks: chunks})
 	began := time.Now()
 	r := start(testCtx(t), sim, ask("pace"))
 	r.next(t)
@@ -200,7 +200,7 @@ func TestSimDelaysFollowMedians(t *testing.T) {
 func TestSimTTFTHasATail(t *testing.T) {
 	t.Parallel()
 	const median = 5 * time.Millisecond
-	sim := stream.NewSim(stream.SimConfig{TTFTMedian: median, TTFTSigma: 0.6, GapMedian: -1, Chunks: 1})
+	sim := upstream.NewSim(upstream.SimConfig{TTFTMedian: median, TTFTSigma: 0.6, GapMedian: -1, Chunks: 1})
 	const n = 60
 	ds := make([]time.Duration, n)
 	for i := range ds {
@@ -229,7 +229,7 @@ func TestSimAnswerLengthIsExact(t *testing.T) {
 	t.Parallel()
 	prompts := []string{"", "hi", "how many SKU-10234 are left in zone A of the north warehouse today?"}
 	for n := 1; n <= 100; n++ {
-		sim := stream.NewSim(stream.SimConfig{Chunks: n})
+		sim := upstream.NewSim(upstream.SimConfig{Chunks: n})
 		for _, p := range prompts {
 			got := sim.Answer(ask(p))
 			text := strings.Join(got, "")
@@ -244,7 +244,7 @@ func TestSimUnicodePrompt(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{"été à Paris?", "仓库里还有多少货", "ünïcödé ÉLAN", strings.Repeat("x", 10_000) + " pallets"} {
 		for seed := range uint64(20) {
-			text := strings.Join(stream.NewSim(stream.SimConfig{Seed: seed}).Answer(ask(p)), "")
+			text := strings.Join(upstream.NewSim(upstream.SimConfig{Seed: seed}).Answer(ask(p)), "")
 			if !utf8.ValidString(text) {
 				t.Fatalf("prompt %.20q seed %d: invalid UTF-8 in %q", p, seed, text)
 			}

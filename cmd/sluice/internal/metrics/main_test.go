@@ -5,9 +5,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/web"
-	"github.com/sluice-dev/sluice/web/metrics"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

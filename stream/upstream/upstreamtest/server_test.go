@@ -1,4 +1,4 @@
-package streamtest_test
+package upstreamtest_test
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
-func post(t *testing.T, ctx context.Context, s *streamtest.Server, body string) (*http.Response, error) {
+func post(t *testing.T, ctx context.Context, s *upstreamtest.Server, body string) (*http.Response, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/chat/completions", strings.NewReader(body))
 	if err != nil {
@@ -24,7 +24,7 @@ func post(t *testing.T, ctx context.Context, s *streamtest.Server, body string) 
 
 func TestStreamedAnswerFormat(t *testing.T) {
 	t.Parallel()
-	s := streamtest.NewServer(t)
+	s := upstreamtest.NewServer(t)
 	resp, err := post(t, t.Context(), s, `{"model":"m","messages":[{"role":"user","content":"q"}],"stream":true}`)
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +53,8 @@ func TestStreamedAnswerFormat(t *testing.T) {
 
 func TestObjectAnswer(t *testing.T) {
 	t.Parallel()
-	s := streamtest.NewServer(t)
-	s.SetScript(streamtest.Script{Chunks: []string{"a", "b", "c"}})
+	s := upstreamtest.NewServer(t)
+	s.SetScript(upstreamtest.Script{Chunks: []string{"a", "b", "c"}})
 	resp, err := post(t, t.Context(), s, `{"model":"m","messages":[],"max_tokens":2}`)
 	if err != nil {
 		t.Fatal(err)
@@ -77,12 +77,12 @@ func TestObjectAnswer(t *testing.T) {
 
 func TestHandlerNumbersRequests(t *testing.T) {
 	t.Parallel()
-	s := streamtest.NewServer(t)
-	s.SetHandler(func(req streamtest.ChatRequest, n int) streamtest.Script {
+	s := upstreamtest.NewServer(t)
+	s.SetHandler(func(req upstreamtest.ChatRequest, n int) upstreamtest.Script {
 		if n == 1 {
-			return streamtest.Script{Status: http.StatusTooManyRequests, RetryAfter: "1"}
+			return upstreamtest.Script{Status: http.StatusTooManyRequests, RetryAfter: "1"}
 		}
-		return streamtest.Script{}
+		return upstreamtest.Script{}
 	})
 	for i, want := range []int{http.StatusTooManyRequests, http.StatusOK} {
 		resp, err := post(t, t.Context(), s, `{"stream":true}`)
@@ -105,7 +105,7 @@ func TestHandlerNumbersRequests(t *testing.T) {
 
 func TestBadRequests(t *testing.T) {
 	t.Parallel()
-	s := streamtest.NewServer(t)
+	s := upstreamtest.NewServer(t)
 	resp, err := post(t, t.Context(), s, `{not json`)
 	if err != nil {
 		t.Fatal(err)
@@ -136,12 +136,12 @@ func TestBadRequests(t *testing.T) {
 // handler's client: the server's done channel ends every stall.
 func TestCloseEndsStalls(t *testing.T) {
 	t.Parallel()
-	for _, sc := range []streamtest.Script{
+	for _, sc := range []upstreamtest.Script{
 		{StallBeforeHeaders: true},
 		{StallAfterHeaders: true, KeepAlives: true},
 		{StallAfterChunks: 1, Chunks: []string{"a", "b"}},
 	} {
-		s := streamtest.NewServer(t)
+		s := upstreamtest.NewServer(t)
 		s.SetScript(sc)
 		errc := make(chan error, 1)
 		go func() {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/cache"
-	"github.com/sluice-dev/sluice/web/metrics"
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/metrics"
 )
 
 // TestNamespaceNamesAreNotExportedByDefault: tenants choose their

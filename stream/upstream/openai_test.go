@@ -1,4 +1,4 @@
-package stream_test
+package upstream_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // promptly bounds how long Stream may take to return after its context is
@@ -23,8 +23,8 @@ import (
 const promptly = time.Second
 
 var (
-	_ stream.Upstream = (*stream.OpenAI)(nil)
-	_ stream.Upstream = (*stream.Sim)(nil)
+	_ upstream.Upstream = (*upstream.OpenAI)(nil)
+	_ upstream.Upstream = (*upstream.Sim)(nil)
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -34,27 +34,27 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func newOpenAI(t *testing.T, baseURL, key string) *stream.OpenAI {
+func newOpenAI(t *testing.T, baseURL, key string) *upstream.OpenAI {
 	t.Helper()
-	o, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: baseURL, APIKey: key})
+	o, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: baseURL, APIKey: key})
 	if err != nil {
 		t.Fatalf("NewOpenAI(%q): %v", baseURL, err)
 	}
 	return o
 }
 
-func ask(prompt string) stream.Request {
-	return stream.Request{Model: "m-1", Messages: []stream.Message{{Role: "user", Content: prompt}}}
+func ask(prompt string) upstream.Request {
+	return upstream.Request{Model: "m-1", Messages: []upstream.Message{{Role: "user", Content: prompt}}}
 }
 
 // running is a Stream call in progress on its own goroutine.
 type running struct {
-	out  chan stream.Chunk
+	out  chan upstream.Chunk
 	errc chan error
 }
 
-func start(ctx context.Context, up stream.Upstream, req stream.Request) *running {
-	r := &running{out: make(chan stream.Chunk), errc: make(chan error, 1)}
+func start(ctx context.Context, up upstream.Upstream, req upstream.Request) *running {
+	r := &running{out: make(chan upstream.Chunk), errc: make(chan error, 1)}
 	go func() { r.errc <- up.Stream(ctx, req, r.out) }()
 	return r
 }
@@ -107,21 +107,21 @@ func (r *running) returnsWithin(t *testing.T, d time.Duration) error {
 	return nil
 }
 
-func collect(t *testing.T, ctx context.Context, up stream.Upstream, req stream.Request) ([]string, error) {
+func collect(t *testing.T, ctx context.Context, up upstream.Upstream, req upstream.Request) ([]string, error) {
 	t.Helper()
 	return start(ctx, up, req).rest(t)
 }
 
 func TestOpenAIRelaysExactText(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	chunks := []string{"Héllo", ",", " wörld", " 🌍", "\n", "  ", `"quoted"`, "\ttab", "data: fake\n\n", "[DONE]", " <b>&amp;</b>", "\\", "end."}
-	srv.SetScript(streamtest.Script{Chunks: chunks})
+	srv.SetScript(upstreamtest.Script{Chunks: chunks})
 	o := newOpenAI(t, srv.URL(), "sk-test")
 
-	req := stream.Request{
+	req := upstream.Request{
 		Model:     "m-1",
-		Messages:  []stream.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}},
+		Messages:  []upstream.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}},
 		MaxTokens: 100,
 	}
 	got, err := collect(t, testCtx(t), o, req)
@@ -136,7 +136,7 @@ func TestOpenAIRelaysExactText(t *testing.T) {
 	if last.Model != "m-1" || !last.Stream || last.MaxTokens != 100 {
 		t.Errorf("got request model=%q stream=%v max_tokens=%d; expected m-1, true, 100", last.Model, last.Stream, last.MaxTokens)
 	}
-	wantMsgs := []streamtest.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}
+	wantMsgs := []upstreamtest.Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}
 	if !reflect.DeepEqual(last.Messages, wantMsgs) {
 		t.Errorf("got messages %+v; expected %+v", last.Messages, wantMsgs)
 	}
@@ -156,13 +156,13 @@ func TestOpenAIRelaysExactText(t *testing.T) {
 
 func TestOpenAINoKeyNoAuthorization(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	o := newOpenAI(t, srv.URL(), "")
 	got, err := collect(t, testCtx(t), o, ask("hi"))
 	if err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
-	if want := streamtest.DefaultChunks; !reflect.DeepEqual(got, want) {
+	if want := upstreamtest.DefaultChunks; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q; expected %q", got, want)
 	}
 	if h, ok := srv.LastRequest().Header["Authorization"]; ok {
@@ -177,22 +177,22 @@ func TestOpenAINoKeyNoAuthorization(t *testing.T) {
 // "length" is whole as far as it goes and reported as ErrLength.
 func TestOpenAIMaxTokensCut(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
-	srv.SetScript(streamtest.Script{Chunks: []string{"a", "b", "c", "d"}})
+	srv := upstreamtest.NewServer(t)
+	srv.SetScript(upstreamtest.Script{Chunks: []string{"a", "b", "c", "d"}})
 	o := newOpenAI(t, srv.URL(), "")
 	req := ask("hi")
 	req.MaxTokens = 2
 	got, err := collect(t, testCtx(t), o, req)
-	if !errors.Is(err, stream.ErrLength) || !reflect.DeepEqual(got, []string{"a", "b"}) {
+	if !errors.Is(err, upstream.ErrLength) || !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Errorf("got %q, %v; expected [a b], ErrLength", got, err)
 	}
 }
 
 func TestOpenAIDropsKeepAlives(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	chunks := []string{"one", " two", " three"}
-	srv.SetScript(streamtest.Script{
+	srv.SetScript(upstreamtest.Script{
 		Chunks:            chunks,
 		TTFT:              50 * time.Millisecond,
 		Gap:               20 * time.Millisecond,
@@ -231,16 +231,16 @@ func TestOpenAIStatusErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := streamtest.NewServer(t)
-			srv.SetScript(streamtest.Script{Status: tt.status, RetryAfter: tt.retryAfter})
+			srv := upstreamtest.NewServer(t)
+			srv.SetScript(upstreamtest.Script{Status: tt.status, RetryAfter: tt.retryAfter})
 			o := newOpenAI(t, srv.URL(), "")
 			got, err := collect(t, testCtx(t), o, ask("hi"))
 			if len(got) != 0 {
 				t.Errorf("got chunks %q; expected none", got)
 			}
-			var se *stream.StatusError
+			var se *upstream.StatusError
 			if !errors.As(err, &se) {
-				t.Fatalf("got %v (%T); expected *stream.StatusError", err, err)
+				t.Fatalf("got %v (%T); expected *upstream.StatusError", err, err)
 			}
 			if se.Code != tt.status {
 				t.Errorf("got Code %d; expected %d", se.Code, tt.status)
@@ -264,9 +264,9 @@ func TestOpenAIStatusErrorBodyIsBounded(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	_, err := collect(t, testCtx(t), newOpenAI(t, ts.URL, ""), ask("hi"))
-	var se *stream.StatusError
+	var se *upstream.StatusError
 	if !errors.As(err, &se) {
-		t.Fatalf("got %v; expected *stream.StatusError", err)
+		t.Fatalf("got %v; expected *upstream.StatusError", err)
 	}
 	if len(se.Body) != 512 || se.RetryAfter != 1500*time.Millisecond {
 		t.Errorf("got body of %d bytes, RetryAfter %v; expected 512 bytes, 1.5s", len(se.Body), se.RetryAfter)
@@ -275,14 +275,14 @@ func TestOpenAIStatusErrorBodyIsBounded(t *testing.T) {
 
 func TestOpenAIDropMidStreamIsTruncated(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
-	srv.SetScript(streamtest.Script{Chunks: []string{"a", "b", "c", "d", "e"}, DropAfterChunks: 3})
+	srv := upstreamtest.NewServer(t)
+	srv.SetScript(upstreamtest.Script{Chunks: []string{"a", "b", "c", "d", "e"}, DropAfterChunks: 3})
 	o := newOpenAI(t, srv.URL(), "")
 	got, err := collect(t, testCtx(t), o, ask("hi"))
-	if !errors.Is(err, stream.ErrTruncated) {
+	if !errors.Is(err, upstream.ErrTruncated) {
 		t.Errorf("got error %v; expected ErrTruncated", err)
 	}
-	var ce *stream.ConnectError
+	var ce *upstream.ConnectError
 	if errors.As(err, &ce) {
 		t.Errorf("got a ConnectError %v after output; expected only ErrTruncated", err)
 	}
@@ -293,9 +293,9 @@ func TestOpenAIDropMidStreamIsTruncated(t *testing.T) {
 
 func TestOpenAINoDoneAfterFinishReasonIsComplete(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	chunks := []string{"x", "y"}
-	srv.SetScript(streamtest.Script{Chunks: chunks, NoDone: true})
+	srv.SetScript(upstreamtest.Script{Chunks: chunks, NoDone: true})
 	o := newOpenAI(t, srv.URL(), "")
 	got, err := collect(t, testCtx(t), o, ask("hi"))
 	if err != nil || !reflect.DeepEqual(got, chunks) {
@@ -305,15 +305,15 @@ func TestOpenAINoDoneAfterFinishReasonIsComplete(t *testing.T) {
 
 func TestOpenAIStreamErrorObject(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
-	srv.SetScript(streamtest.Script{Chunks: []string{"par", "tial"}, StreamError: "model overloaded"})
+	srv := upstreamtest.NewServer(t)
+	srv.SetScript(upstreamtest.Script{Chunks: []string{"par", "tial"}, StreamError: "model overloaded"})
 	o := newOpenAI(t, srv.URL(), "")
 	got, err := collect(t, testCtx(t), o, ask("hi"))
-	var ae *stream.APIError
+	var ae *upstream.APIError
 	if !errors.As(err, &ae) || ae.Message != "model overloaded" || ae.Type != "server_error" {
 		t.Fatalf("got %v; expected an *APIError with the server's message and type", err)
 	}
-	if !errors.Is(err, stream.ErrTruncated) {
+	if !errors.Is(err, upstream.ErrTruncated) {
 		t.Errorf("got %v; expected it to be ErrTruncated too", err)
 	}
 	if want := []string{"par", "tial"}; !reflect.DeepEqual(got, want) {
@@ -347,13 +347,13 @@ func TestOpenAIParsesRawBodies(t *testing.T) {
 			name:    "clean EOF without finish",
 			body:    "data: " + chunk("a") + "\n\n",
 			want:    []string{"a"},
-			wantErr: stream.ErrTruncated,
+			wantErr: upstream.ErrTruncated,
 		},
 		{
 			name:    "DONE without its blank line is not dispatched",
 			body:    "data: " + chunk("a") + "\n\ndata: [DONE]",
 			want:    []string{"a"},
-			wantErr: stream.ErrTruncated,
+			wantErr: upstream.ErrTruncated,
 		},
 		{
 			name: "CRLF, comments, ids, event names, role and null content",
@@ -371,7 +371,7 @@ func TestOpenAIParsesRawBodies(t *testing.T) {
 			body: "data:\n\ndata: {\"choices\":[],\"usage\":{\"total_tokens\":3}}\n\n" +
 				"data: {\"choices\":[{\"delta\":{\"content\":\"last\"},\"finish_reason\":\"length\"}]}\n\n",
 			want:    []string{"last"},
-			wantErr: stream.ErrLength,
+			wantErr: upstream.ErrLength,
 		},
 		{
 			name: "event larger than 64 KB",
@@ -382,19 +382,19 @@ func TestOpenAIParsesRawBodies(t *testing.T) {
 			name:    "malformed JSON",
 			body:    "data: " + chunk("a") + "\n\ndata: {not json\n\n",
 			want:    []string{"a"},
-			wantErr: stream.ErrTruncated,
+			wantErr: upstream.ErrTruncated,
 		},
 		{
 			name:    "error object with numeric code",
 			body:    "data: " + chunk("a") + "\n\ndata: {\"error\":{\"message\":\"boom\",\"code\":500}}\n\n",
 			want:    []string{"a"},
-			wantErr: stream.ErrTruncated,
+			wantErr: upstream.ErrTruncated,
 			wantAPI: true,
 		},
 		{
 			name:    "error event with plain data",
 			body:    "event: error\ndata: upstream exploded\n\n",
-			wantErr: stream.ErrTruncated,
+			wantErr: upstream.ErrTruncated,
 			wantAPI: true,
 		},
 		{
@@ -423,7 +423,7 @@ func TestOpenAIParsesRawBodies(t *testing.T) {
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("got error %v; expected %v", err, tt.wantErr)
 			}
-			var ae *stream.APIError
+			var ae *upstream.APIError
 			if errors.As(err, &ae) != tt.wantAPI {
 				t.Errorf("got error %v; expected an *APIError: %v", err, tt.wantAPI)
 			}
@@ -438,15 +438,15 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		script streamtest.Script
+		script upstreamtest.Script
 		// ready waits until the client is in the phase under test, and
 		// returns the chunks received so far.
-		ready func(t *testing.T, srv *streamtest.Server, r *running) []string
+		ready func(t *testing.T, srv *upstreamtest.Server, r *running) []string
 	}{
 		{
 			name:   "before headers",
-			script: streamtest.Script{StallBeforeHeaders: true},
-			ready: func(t *testing.T, srv *streamtest.Server, _ *running) []string {
+			script: upstreamtest.Script{StallBeforeHeaders: true},
+			ready: func(t *testing.T, srv *upstreamtest.Server, _ *running) []string {
 				if err := srv.WaitInFlight(testCtx(t), 1); err != nil {
 					t.Fatal(err)
 				}
@@ -455,8 +455,8 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 		},
 		{
 			name:   "after headers",
-			script: streamtest.Script{StallAfterHeaders: true},
-			ready: func(t *testing.T, srv *streamtest.Server, _ *running) []string {
+			script: upstreamtest.Script{StallAfterHeaders: true},
+			ready: func(t *testing.T, srv *upstreamtest.Server, _ *running) []string {
 				if err := srv.WaitInFlight(testCtx(t), 1); err != nil {
 					t.Fatal(err)
 				}
@@ -465,10 +465,10 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 		},
 		{
 			name:   "after headers with keep-alives",
-			script: streamtest.Script{StallAfterHeaders: true, KeepAlives: true, KeepAliveInterval: time.Millisecond},
-			ready: func(t *testing.T, srv *streamtest.Server, _ *running) []string {
+			script: upstreamtest.Script{StallAfterHeaders: true, KeepAlives: true, KeepAliveInterval: time.Millisecond},
+			ready: func(t *testing.T, srv *upstreamtest.Server, _ *running) []string {
 				// Keep-alives flowing means the client is reading the body.
-				if err := srv.Wait(testCtx(t), func(s *streamtest.Server) bool { return s.KeepAlivesSent() >= 4 }); err != nil {
+				if err := srv.Wait(testCtx(t), func(s *upstreamtest.Server) bool { return s.KeepAlivesSent() >= 4 }); err != nil {
 					t.Fatal(err)
 				}
 				return nil
@@ -476,8 +476,8 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 		},
 		{
 			name:   "after chunks",
-			script: streamtest.Script{Chunks: []string{"a", "b", "c"}, StallAfterChunks: 2},
-			ready: func(t *testing.T, _ *streamtest.Server, r *running) []string {
+			script: upstreamtest.Script{Chunks: []string{"a", "b", "c"}, StallAfterChunks: 2},
+			ready: func(t *testing.T, _ *upstreamtest.Server, r *running) []string {
 				return []string{r.next(t), r.next(t)}
 			},
 		},
@@ -485,7 +485,7 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := streamtest.NewServer(t)
+			srv := upstreamtest.NewServer(t)
 			srv.SetScript(tt.script)
 			o := newOpenAI(t, srv.URL(), "")
 			ctx, cancel := context.WithCancel(testCtx(t))
@@ -510,8 +510,8 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 
 func TestOpenAIDeadlineWhileStalled(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
-	srv.SetScript(streamtest.Script{StallBeforeHeaders: true})
+	srv := upstreamtest.NewServer(t)
+	srv.SetScript(upstreamtest.Script{StallBeforeHeaders: true})
 	o := newOpenAI(t, srv.URL(), "")
 	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
 	defer cancel()
@@ -523,7 +523,7 @@ func TestOpenAIDeadlineWhileStalled(t *testing.T) {
 
 func TestOpenAIDoesNotBlockOnOutAfterCancel(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	o := newOpenAI(t, srv.URL(), "")
 	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
@@ -548,22 +548,22 @@ func TestOpenAIConnectErrors(t *testing.T) {
 		addr := ln.Addr().String()
 		ln.Close()
 		_, err = collect(t, testCtx(t), newOpenAI(t, "http://"+addr+"/v1", ""), ask("hi"))
-		var ce *stream.ConnectError
+		var ce *upstream.ConnectError
 		if !errors.As(err, &ce) {
-			t.Fatalf("got %v (%T); expected *stream.ConnectError", err, err)
+			t.Fatalf("got %v (%T); expected *upstream.ConnectError", err, err)
 		}
-		if errors.Is(err, stream.ErrTruncated) {
+		if errors.Is(err, upstream.ErrTruncated) {
 			t.Errorf("got %v; a connect error is not a truncation", err)
 		}
 	})
 	t.Run("dropped before headers", func(t *testing.T) {
 		t.Parallel()
-		srv := streamtest.NewServer(t)
-		srv.SetScript(streamtest.Script{DropBeforeHeaders: true})
+		srv := upstreamtest.NewServer(t)
+		srv.SetScript(upstreamtest.Script{DropBeforeHeaders: true})
 		_, err := collect(t, testCtx(t), newOpenAI(t, srv.URL(), ""), ask("hi"))
-		var ce *stream.ConnectError
+		var ce *upstream.ConnectError
 		if !errors.As(err, &ce) {
-			t.Fatalf("got %v (%T); expected *stream.ConnectError", err, err)
+			t.Fatalf("got %v (%T); expected *upstream.ConnectError", err, err)
 		}
 		if n := srv.Requests(); n != 1 {
 			t.Errorf("server saw %d requests; expected 1 (no hidden retry)", n)
@@ -574,12 +574,12 @@ func TestOpenAIConnectErrors(t *testing.T) {
 func TestOpenAIConcurrentStreams(t *testing.T) {
 	t.Parallel()
 	const n = 16
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	ctx := testCtx(t)
 	// Hold every request until all have arrived, so that they overlap.
-	srv.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+	srv.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 		_ = srv.WaitRequests(ctx, n)
-		return streamtest.Script{Chunks: []string{req.Prompt(), " ok"}, Gap: time.Millisecond}
+		return upstreamtest.Script{Chunks: []string{req.Prompt(), " ok"}, Gap: time.Millisecond}
 	})
 	o := newOpenAI(t, srv.URL(), "")
 	var wg sync.WaitGroup
@@ -604,18 +604,18 @@ func TestOpenAIConcurrentStreams(t *testing.T) {
 func TestNewOpenAI(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"", "ftp://h/v1", "http://", "localhost:8080", "://x", "/v1"} {
-		if _, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: bad}); err == nil {
+		if _, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: bad}); err == nil {
 			t.Errorf("NewOpenAI(%q) = nil error; expected an error", bad)
 		}
 	}
-	o, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: "http://127.0.0.1:11434/v1/"})
+	o, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: "http://127.0.0.1:11434/v1/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Name() != "127.0.0.1:11434" {
 		t.Errorf("got Name %q; expected the host", o.Name())
 	}
-	o, err = stream.NewOpenAI(stream.OpenAIConfig{BaseURL: "https://api.example.com/v1", Name: "primary"})
+	o, err = upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: "https://api.example.com/v1", Name: "primary"})
 	if err != nil || o.Name() != "primary" {
 		t.Errorf("got %v, %v; expected Name primary", o, err)
 	}
@@ -623,9 +623,9 @@ func TestNewOpenAI(t *testing.T) {
 
 func TestOpenAITrailingSlashBaseURL(t *testing.T) {
 	t.Parallel()
-	srv := streamtest.NewServer(t)
+	srv := upstreamtest.NewServer(t)
 	got, err := collect(t, testCtx(t), newOpenAI(t, srv.URL()+"/", ""), ask("hi"))
-	if err != nil || !reflect.DeepEqual(got, streamtest.DefaultChunks) {
+	if err != nil || !reflect.DeepEqual(got, upstreamtest.DefaultChunks) {
 		t.Errorf("got %q, %v; expected the default answer", got, err)
 	}
 }
@@ -645,7 +645,7 @@ func TestOpenAIModels(t *testing.T) {
 		io.WriteString(w, `{"object":"list","data":[{"id":"qwen3:8b"},{"id":""},{"id":"llama3.2"}]}`)
 	}))
 	defer srv.Close()
-	o, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k1"})
+	o, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,8 +657,8 @@ func TestOpenAIModels(t *testing.T) {
 		t.Errorf("authorization %q", a)
 	}
 
-	o404, _ := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: srv.URL + "/nothing"})
-	var se *stream.StatusError
+	o404, _ := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: srv.URL + "/nothing"})
+	var se *upstream.StatusError
 	if _, err := o404.Models(testCtx(t)); !errors.As(err, &se) || se.Code != 404 {
 		t.Errorf("404: %v", err)
 	}
@@ -668,8 +668,8 @@ func TestOpenAIModels(t *testing.T) {
 	}
 	dead := ln.Addr().String()
 	ln.Close()
-	oDead, _ := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: "http://" + dead + "/v1"})
-	var ce *stream.ConnectError
+	oDead, _ := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: "http://" + dead + "/v1"})
+	var ce *upstream.ConnectError
 	if _, err := oDead.Models(testCtx(t)); !errors.As(err, &ce) {
 		t.Errorf("closed port: %v, want a ConnectError", err)
 	}

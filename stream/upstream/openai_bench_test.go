@@ -1,4 +1,4 @@
-package stream_test
+package upstream_test
 
 import (
 	"fmt"
@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // BenchmarkOpenAIRelay measures chunks relayed through the OpenAI client
 // from a fast local fake. One op is one answer of 1000 chunks; ns/chunk and
 // chunks/s are the figures to watch.
 //
-//   - streamtest: the fault-injecting fake, which encodes and flushes each
+//   - upstreamtest: the fault-injecting fake, which encodes and flushes each
 //     chunk on its own, so the figure includes its work and a loopback
 //     write per chunk (the realistic shape of a live upstream).
 //   - prebuilt: a body rendered once and written in one go, so the figure
@@ -29,9 +29,9 @@ func BenchmarkOpenAIRelay(b *testing.B) {
 		text[i] = " token"
 	}
 
-	b.Run("streamtest", func(b *testing.B) {
-		srv := streamtest.NewServer(b)
-		srv.SetScript(streamtest.Script{Chunks: text})
+	b.Run("upstreamtest", func(b *testing.B) {
+		srv := upstreamtest.NewServer(b)
+		srv.SetScript(upstreamtest.Script{Chunks: text})
 		benchRelay(b, srv.URL(), chunks)
 	})
 
@@ -54,13 +54,13 @@ func BenchmarkOpenAIRelay(b *testing.B) {
 }
 
 func benchRelay(b *testing.B, baseURL string, chunks int) {
-	o, err := stream.NewOpenAI(stream.OpenAIConfig{BaseURL: baseURL})
+	o, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: baseURL})
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := stream.Request{Model: "bench", Messages: []stream.Message{{Role: "user", Content: "go"}}}
+	req := upstream.Request{Model: "bench", Messages: []upstream.Message{{Role: "user", Content: "go"}}}
 	ctx := b.Context()
-	out := make(chan stream.Chunk, 64)
+	out := make(chan upstream.Chunk, 64)
 
 	b.ReportAllocs()
 	began := time.Now()

@@ -1,4 +1,4 @@
-// Package streamtest provides a fault-injecting OpenAI-compatible upstream
+// Package upstreamtest provides a fault-injecting OpenAI-compatible upstream
 // for tests.
 //
 // A Server answers POST /v1/chat/completions like an OpenAI-compatible model
@@ -13,4 +13,4 @@
 // test never leaks a handler goroutine. The server counts requests, open
 // streams and completed answers, and tests wait on those counters with
 // Wait, WaitInFlight and WaitIdle instead of sleeping.
-package streamtest
+package upstreamtest

@@ -1,12 +1,5 @@
 package metrics
 
-import (
-	"fmt"
-	"io"
-	"slices"
-	"strings"
-)
-
 // MetricDoc documents one exported metric.
 type MetricDoc struct {
 	// Name is the metric's name. For a histogram it is the base name; the
@@ -85,7 +78,7 @@ const (
 )
 
 // catalog is the single source of every sluice_ metric: the collectors
-// are built from it and Describe returns it.
+// are built from it, and the tests read it (Describe) to check the docs.
 var catalog = []MetricDoc{
 	// Admission gate, read from Gate.Stats at scrape time.
 	{Name: nameGateInFlight, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
@@ -199,20 +192,6 @@ var catalog = []MetricDoc{
 		Help: "Log records passed through unaggregated because the aggregator tracked its maximum of distinct records."},
 }
 
-// Describe returns the documentation of every sluice_ metric, sorted by
-// name. The Go runtime (go_*), process (process_*) and promhttp_* metrics
-// of the registry are not listed.
-func Describe() []MetricDoc {
-	out := make([]MetricDoc, len(catalog))
-	for i, d := range catalog {
-		d.Labels = slices.Clone(d.Labels)
-		d.Buckets = slices.Clone(d.Buckets)
-		out[i] = d
-	}
-	slices.SortFunc(out, func(a, b MetricDoc) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
 // doc returns the catalog entry of name; a missing one is a bug.
 func doc(name string) MetricDoc {
 	for _, d := range catalog {
@@ -221,24 +200,4 @@ func doc(name string) MetricDoc {
 		}
 	}
 	panic("metrics: no catalog entry for " + name)
-}
-
-// WriteMarkdown writes Describe as a Markdown table (docs/metrics.md
-// embeds it).
-func WriteMarkdown(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString("| Metric | Type | Labels | Help |\n|---|---|---|---|\n")
-	for _, d := range Describe() {
-		labels := "—"
-		if len(d.Labels) > 0 {
-			labels = "`" + strings.Join(d.Labels, "`, `") + "`"
-		}
-		help := d.Help
-		if d.Scraped {
-			help += " *(read at scrape time)*"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", d.Name, d.Type, labels, strings.ReplaceAll(help, "|", "\\|"))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

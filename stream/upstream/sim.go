@@ -1,4 +1,4 @@
-package stream
+package upstream
 
 import (
 	"context"
@@ -88,9 +88,6 @@ func NewSim(cfg SimConfig) *Sim {
 
 // Name returns "sim".
 func (s *Sim) Name() string { return "sim" }
-
-// Config returns the configuration in use, defaults filled in.
-func (s *Sim) Config() SimConfig { return s.cfg }
 
 // Stream sends Answer(req) on out, one chunk at a time: the first after a
 // log-normal TTFT delay, the others after log-normal gaps. It returns nil

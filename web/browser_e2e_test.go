@@ -28,7 +28,7 @@ import (
 // web/e2e/node_modules/playwright-core is missing, unless
 // SLUICE_REQUIRE_E2E=1. Screenshots go to $SLUICE_ARTIFACTS or a temp dir.
 //
-// Setup: apt-get install -y chromium && (cd web/e2e && npm install)
+// Setup: apt-get install -y chromium && (cd web/e2e && npm ci).
 func TestBrowserE2E(t *testing.T) {
 	const chromium = "/usr/bin/chromium"
 	required := os.Getenv("SLUICE_REQUIRE_E2E") == "1"

@@ -115,7 +115,9 @@ func (w *testWriter) Write(p []byte) (int, error) {
 // is called, which sends it nowhere. A fuzz target calls it with the
 // inner *testing.T: the engine panics on f.Log inside the fuzz body.
 func (e *env) logTo(t testing.TB) (stop func()) {
+	t.Helper()
 	set := func(t testing.TB) {
+		t.Helper()
 		e.logs.mu.Lock()
 		e.logs.t = t
 		e.logs.mu.Unlock()

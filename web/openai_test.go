@@ -38,6 +38,7 @@ func oaiParams(q string) openai.ChatCompletionNewParams {
 }
 
 func oaiCtx(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx

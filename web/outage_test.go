@@ -82,6 +82,7 @@ type outage struct {
 var outageCfg = orchestrator.Config{TotalTimeout: 3 * time.Second, SharedHeartbeat: 100 * time.Millisecond}
 
 func newOutage(t *testing.T) *outage {
+	t.Helper()
 	url, prefix := redistest.Redis(t)
 	px, purl := redistest.NewProxy(t, url)
 	o := &outage{t: t, proxy: px, url: url, prefix: prefix,

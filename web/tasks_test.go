@@ -216,6 +216,7 @@ func TestAsyncQueueBoundAndCancelFreesSlot(t *testing.T) {
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx

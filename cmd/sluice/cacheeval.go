@@ -215,7 +215,7 @@ func readEvalPairs(path string, file int) ([]evalPair, error) {
 		}
 		var p evalPair
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		switch p.Expect {
 		case "exact", "semantic", "miss":
@@ -229,7 +229,7 @@ func readEvalPairs(path string, file int) ([]evalPair, error) {
 		out = append(out, p)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no pairs", path)

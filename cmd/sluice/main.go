@@ -129,7 +129,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	}
 	ob.watch(orch, c)
 	maxConns := fitConns(s, log)
-	var mainMetrics http.Handler = ob.Metrics.Handler() // nil when on its own address
+	mainMetrics := ob.Metrics.Handler() // nil when on its own address
 	if s.MetricsAddr != "" {
 		mainMetrics = nil
 	}

@@ -32,7 +32,7 @@ func probeUpstream(ctx context.Context, s *settings, up upstream.Upstream, log *
 	}
 	if !s.given["SLUICE_MODEL"] {
 		if err != nil {
-			return fmt.Errorf("no model set and the upstream did not say which it serves (GET %s/models: %v); set SLUICE_MODEL (or -model) to the model to use", s.Upstream, err)
+			return fmt.Errorf("no model set and the upstream did not say which it serves (GET %s/models: %w); set SLUICE_MODEL (or -model) to the model to use", s.Upstream, err)
 		}
 		s.Model = models[0]
 		log.Info("model: the upstream's first (GET /models); set SLUICE_MODEL to choose another",

@@ -54,6 +54,7 @@ func BenchmarkOpenAIRelay(b *testing.B) {
 }
 
 func benchRelay(b *testing.B, baseURL string, chunks int) {
+	b.Helper()
 	o, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: baseURL})
 	if err != nil {
 		b.Fatal(err)

@@ -447,6 +447,7 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 			name:   "before headers",
 			script: upstreamtest.Script{StallBeforeHeaders: true},
 			ready: func(t *testing.T, srv *upstreamtest.Server, _ *running) []string {
+				t.Helper()
 				if err := srv.WaitInFlight(testCtx(t), 1); err != nil {
 					t.Fatal(err)
 				}
@@ -457,6 +458,7 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 			name:   "after headers",
 			script: upstreamtest.Script{StallAfterHeaders: true},
 			ready: func(t *testing.T, srv *upstreamtest.Server, _ *running) []string {
+				t.Helper()
 				if err := srv.WaitInFlight(testCtx(t), 1); err != nil {
 					t.Fatal(err)
 				}
@@ -467,6 +469,7 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 			name:   "after headers with keep-alives",
 			script: upstreamtest.Script{StallAfterHeaders: true, KeepAlives: true, KeepAliveInterval: time.Millisecond},
 			ready: func(t *testing.T, srv *upstreamtest.Server, _ *running) []string {
+				t.Helper()
 				// Keep-alives flowing means the client is reading the body.
 				if err := srv.Wait(testCtx(t), func(s *upstreamtest.Server) bool { return s.KeepAlivesSent() >= 4 }); err != nil {
 					t.Fatal(err)
@@ -478,6 +481,7 @@ func TestOpenAICancelWhileStalled(t *testing.T) {
 			name:   "after chunks",
 			script: upstreamtest.Script{Chunks: []string{"a", "b", "c"}, StallAfterChunks: 2},
 			ready: func(t *testing.T, _ *upstreamtest.Server, r *running) []string {
+				t.Helper()
 				return []string{r.next(t), r.next(t)}
 			},
 		},

@@ -72,6 +72,7 @@ func newClient(t *testing.T, server, apiKey string) *client.Client {
 }
 
 func testContext(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

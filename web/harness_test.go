@@ -114,10 +114,8 @@ func (w *testWriter) Write(p []byte) (int, error) {
 // logTo sends the server's log to t (with -v) until the returned func
 // is called, which sends it nowhere. A fuzz target calls it with the
 // inner *testing.T: the engine panics on f.Log inside the fuzz body.
-func (e *env) logTo(t testing.TB) (stop func()) {
-	t.Helper()
-	set := func(t testing.TB) {
-		t.Helper()
+func (e *env) logTo(t testing.TB) (stop func()) { //nolint:thelper // t may be nil (logs go nowhere); it is a log sink, not a helper's test
+	set := func(t testing.TB) { //nolint:thelper // the same
 		e.logs.mu.Lock()
 		e.logs.t = t
 		e.logs.mu.Unlock()

@@ -19,10 +19,10 @@ type decision struct {
 	normalized string
 	facets     []string
 	hit        *entry
-	kind       string
+	kind       Kind
 	score      float64 // the hit's score, or the best score seen
 	reason     string
-	stage      string        // the stage that decided (see Explanation.Stage)
+	stage      Stage         // the stage that decided
 	verify     *Verification // the verification of the best candidate, if one was verified
 	candidates []Candidate   // recorded with explain only
 }
@@ -67,7 +67,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 
 	// Stage "exact".
 	if ok && !e.expired(now) {
-		d.hit, d.kind, d.score, d.reason, d.stage = e, "exact", 1, "exact key", "exact"
+		d.hit, d.kind, d.score, d.reason, d.stage = e, KindExact, 1, "exact key", StageExact
 		if !long && explain {
 			d.facets = text.Facets(norm)
 		}
@@ -77,21 +77,21 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		return d
 	}
 	if long {
-		d.stage = "long"
+		d.stage = StageLong
 		return d
 	}
 
 	// Stage "empty".
 	d.facets = text.Facets(norm)
 	if live == 0 {
-		d.reason, d.stage = "no entries in namespace", "empty"
+		d.reason, d.stage = "no entries in namespace", StageEmpty
 		return d
 	}
 
 	// Stage "embedder".
 	vec, err := c.embed(ctx, norm)
 	if err != nil {
-		d.reason, d.stage = "embedder unavailable: exact tier only", "embedder"
+		d.reason, d.stage = "embedder unavailable: exact tier only", StageEmbedder
 		return d
 	}
 
@@ -162,12 +162,12 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 				d.verify = v
 			}
 			if v.Passed {
-				d.hit, d.kind, d.score, d.stage = cand.e, "semantic", cand.score, "verify"
+				d.hit, d.kind, d.score, d.stage = cand.e, KindSemantic, cand.score, StageVerify
 				d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", cand.score, th)
 				return d
 			}
 		}
-		d.stage = "verify"
+		d.stage = StageVerify
 		d.reason = fmt.Sprintf("verification refused: %s", d.verify.Reason)
 		return d
 	}
@@ -178,7 +178,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	// Stages "facets" and "score", for the explanation of a miss; "empty"
 	// again when every entry of the namespace has expired.
 	if len(top) == 0 {
-		d.reason, d.stage = "no entries in namespace", "empty"
+		d.reason, d.stage = "no entries in namespace", StageEmpty
 		return d
 	}
 	d.score = top[0].score
@@ -188,11 +188,11 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		if t.score >= th && t.e.facetKey != facetKey {
 			q, e := facetDiff(d.facets, t.e.facets)
 			d.reason = fmt.Sprintf("facet mismatch: %s != %s", q, e)
-			d.stage = "facets"
+			d.stage = StageFacets
 			return d
 		}
 	}
-	d.stage = "score"
+	d.stage = StageScore
 	d.reason = fmt.Sprintf("below threshold: best %.2f < %.2f", top[0].score, th)
 	return d
 }

@@ -13,7 +13,7 @@ import "context"
 func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Explanation {
 	d := c.decide(ctx, ns, question, true)
 	x := Explanation{
-		Decision:   "miss",
+		Decision:   DecisionMiss,
 		Score:      d.score,
 		Threshold:  c.cfg.Threshold,
 		Namespace:  ns.String(),
@@ -31,7 +31,7 @@ func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Expl
 		x.Query.Facets = []string{}
 	}
 	if d.hit != nil {
-		x.Decision, x.Kind = "hit", d.kind
+		x.Decision, x.Kind = DecisionHit, d.kind
 	}
 	return x
 }

@@ -123,7 +123,7 @@ func evalPairs(t *testing.T, pairs []pair, maxFalse float64) { //nolint:thelper 
 		c.Store(ctx, ns, p.A, cache.Answer{Chunks: []string{"answer to " + p.ID}})
 		x := c.Explain(ctx, ns, p.B)
 		r := c.Lookup(ctx, ns, p.B)
-		if got := map[bool]string{true: "hit", false: "miss"}[r.Hit]; got != x.Decision || (r.Hit && r.Kind != x.Kind) {
+		if got := map[bool]cache.Decision{true: cache.DecisionHit, false: cache.DecisionMiss}[r.Hit]; got != x.Decision || (r.Hit && r.Kind != x.Kind) {
 			t.Errorf("%s: Explain says %s/%s (%s), Lookup says %s/%s", p.ID, x.Decision, x.Kind, x.Reason, got, r.Kind)
 		}
 		best := x.Score

@@ -16,10 +16,42 @@ type Answer struct {
 	Chunks []string
 }
 
+// Kind is how a hit was found.
+type Kind string
+
+// The kinds of hit.
+const (
+	KindExact    Kind = "exact"    // the exact key
+	KindSemantic Kind = "semantic" // the embedding, the facets and the verification
+)
+
+// Decision is an explanation's verdict.
+type Decision string
+
+// The verdicts.
+const (
+	DecisionHit  Decision = "hit"
+	DecisionMiss Decision = "miss"
+)
+
+// Stage names the stage of a lookup that decided (Explanation.Stage).
+type Stage string
+
+// The stages, in the order they run (see decide).
+const (
+	StageExact    Stage = "exact"    // the exact key
+	StageLong     Stage = "long"     // past the semantic length bound: exact tier only
+	StageEmpty    Stage = "empty"    // nothing cached in the namespace
+	StageEmbedder Stage = "embedder" // no vector: exact tier only
+	StageScore    Stage = "score"    // below the threshold
+	StageFacets   Stage = "facets"   // a facet differs
+	StageVerify   Stage = "verify"   // the verification stage accepted or refused
+)
+
 // Result is the cache decision for one question.
 type Result struct {
 	Hit    bool
-	Kind   string  // "exact" or "semantic" on a hit
+	Kind   Kind    // KindExact or KindSemantic on a hit
 	Score  float64 // cosine similarity of the best candidate (1 for exact)
 	Answer Answer  // the stored answer on a hit; it shares the entry's chunks: read only
 }
@@ -43,8 +75,8 @@ type Query struct {
 
 // Explanation is a dry-run lookup: the decision and why, changing nothing.
 type Explanation struct {
-	Decision   string      `json:"decision"` // "hit" or "miss"
-	Kind       string      `json:"kind,omitempty"`
+	Decision   Decision    `json:"decision"`
+	Kind       Kind        `json:"kind,omitempty"`
 	Score      float64     `json:"score"`
 	Threshold  float64     `json:"threshold"`
 	Namespace  string      `json:"namespace"` // the effective namespace, as a string
@@ -52,12 +84,8 @@ type Explanation struct {
 	Query      Query       `json:"query"`
 	Candidates []Candidate `json:"candidates"`
 	Reason     string      `json:"reason"`
-	// Stage is the stage that decided: "exact" (the exact key), "long" (a
-	// question past the semantic length bound: exact tier only), "empty"
-	// (nothing cached in the namespace), "embedder" (no vector: exact tier
-	// only), "score" (below the threshold), "facets" (a facet differs) or
-	// "verify" (the verification stage accepted or refused the candidate).
-	Stage string `json:"stage"`
+	// Stage is the stage that decided (StageExact … StageVerify).
+	Stage Stage `json:"stage"`
 	// Verify is the verification stage's word on the best candidate that
 	// passed the score and the facets; absent when none did.
 	Verify *Verification `json:"verification,omitempty"`

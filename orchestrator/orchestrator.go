@@ -259,13 +259,13 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
 		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
-		Cache: CacheInfo{Status: "miss", Namespace: ns.String()},
+		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()},
 	}
 	switch {
 	case o.cache == nil:
-		t.Cache.Status = "bypass"
+		t.Cache.Status = CacheBypass
 	case req.NoCache:
-		t.Cache.Status = "bypass"
+		t.Cache.Status = CacheBypass
 		o.cache.Bypass(ns)
 	default:
 		if res := o.cache.Lookup(ctx, ns, req.Question); res.Hit {
@@ -362,7 +362,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 // replay makes a finished task out of a cache hit: the stored chunks are
 // replayed as a normal stream. It takes no slot.
 func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Task {
-	t.Cache.Status, t.Cache.Kind, t.Cache.Score = "hit", res.Kind, res.Score
+	t.Cache.Status, t.Cache.Kind, t.Cache.Score = CacheHit, res.Kind, res.Score
 	total := time.Since(accepted)
 	t.tr = stream.NewFinishedTranscript(res.Answer.Chunks, stream.End{
 		Event: EventDone, FinishReason: string(FinishStop), FirstTokenMs: total.Milliseconds(), TotalMs: total.Milliseconds(),
@@ -375,7 +375,7 @@ func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Ta
 	}
 	o.obs.TaskEnded(t.View())
 	o.log.Info("task end", "task_id", t.ID, "status", StatusDone, "finish_reason", FinishStop,
-		"cache", "hit", "cache_kind", res.Kind, "total_ms", total.Milliseconds(), "chunks", len(res.Answer.Chunks))
+		"cache", CacheHit, "cache_kind", res.Kind, "total_ms", total.Milliseconds(), "chunks", len(res.Answer.Chunks))
 	return t
 }
 

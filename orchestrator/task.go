@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/stream"
 )
 
@@ -26,12 +27,22 @@ const (
 // Final reports whether s is a terminal status.
 func (s Status) Final() bool { return s != StatusQueued && s != StatusRunning }
 
+// CacheStatus is what the cache did for a task.
+type CacheStatus string
+
+// The cache statuses of a task.
+const (
+	CacheHit    CacheStatus = "hit"    // answered from the cache
+	CacheMiss   CacheStatus = "miss"   // asked upstream (and stored if it ends done)
+	CacheBypass CacheStatus = "bypass" // neither read nor written (nocache)
+)
+
 // CacheInfo is the cache decision recorded on a task.
 type CacheInfo struct {
-	Status    string  `json:"status"` // hit, miss or bypass
-	Kind      string  `json:"kind,omitempty"`
-	Score     float64 `json:"score,omitempty"`
-	Namespace string  `json:"namespace"`
+	Status    CacheStatus `json:"status"`
+	Kind      cache.Kind  `json:"kind,omitempty"` // on a hit
+	Score     float64     `json:"score,omitempty"`
+	Namespace string      `json:"namespace"`
 }
 
 // ErrorInfo is the error object of a failed task.

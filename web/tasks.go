@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
 )
@@ -211,13 +212,13 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, tenant strin
 func setCacheHeaders(w http.ResponseWriter, t *orchestrator.Task) {
 	h := w.Header()
 	switch t.Cache.Status {
-	case "hit":
+	case orchestrator.CacheHit:
 		h.Set("X-Cache", "HIT")
-		h.Set("X-Cache-Kind", t.Cache.Kind)
-		if t.Cache.Kind == "semantic" {
+		h.Set("X-Cache-Kind", string(t.Cache.Kind))
+		if t.Cache.Kind == cache.KindSemantic {
 			h.Set("X-Cache-Score", strconv.FormatFloat(t.Cache.Score, 'f', 3, 64))
 		}
-	case "bypass":
+	case orchestrator.CacheBypass:
 		h.Set("X-Cache", "BYPASS")
 	default:
 		h.Set("X-Cache", "MISS")

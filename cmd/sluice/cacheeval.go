@@ -61,7 +61,7 @@ type evalOutcome struct {
 	hit, exact bool
 	score      float64 // the score the decision used
 	raw        float64 // the best score of any candidate, facets or not
-	stage      string
+	stage      cache.Stage
 	embedErr   bool
 }
 
@@ -256,7 +256,7 @@ func runEval(ctx context.Context, emb cache.Embedder, timeout time.Duration, par
 				ns := cache.Namespace{Namespace: "eval-" + strconv.Itoa(i), Model: "eval"}
 				c.Store(ctx, ns, p.A, cache.Answer{Chunks: []string{p.ID}})
 				x := c.Explain(ctx, ns, p.B)
-				o := evalOutcome{hit: x.Decision == "hit", exact: x.Kind == "exact", score: x.Score, stage: x.Stage, embedErr: x.Stage == "embedder" || x.Stage == "empty"}
+				o := evalOutcome{hit: x.Decision == cache.DecisionHit, exact: x.Kind == cache.KindExact, score: x.Score, stage: x.Stage, embedErr: x.Stage == cache.StageEmbedder || x.Stage == cache.StageEmpty}
 				if len(x.Candidates) > 0 {
 					o.raw = x.Candidates[0].Score
 				}

@@ -26,6 +26,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/web/client"
@@ -392,11 +393,11 @@ func (f *follower) onMeta(data []byte) {
 	if json.Unmarshal(data, &m) != nil {
 		return
 	}
-	f.cacheLine = strings.ToUpper(m.Cache.Status)
+	f.cacheLine = strings.ToUpper(string(m.Cache.Status))
 	if m.Cache.Kind != "" {
-		f.cacheLine += " " + m.Cache.Kind
+		f.cacheLine += " " + string(m.Cache.Kind)
 	}
-	if m.Cache.Kind == "semantic" {
+	if m.Cache.Kind == cache.KindSemantic {
 		f.cacheLine += fmt.Sprintf(" %.3f", m.Cache.Score)
 	}
 	if !f.quietMeta {
@@ -566,9 +567,9 @@ func printIndented(w io.Writer, raw json.RawMessage) int {
 func printExplanation(w io.Writer, raw json.RawMessage) {
 	var x client.Explanation
 	_ = json.Unmarshal(raw, &x) // missing fields print as zero values
-	decision := strings.ToUpper(x.Decision)
+	decision := strings.ToUpper(string(x.Decision))
 	if x.Kind != "" {
-		decision += " (" + x.Kind + ")"
+		decision += " (" + string(x.Kind) + ")"
 	}
 	cmp := "<"
 	if x.Score >= x.Threshold {

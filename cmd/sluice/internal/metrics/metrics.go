@@ -230,7 +230,7 @@ func (m *Metrics) ChunkGap(upstream string, d time.Duration) {
 // TaskEnded implements orchestrator.Observer. Only bounded fields of the
 // view become labels; never its id, text or namespace.
 func (m *Metrics) TaskEnded(v orchestrator.View) {
-	cacheStatus := v.Cache.Status
+	cacheStatus := string(v.Cache.Status)
 	if cacheStatus == "" {
 		cacheStatus = "none"
 	}

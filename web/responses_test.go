@@ -465,3 +465,79 @@ func TestResponsesAcrossInstances(t *testing.T) {
 		t.Fatalf("B called its own upstream %d times", n)
 	}
 }
+
+// TestResponsesKeepAlivesAndFailures: openai-go reads keep-alive events
+// (they repeat the last sequence number and are not part of the
+// sequence); a failure before any output is an HTTP error the SDK
+// raises, streamed or not.
+func TestResponsesKeepAlivesAndFailures(t *testing.T) {
+	t.Run("keep-alives", func(t *testing.T) {
+		want := []string{"Dock 4", " is", " free", " after", " 14:00."}
+		up := gatedUpstream{chunks: want, gate: make(chan error, 1)}
+		e := newEnv(t, envOpts{
+			Upstream: up, NoCache: true,
+			Orch: orchestrator.Config{TTFTTimeout: time.Minute},
+			Web:  web.Config{Conn: stream.ConnConfig{Heartbeat: time.Millisecond}},
+		})
+		c := oaiClient(e)
+		s := c.Responses.NewStreaming(oaiCtx(t), respParams("when is dock 4 free?"))
+		defer s.Close()
+		var evs []respEvent
+		keepAlives := 0
+		for s.Next() {
+			ev := s.Current()
+			if ev.Type == "keepalive" {
+				keepAlives++
+				if ev.SequenceNumber != int64(len(evs)-1) {
+					t.Fatalf("keep-alive after %d events has sequence_number %d", len(evs), ev.SequenceNumber)
+				}
+				if keepAlives == 20 {
+					up.gate <- nil
+				}
+				continue
+			}
+			evs = append(evs, respEvent{Type: ev.Type, Seq: ev.SequenceNumber, Raw: ev.RawJSON(), ev: ev})
+		}
+		if err := s.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := respCheck(t, evs, 0, "response.completed"); text != strings.Join(want, "") || keepAlives < 20 {
+			t.Fatalf("text %q after %d keep-alives", text, keepAlives)
+		}
+	})
+
+	t.Run("failure before any output", func(t *testing.T) {
+		e := newEnv(t, envOpts{})
+		e.Up.SetScript(streamtest.Script{Status: http.StatusBadRequest})
+		c := oaiClient(e)
+		check := func(err error, what string) {
+			t.Helper()
+			var ae *openai.Error
+			if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadGateway || ae.Code != orchestrator.CodeUpstreamError {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		_, err := c.Responses.New(oaiCtx(t), respParams("fails"))
+		check(err, "not streamed")
+		_, err = respRead(t, c.Responses.NewStreaming(oaiCtx(t), respParams("fails, streamed")), nil)
+		check(err, "streamed")
+		// Retrieved later, it is a failed response whose stream ends with
+		// response.failed.
+		var created struct{ ID string }
+		if st, _ := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "fails, background"}, &created); st != http.StatusAccepted {
+			t.Fatalf("POST /v1/tasks: %d", st)
+		}
+		e.waitFinal(created.ID)
+		g, err := c.Responses.Get(oaiCtx(t), created.ID, responses.ResponseGetParams{})
+		if err != nil || g.Status != "failed" || g.Error.Code != orchestrator.CodeUpstreamError {
+			t.Fatalf("GET: %v %s", err, g.RawJSON())
+		}
+		evs, err := respRead(t, c.Responses.GetStreaming(oaiCtx(t), created.ID, responses.ResponseGetParams{}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, final := respCheck(t, evs, 0, "response.failed"); final.Status != "failed" || final.Error.Code != orchestrator.CodeUpstreamError {
+			t.Fatalf("stream of a failed response ends %s", final.RawJSON())
+		}
+	})
+}

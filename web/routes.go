@@ -14,6 +14,12 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	m.HandleFunc("GET /v1/models", s.listModels)
 
+	// The OpenAI Responses door (responses.go).
+	m.HandleFunc("POST /v1/responses", s.createResponse)
+	m.HandleFunc("GET /v1/responses/{id}", s.getResponse)
+	m.HandleFunc("POST /v1/responses/{id}/cancel", s.cancelResponse)
+	m.HandleFunc("DELETE /v1/responses/{id}", s.deleteResponse)
+
 	// Cache (cachehttp.go).
 	m.HandleFunc("GET /v1/cache/lookup", s.authed(s.cacheLookup))
 	m.HandleFunc("POST /v1/cache/lookup", s.authed(s.cacheLookup))

@@ -159,6 +159,12 @@ func taskEvents(t *orchestrator.Task) stream.Framing {
 
 //go:noinline
 func (s *Server) logSlowReader(t *orchestrator.Task, f stream.Framing, st stream.ConnStats) {
+	switch f.(type) {
+	case *responseEvents, *heldResponseEvents:
+		s.log.Warn("slow reader disconnected (responses stream); it can resume with starting_after",
+			"task_id", t.ID, "cursor", st.Cursor, "bytes", st.Bytes)
+		return
+	}
 	if _, ok := f.(stream.TaskEvents); !ok {
 		// The OpenAI door's chunks carry no ids to resume after.
 		s.log.Warn("slow reader disconnected (chat completions stream)",

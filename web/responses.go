@@ -271,7 +271,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return // the client left; the task goes on
 		}
-		if _, _, end := t.Transcript().Snapshot(); end != nil && end.Event == "error" && end.Code != orchestrator.CodeCancelled {
+		if _, _, end := t.Transcript().Snapshot(); end != nil && end.Event == stream.EventError && end.Code != orchestrator.CodeCancelled {
 			writeOpenAIError(w, s.endError(end))
 			return
 		}
@@ -458,12 +458,12 @@ type responseState struct {
 // stateOfEnd maps a transcript's end to the response's state.
 func stateOfEnd(end *stream.End) responseState {
 	switch {
-	case end.Event == "error" && end.Code == orchestrator.CodeCancelled:
+	case end.Event == stream.EventError && end.Code == orchestrator.CodeCancelled:
 		return responseState{status: "cancelled", itemStatus: "incomplete"}
-	case end.Event == "error":
+	case end.Event == stream.EventError:
 		return responseState{status: "failed", itemStatus: "incomplete",
 			err: &openAIError{Code: end.Code, Message: end.Message, Type: "server_error"}}
-	case end.Event == "partial":
+	case end.Event == stream.EventPartial:
 		return responseState{status: "incomplete", itemStatus: "incomplete", incomplete: &incompleteDetails{Reason: end.FinishReason}}
 	case end.FinishReason == "length":
 		return responseState{status: "incomplete", itemStatus: "incomplete", incomplete: &incompleteDetails{Reason: "max_output_tokens"}}
@@ -474,7 +474,7 @@ func stateOfEnd(end *stream.End) responseState {
 // finalText is the output text of an ended transcript: a cut answer gets
 // its notice appended, as on the chat completions door.
 func finalText(text string, end *stream.End) string {
-	if end.Event == "partial" {
+	if end.Event == stream.EventPartial {
 		return text + noticeText(end)
 	}
 	return text
@@ -511,7 +511,7 @@ func endedResponse(t *orchestrator.Task, text string, end *stream.End, promptTok
 	o.Status, o.IncompleteDetails, o.Error = st.status, st.incomplete, st.err
 	o.Output = []outputMessage{message(t, st.itemStatus, finalText(text, end), true)}
 	n := end.Chunks
-	if end.Event == "partial" {
+	if end.Event == stream.EventPartial {
 		n++ // the notice
 	}
 	u := &responseUsage{InputTokens: promptTokens, OutputTokens: n, TotalTokens: promptTokens + n}
@@ -594,7 +594,7 @@ var _ stream.Holder = (*heldResponseEvents)(nil)
 
 // Refuse implements stream.Holder.
 func (h *heldResponseEvents) Refuse(w http.ResponseWriter, end *stream.End) bool {
-	if end.Event != "error" || end.Code == orchestrator.CodeCancelled {
+	if end.Event != stream.EventError || end.Code == orchestrator.CodeCancelled {
 		return false
 	}
 	writeOpenAIError(w, h.s.endError(end))
@@ -646,7 +646,7 @@ func (f *responseEvents) End(b *bytes.Buffer, end *stream.End) {
 	o := endedResponse(f.t, text, end, 0)
 	full := finalText(text, end)
 	seq := openingEvents + end.Chunks
-	if n := noticeText(end); n != "" && end.Event == "partial" {
+	if n := noticeText(end); n != "" && end.Event == stream.EventPartial {
 		f.event(b, seq, "response.output_text.delta", f.itemFields(map[string]any{"delta": n, "logprobs": []struct{}{}}))
 		seq++
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // TestResponsesNodeSDK runs web/e2e/responses-sdk.mjs, the official
@@ -48,17 +48,17 @@ func TestResponsesNodeSDK(t *testing.T) {
 		Budget: 1, AcquireTimeout: 100 * time.Millisecond, IdleTimeout: 200 * time.Millisecond,
 		TTFTTimeout: 5 * time.Second, RetryAfter: 2 * time.Second,
 	}})
-	e.Up.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 		q := req.Prompt()
 		switch {
 		case strings.Contains(q, "hold"):
-			return streamtest.Script{StallAfterHeaders: true}
+			return upstreamtest.Script{StallAfterHeaders: true}
 		case strings.Contains(q, "partial"):
-			return streamtest.Script{Chunks: []string{"Cut", " here", " and", " never"}, StallAfterChunks: 2}
+			return upstreamtest.Script{Chunks: []string{"Cut", " here", " and", " never"}, StallAfterChunks: 2}
 		case strings.Contains(q, "slow"):
-			return streamtest.Script{Chunks: answer, Gap: 30 * time.Millisecond}
+			return upstreamtest.Script{Chunks: answer, Gap: 30 * time.Millisecond}
 		}
-		return streamtest.Script{Chunks: answer, TTFT: 10 * time.Millisecond, Gap: 2 * time.Millisecond}
+		return upstreamtest.Script{Chunks: answer, TTFT: 10 * time.Millisecond, Gap: 2 * time.Millisecond}
 	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

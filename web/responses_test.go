@@ -16,7 +16,8 @@ import (
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
 	"github.com/sluice-dev/sluice/stream"
-	"github.com/sluice-dev/sluice/stream/streamtest"
+	"github.com/sluice-dev/sluice/stream/upstream"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
 )
 
@@ -33,11 +34,11 @@ type stepUpstream struct {
 
 func (stepUpstream) Name() string { return "step" }
 
-func (s stepUpstream) Stream(ctx context.Context, _ stream.Request, out chan<- stream.Chunk) error {
+func (s stepUpstream) Stream(ctx context.Context, _ upstream.Request, out chan<- upstream.Chunk) error {
 	send := func(cs []string) error {
 		for _, c := range cs {
 			select {
-			case out <- stream.Chunk{Text: c}:
+			case out <- upstream.Chunk{Text: c}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -137,17 +138,17 @@ func TestResponsesGoSDK(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{
 		Budget: 1, AcquireTimeout: 100 * time.Millisecond, IdleTimeout: 300 * time.Millisecond, TTFTTimeout: 5 * time.Second, RetryAfter: 2 * time.Second,
 	}})
-	e.Up.SetHandler(func(req streamtest.ChatRequest, _ int) streamtest.Script {
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
 		q := req.Prompt()
 		switch {
 		case strings.Contains(q, "hold"):
-			return streamtest.Script{StallAfterHeaders: true}
+			return upstreamtest.Script{StallAfterHeaders: true}
 		case strings.Contains(q, "partial"):
-			return streamtest.Script{Chunks: []string{"Cut", " here", " and", " never"}, StallAfterChunks: 2}
+			return upstreamtest.Script{Chunks: []string{"Cut", " here", " and", " never"}, StallAfterChunks: 2}
 		case strings.Contains(q, "slow"):
-			return streamtest.Script{Chunks: answer, Gap: 30 * time.Millisecond}
+			return upstreamtest.Script{Chunks: answer, Gap: 30 * time.Millisecond}
 		}
-		return streamtest.Script{Chunks: answer}
+		return upstreamtest.Script{Chunks: answer}
 	})
 	c := oaiClient(e)
 
@@ -508,7 +509,7 @@ func TestResponsesKeepAlivesAndFailures(t *testing.T) {
 
 	t.Run("failure before any output", func(t *testing.T) {
 		e := newEnv(t, envOpts{})
-		e.Up.SetScript(streamtest.Script{Status: http.StatusBadRequest})
+		e.Up.SetScript(upstreamtest.Script{Status: http.StatusBadRequest})
 		c := oaiClient(e)
 		check := func(err error, what string) {
 			t.Helper()

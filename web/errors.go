@@ -31,12 +31,20 @@ type apiError struct {
 	Code       string
 	Message    string
 	RetryAfter time.Duration
+	// Param names the request field at fault, when one is (the OpenAI
+	// doors' error "param").
+	Param string
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
 func badRequest(msg string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: codeInvalid, Message: msg}
+}
+
+// badParam is badRequest naming the field at fault.
+func badParam(field, msg string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: codeInvalid, Message: msg, Param: field}
 }
 
 func notFound(msg string) *apiError {

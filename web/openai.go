@@ -140,7 +140,11 @@ func writeOpenAIError(w http.ResponseWriter, err error) {
 	if ae.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
 	}
-	writeJSON(w, ae.Status, openAIErrorBody{Error: openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}})
+	oe := openAIError{Message: ae.Message, Type: openAIErrorType(ae.Status), Code: ae.Code}
+	if ae.Param != "" {
+		oe.Param = &ae.Param
+	}
+	writeJSON(w, ae.Status, openAIErrorBody{Error: oe})
 }
 
 // openAIErrorType is the OpenAI "type" of an error status.

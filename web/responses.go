@@ -82,7 +82,7 @@ func jsonSet(raw json.RawMessage) bool {
 // its own message, instead of silently answering something else.
 func (rr *responsesRequest) refuseUnsupported() error {
 	unsupported := func(field, why string) error {
-		return badRequest(field + " is not supported by sluice: " + why)
+		return badParam(field, field+" is not supported by sluice: "+why)
 	}
 	switch {
 	case jsonSet(rr.Tools):

@@ -358,8 +358,8 @@ func TestResponsesGoSDK(t *testing.T) {
 		} {
 			_, err := c.Responses.New(oaiCtx(t), p)
 			var ae *openai.Error
-			if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || !strings.Contains(ae.Message, name+" is not supported") {
-				t.Fatalf("%s: %v", name, err)
+			if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || !strings.Contains(ae.Message, name+" is not supported") || ae.Param != name {
+				t.Fatalf("%s: %v", name, err) // the SDK's error names the param
 			}
 		}
 	})

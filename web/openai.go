@@ -304,13 +304,21 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 	if cr.MaxCompletionTokens != nil {
 		tr.MaxTokens = cr.MaxCompletionTokens
 	}
+	req, err := tr.fromOpenAIDoor(r, tenant)
+	return &cr, req, err
+}
+
+// fromOpenAIDoor completes a request of an OpenAI-compatible door with
+// sluice's headers (X-Sluice-Namespace, X-Sluice-NoCache) and the
+// Idempotency-Key, and makes it the orchestrator's.
+func (tr taskRequest) fromOpenAIDoor(r *http.Request, tenant string) (orchestrator.Request, error) {
 	if ns := r.Header.Get("X-Sluice-Namespace"); ns != "" {
 		tr.Namespace = ns
 	}
 	if v := r.Header.Get("X-Sluice-NoCache"); v != "" {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
-			return nil, orchestrator.Request{}, badRequest("X-Sluice-NoCache must be true or false")
+			return orchestrator.Request{}, badRequest("X-Sluice-NoCache must be true or false")
 		}
 		tr.NoCache = b
 	}
@@ -318,7 +326,7 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 	if err == nil {
 		req.IdempotencyKey, err = idempotencyKey(r)
 	}
-	return &cr, req, err
+	return req, err
 }
 
 // estimateTokens is the prompt's token count for usage: one token per 4

@@ -200,20 +200,7 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, tenant 
 	if rr.MaxOutputTokens != nil && *rr.MaxOutputTokens < 0 {
 		return nil, orchestrator.Request{}, badRequest("max_output_tokens must be >= 0")
 	}
-	if ns := r.Header.Get("X-Sluice-Namespace"); ns != "" {
-		tr.Namespace = ns
-	}
-	if v := r.Header.Get("X-Sluice-NoCache"); v != "" {
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return nil, orchestrator.Request{}, badRequest("X-Sluice-NoCache must be true or false")
-		}
-		tr.NoCache = b
-	}
-	req, err := tr.toOrchestrator(tenant)
-	if err == nil {
-		req.IdempotencyKey, err = idempotencyKey(r)
-	}
+	req, err := tr.fromOpenAIDoor(r, tenant)
 	return &rr, req, err
 }
 

@@ -23,7 +23,8 @@ var namespaceRE = regexp.MustCompile(`^` + NamespacePattern + `$`)
 func ValidNamespace(name string) bool { return namespaceRE.MatchString(name) }
 
 // String returns the effective namespace as one unambiguous string:
-// "namespace@model" without a tenant and "tenant/namespace@model" with one.
+// "namespace@model" without a tenant and "tenant/namespace@model" with one,
+// followed by "#context" when the question has a context.
 //
 // Each part is escaped: every byte outside [A-Za-z0-9._-] becomes %XX
 // (upper-case hex), so an escaped part never contains "/", "@" or a
@@ -43,6 +44,10 @@ func (ns Namespace) String() string {
 	escapePart(&b, name)
 	b.WriteByte('@')
 	escapePart(&b, ns.Model)
+	if ns.Context != "" {
+		b.WriteByte('#')
+		escapePart(&b, ns.Context)
+	}
 	return b.String()
 }
 

@@ -8,6 +8,12 @@ type Namespace struct {
 	Tenant    string // empty when auth is off
 	Namespace string // the request's namespace, e.g. "wms-prod"
 	Model     string // the model that produced the answer
+	// Context, when not empty, is a digest of what surrounds the question
+	// in its request (instructions, earlier turns, a token limit): answers
+	// are shared only between requests with the same context, because the
+	// same words after other turns are another question. Empty for a lone
+	// question.
+	Context string
 }
 
 // Answer is a complete answer as it is stored: the original chunking is

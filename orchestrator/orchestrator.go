@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -255,7 +257,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	if req.Deadline <= 0 || req.Deadline > o.cfg.TotalTimeout {
 		req.Deadline = o.cfg.TotalTimeout
 	}
-	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model}
+	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
 		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
@@ -437,4 +439,35 @@ func (o *Orchestrator) GetAny(id string) *Task {
 		t = o.remote(id)
 	}
 	return t
+}
+
+// cacheContext is the digest of what surrounds req's question: every
+// message but the question's own (the last user message), where the
+// question stands among them, and the token limit. Requests share cached
+// answers only when it is equal: the same question after other turns, or
+// under other instructions, is another question. "" for a lone question
+// without a limit.
+func cacheContext(req Request) string {
+	if len(req.Messages) <= 1 && req.MaxTokens <= 0 {
+		return ""
+	}
+	q := -1
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			q = i
+			break
+		}
+	}
+	h := sha256.New()
+	for i, m := range req.Messages {
+		if i == q {
+			h.Write([]byte("\x01question\x00"))
+			continue
+		}
+		fmt.Fprintf(h, "%d:%s\x00%d:%s\x00", len(m.Role), m.Role, len(m.Content), m.Content)
+	}
+	if req.MaxTokens > 0 {
+		fmt.Fprintf(h, "max_tokens=%d\x00", req.MaxTokens)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }

@@ -332,3 +332,45 @@ func TestStatusFinalWhenTheEndIsPublished(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheKeepsConversationsApart: the same last question after other
+// turns, under other instructions or with another token limit is another
+// question; only the same context (or a lone question) is a hit.
+func TestCacheKeepsConversationsApart(t *testing.T) {
+	c := cache.New(cache.Config{})
+	o := newOrch(t, orchestrator.Config{}, burst{[]string{"an ", "answer"}}, c)
+	ask := func(max int, msgs ...upstream.Message) orchestrator.CacheStatus {
+		t.Helper()
+		task, err := o.Submit(context.Background(), orchestrator.Request{Question: msgs[len(msgs)-1].Content, Messages: msgs, MaxTokens: max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wait(t, task).Cache.Status
+	}
+	user := func(s string) upstream.Message { return upstream.Message{Role: "user", Content: s} }
+	sys := func(s string) upstream.Message { return upstream.Message{Role: "system", Content: s} }
+	said := func(s string) upstream.Message { return upstream.Message{Role: "assistant", Content: s} }
+	q := user("how many are left?")
+	zoneA := []upstream.Message{user("Tell me about zone A"), said("Zone A holds pallets."), q}
+	zoneB := []upstream.Message{user("Tell me about zone B freezers"), said("Zone B holds freezers."), q}
+	for _, step := range []struct {
+		what string
+		max  int
+		msgs []upstream.Message
+		want orchestrator.CacheStatus
+	}{
+		{"after zone A", 0, zoneA, orchestrator.CacheMiss},
+		{"after zone A again", 0, zoneA, orchestrator.CacheHit},
+		{"after zone B", 0, zoneB, orchestrator.CacheMiss},
+		{"alone", 0, []upstream.Message{q}, orchestrator.CacheMiss},
+		{"alone again", 0, []upstream.Message{q}, orchestrator.CacheHit},
+		{"in French", 0, []upstream.Message{sys("Answer only in French"), q}, orchestrator.CacheMiss},
+		{"in French again", 0, []upstream.Message{sys("Answer only in French"), q}, orchestrator.CacheHit},
+		{"at most 16 tokens", 16, []upstream.Message{q}, orchestrator.CacheMiss},
+		{"at most 16 tokens again", 16, []upstream.Message{q}, orchestrator.CacheHit},
+	} {
+		if got := ask(step.max, step.msgs...); got != step.want {
+			t.Errorf("%s: cache %s, want %s", step.what, got, step.want)
+		}
+	}
+}

@@ -247,3 +247,51 @@ func TestTokenLimitedAnswersAreDoneButNotCached(t *testing.T) {
 		t.Fatalf("OpenAI door with max_tokens: %+v", out)
 	}
 }
+
+// TestCacheKeepsContextsApartOverHTTP: on the OpenAI doors the same last
+// question after other turns, or under other instructions, is not served
+// the first conversation's answer.
+func TestCacheKeepsContextsApartOverHTTP(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"an ", "answer"}})
+	chat := func(msgs ...map[string]string) string {
+		t.Helper()
+		resp := e.do(context.Background(), http.MethodPost, "/v1/chat/completions", map[string]any{"messages": msgs})
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("chat: %d", resp.StatusCode)
+		}
+		return resp.Header.Get("X-Cache")
+	}
+	turn := func(role, text string) map[string]string { return map[string]string{"role": role, "content": text} }
+	q := turn("user", "how many are left?")
+	if c := chat(turn("user", "Tell me about zone A"), turn("assistant", "Zone A holds pallets."), q); c != "MISS" {
+		t.Fatalf("first conversation: %s", c)
+	}
+	if c := chat(turn("user", "Tell me about zone A"), turn("assistant", "Zone A holds pallets."), q); c != "HIT" {
+		t.Fatalf("the same conversation again: %s", c)
+	}
+	if c := chat(turn("user", "Tell me about zone B freezers"), turn("assistant", "Zone B holds freezers."), q); c != "MISS" {
+		t.Fatalf("another conversation, the same last question: %s", c)
+	}
+	respond := func(body map[string]any) string {
+		t.Helper()
+		resp := e.do(context.Background(), http.MethodPost, "/v1/responses", body)
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("responses: %d", resp.StatusCode)
+		}
+		return resp.Header.Get("X-Cache")
+	}
+	if c := respond(map[string]any{"input": "how many are left?"}); c != "MISS" {
+		t.Fatalf("the lone question: %s", c)
+	}
+	if c := respond(map[string]any{"input": "how many are left?"}); c != "HIT" {
+		t.Fatalf("the lone question again: %s", c)
+	}
+	if c := respond(map[string]any{"input": "how many are left?", "instructions": "Answer only in French"}); c != "MISS" {
+		t.Fatalf("the same question under other instructions: %s", c)
+	}
+}

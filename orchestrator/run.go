@@ -398,6 +398,12 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		status, reason, code, message = StatusCancelled, FinishCancelled, CodeCancelled, "the task was cancelled"
 	default:
 		reason, code, message = FinishUpstreamError, CodeUpstreamError, "the upstream failed: "+err.Error()
+		var ce *upstream.ConnectError
+		if errors.As(err, &ce) {
+			// A connection error names the upstream's address: for the
+			// operator's log ("task end" err), not for every tenant.
+			message = "the upstream could not be reached"
+		}
 	}
 	if status == "" {
 		// A cut: partial with the text so far, or failed with none.
@@ -440,6 +446,9 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	attrs := []any{"status", status, "finish_reason", reason, "ttft_ms", first,
 		"total_ms", total.Milliseconds(), "chunks", chunks,
 		"cache", t.Cache.Status, "upstream", t.Upstream, "upstream_status", upstreamCode, "retries", retries}
+	if err != nil && status != StatusDone {
+		attrs = append(attrs, "err", err.Error())
+	}
 	if o.cfg.LogPrompts {
 		attrs = append(attrs, "prompt", req.Question, "answer", text)
 	}

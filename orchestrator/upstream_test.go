@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,31 @@ func TestUpstreamFailures(t *testing.T) {
 			}
 			waitGateIdle(t, o)
 		})
+	}
+}
+
+// TestUnreachableUpstreamIsNotNamedToClients: a connection error names
+// the upstream's address; the task's error says the upstream could not be
+// reached, without the address (the log keeps it).
+func TestUnreachableUpstreamIsNotNamedToClients(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connection refused
+	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: "http://" + addr + "/v1", Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOrch(t, orchestrator.Config{}, up, nil)
+	task, err := o.Submit(context.Background(), orchestrator.Request{Question: "q", Messages: []upstream.Message{{Role: "user", Content: "q"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := wait(t, task)
+	if v.Status != orchestrator.StatusFailed || v.Error == nil || v.Error.Code != orchestrator.CodeUpstreamError ||
+		v.Error.Message != "the upstream could not be reached" || strings.Contains(v.Error.Message, addr) {
+		t.Fatalf("unreachable upstream: %+v %+v", v, v.Error)
 	}
 }

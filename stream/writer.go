@@ -32,6 +32,12 @@ type ConnConfig struct {
 	WriteTimeout time.Duration
 }
 
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c ConnConfig) WithDefaults() ConnConfig {
+	c.setDefaults()
+	return c
+}
+
 func (c *ConnConfig) setDefaults() {
 	if c.Heartbeat == 0 {
 		c.Heartbeat = 15 * time.Second

@@ -71,7 +71,7 @@ func (s *Server) cacheStats(w http.ResponseWriter, r *http.Request, tenant strin
 			out = append(out, st)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out, "threshold": s.cache.Threshold()})
+	s.writeAnswer(w, http.StatusOK, map[string]any{"namespaces": out, "threshold": s.cache.Threshold()})
 }
 
 // cachePurge is DELETE /v1/cache/namespaces/{namespace}: drop every entry

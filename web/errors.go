@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -96,6 +97,47 @@ func writeError(w http.ResponseWriter, err error) {
 	var b errorBody
 	b.Error.Code, b.Error.Message = ae.Code, ae.Message
 	writeJSON(w, ae.Status, b)
+}
+
+// answerChunk is the piece of a large JSON body written under one write
+// deadline.
+const answerChunk = 64 << 10
+
+// writeAnswer is writeJSON for a body that may be large (a task's text, a
+// response, a completion, cache stats): it is written in pieces, each
+// under the slow-reader limit (Config.Conn.WriteTimeout, as for event
+// streams), so a client that does not read cannot hold the handler and the
+// body for ever: its connection is closed.
+func (s *Server) writeAnswer(w http.ResponseWriter, status int, v any) {
+	limit := s.cfg.Conn.WriteTimeout
+	if limit < 0 {
+		writeJSON(w, status, v)
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		writeError(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	rc := http.NewResponseController(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }() // a kept-alive connection's next request has none
+	w.WriteHeader(status)
+	for b := buf.Bytes(); len(b) > 0; {
+		n := min(len(b), answerChunk)
+		_ = rc.SetWriteDeadline(time.Now().Add(limit))
+		if _, err := w.Write(b[:n]); err != nil {
+			return // the reader is too slow or gone: net/http closes the connection
+		}
+		b = b[n:]
+	}
+	_ = rc.SetWriteDeadline(time.Now().Add(limit))
+	_ = rc.Flush() // the last piece too, under the deadline
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

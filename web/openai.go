@@ -393,7 +393,7 @@ func (c *completion) object(ctx context.Context, w http.ResponseWriter) {
 		writeOpenAIError(w, c.s.endError(end))
 		return
 	}
-	writeJSON(w, http.StatusOK, chatCompletion{
+	c.s.writeAnswer(w, http.StatusOK, chatCompletion{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.t.Model,
 		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: text}, FinishReason: finish}},
 		Usage:   c.usageOf(end, end.Event == stream.EventPartial),

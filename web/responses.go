@@ -263,7 +263,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, responseOf(t, prompt, echo))
+	s.writeAnswer(w, http.StatusOK, responseOf(t, prompt, echo))
 }
 
 // responseTask finds the tenant's task named by the path's id with get, or
@@ -326,7 +326,7 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	if !streamed {
 		if t := s.responseTask(w, r, s.orch.Get); t != nil {
-			writeJSON(w, http.StatusOK, responseOf(t, 0, nil))
+			s.writeAnswer(w, http.StatusOK, responseOf(t, 0, nil))
 		}
 		return
 	}
@@ -345,7 +345,7 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 func (s *Server) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	cancel := func(tenant, id string) *orchestrator.Task { return s.orch.CancelAndWait(r.Context(), tenant, id) }
 	if t := s.responseTask(w, r, cancel); t != nil {
-		writeJSON(w, http.StatusOK, responseOf(t, 0, nil))
+		s.writeAnswer(w, http.StatusOK, responseOf(t, 0, nil))
 	}
 }
 

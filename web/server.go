@@ -75,6 +75,7 @@ type Config struct {
 
 // setDefaults fills the zero connection limits.
 func (c *Config) setDefaults() {
+	c.Conn = c.Conn.WithDefaults()
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
 	}

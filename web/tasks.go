@@ -202,7 +202,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) 
 	if t := s.lookup(w, r.PathValue("id"), tenant, s.orch.Get); t != nil {
 		setCacheHeaders(w, t)
 		w.Header().Set("X-Task-Id", t.ID)
-		writeJSON(w, http.StatusOK, t.View())
+		s.writeAnswer(w, http.StatusOK, t.View())
 	}
 }
 
@@ -210,7 +210,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request, tenant string) 
 func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, tenant string) {
 	cancel := func(tenant, id string) *orchestrator.Task { return s.orch.CancelAndWait(r.Context(), tenant, id) }
 	if t := s.lookup(w, r.PathValue("id"), tenant, cancel); t != nil {
-		writeJSON(w, http.StatusOK, t.View())
+		s.writeAnswer(w, http.StatusOK, t.View())
 	}
 }
 

@@ -3,10 +3,12 @@ package web_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -690,5 +692,51 @@ func TestReadyzChecksTheUpstream(t *testing.T) {
 	up := newEnv(t, envOpts{}) // the fake upstream listens
 	if st, _ := up.doJSON(http.MethodGet, "/readyz", nil, &body); st != 200 || body.Status != "ready" {
 		t.Fatalf("/readyz with the upstream up: %d %+v", st, body)
+	}
+}
+
+// TestStuckReaderOfAnAnswerIsCut: a client that asks for a large answer
+// as one JSON body (a task poll, a response, a cache-free completion) and
+// reads nothing has its connection closed after the slow-reader limit, as
+// on the event streams: it cannot hold the handler and the body for ever.
+func TestStuckReaderOfAnAnswerIsCut(t *testing.T) {
+	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{WriteTimeout: 300 * time.Millisecond}},
+		Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}})
+	big := strings.Repeat("y", 4000)
+	chunks := make([]string, 3000) // 12 MB: more than loopback socket buffers
+	for i := range chunks {
+		chunks[i] = big
+	}
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks})
+	var created struct{ ID string }
+	e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "big", "nocache": true}, &created)
+	if v := e.waitFinal(created.ID); v.Status != orchestrator.StatusDone {
+		t.Fatalf("task %s", v.Status)
+	}
+	u, err := url.Parse(e.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/v1/tasks/" + created.ID, "/v1/responses/" + created.ID} {
+		conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path); err != nil {
+			t.Fatal(err)
+		}
+		// Not reading is the behaviour under test: the server's writes
+		// stall, and after the limit it closes the connection.
+		time.Sleep(1500 * time.Millisecond)
+		_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		n, err := io.Copy(io.Discard, conn)
+		conn.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("%s: the connection stayed open (read %d bytes, then waited 20 s)", path, n)
+		}
+		if n >= 12_000_000 {
+			t.Fatalf("%s: the whole answer came (%d bytes): the stuck reader was not cut", path, n)
+		}
 	}
 }

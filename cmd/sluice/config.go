@@ -109,7 +109,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_TOTAL_TIMEOUT", "total-timeout", "30s", "total cap per task; at the cap the partial answer is returned", dur(&s.TotalTimeout, false)},
 		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "keep-alive interval on every stream, also before the first token (an SSE comment; on the OpenAI door an empty chunk)", dur(&s.Heartbeat, false)},
 		{"SLUICE_CONN_BUFFER", "conn-buffer", "64KiB", "per-connection send buffer (bytes) before backpressure applies", size(&s.ConnBuffer)},
-		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection (resume with Last-Event-ID)", dur(&s.WriteTimeout, false)},
+		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection, on event streams (resume with Last-Event-ID) and large JSON answers alike", dur(&s.WriteTimeout, false)},
 		{"SLUICE_REDIS_URL", "redis-url", "", "redis://host:port/db of the shared state: every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},
 		{"SLUICE_REDIS_PREFIX", "redis-prefix", "sluice:", "prefix of every Redis key and channel: deployments sharing one Redis need different ones", nonEmpty(&s.RedisPrefix)},
 		{"SLUICE_CACHE_THRESHOLD", "cache-threshold", "0.92", "cosine similarity for a semantic hit (facets must match too)", unit(&s.CacheThreshold)},

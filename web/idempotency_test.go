@@ -177,3 +177,33 @@ func TestIdempotentChatCompletion(t *testing.T) {
 		t.Fatalf("the upstream saw %d calls, want 1", n)
 	}
 }
+
+// TestAttachedRepeatDoesNotCancel: detach:false cancels only the task a
+// request started; a repeat with the same key that attached to another
+// request's task, and leaves early, does not cancel it under its owner.
+func TestAttachedRepeatDoesNotCancel(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"a ", "b ", "c ", "d ", "e "}, Gap: 40 * time.Millisecond})
+	const key = "5f0e2b1c-7d3a-4e6b-9c8d-2a1b3c4d5e6f"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	owner := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "shared", "nocache": true}, "Idempotency-Key", key)
+	defer owner.Body.Close()
+	if owner.StatusCode != http.StatusOK {
+		t.Fatalf("owner: %d", owner.StatusCode)
+	}
+	repeat := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "shared", "nocache": true, "detach": false}, "Idempotency-Key", key)
+	if repeat.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the repeat did not attach: %d", repeat.StatusCode)
+	}
+	for ev, err := range sse.Read(repeat.Body, nil) {
+		if err != nil || ev.Type == "delta" {
+			break // one delta, then the repeat's client leaves
+		}
+	}
+	repeat.Body.Close()
+	r := summarise(t, readEvents(t, owner.Body))
+	if r.Terminal.Type != "done" || r.Text != "a b c d e " {
+		t.Fatalf("the owner's stream after the repeat left: %q then %+v", r.Text, r.Terminal)
+	}
+}

@@ -89,7 +89,9 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		after = stream.LastEventID(r)
 	}
 	st := s.serveEvents(r.Context(), w, t, taskEvents(t), after)
-	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach {
+	// detach:false cancels the task its own request started; a repeat that
+	// attached to another request's task leaves it to its owner.
+	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach && !attached {
 		s.orch.Cancel(tenant, t.ID)
 	}
 }

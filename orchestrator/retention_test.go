@@ -233,3 +233,36 @@ func TestRetainedHeapPerTask(t *testing.T) {
 	t.Logf("a small finished task (cache hit) holds %d bytes of heap; Size counts %d", per, tasks[0].Size())
 	runtime.KeepAlive(tasks)
 }
+
+// TestRetentionEvictsTheLargestTenantFirst: one tenant's flood of
+// finished tasks (cache hits cost it nothing) evicts its own tasks, not
+// another tenant's, under the count limit and under the byte limit.
+func TestRetentionEvictsTheLargestTenantFirst(t *testing.T) {
+	for _, cfg := range []orchestrator.Config{
+		{MaxRetainedTasks: 20},
+		{MaxRetainedBytes: 40 << 10},
+	} {
+		o := newOrch(t, cfg, byPrompt{}, nil)
+		submit := func(tenant, q string) *orchestrator.Task {
+			t.Helper()
+			req := ask(q)
+			req.Tenant = tenant
+			task, err := o.Submit(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait(t, task)
+			return task
+		}
+		b := submit("b", "n=300")
+		for i := range 200 {
+			submit("a", "n="+strconv.Itoa(100+i%5))
+		}
+		if o.Get("b", b.ID) == nil {
+			t.Fatalf("limits %d tasks / %d bytes: tenant a's flood evicted tenant b's only task", cfg.MaxRetainedTasks, cfg.MaxRetainedBytes)
+		}
+		if st, _ := o.Retention(); cfg.MaxRetainedTasks > 0 && st.Finished > cfg.MaxRetainedTasks || cfg.MaxRetainedBytes > 0 && st.FinishedBytes > cfg.MaxRetainedBytes {
+			t.Fatalf("limits %d tasks / %d bytes: the store holds %+v", cfg.MaxRetainedTasks, cfg.MaxRetainedBytes, st)
+		}
+	}
+}

@@ -26,8 +26,11 @@ type taskStore interface {
 
 // retentionLimits bound the finished tasks a memoryStore keeps. Queued and
 // running tasks are never dropped (the budget and the queue bound them);
-// beyond either limit the tasks that ended first are dropped first, and
-// their ids are then unknown (404).
+// beyond either limit the tenant holding the most (tasks or bytes, the
+// limit that is exceeded) loses its task that ended first, and its id is
+// then unknown (404). With one tenant that is the task that ended first;
+// with several, one tenant's flood of requests evicts its own tasks before
+// anyone else's.
 type retentionLimits struct {
 	// MaxTasks is the most finished tasks kept; <= 0: no limit.
 	MaxTasks int
@@ -45,13 +48,21 @@ type memoryStore struct {
 	finished list.List // of *stored, in the order they ended: the oldest at the front
 	bytes    int64     // Size of the finished tasks held
 	evicted  int64     // finished tasks dropped to keep the limits, ever
+	tenants  map[string]*tenantShare
+}
+
+// tenantShare is one tenant's finished tasks in a memoryStore.
+type tenantShare struct {
+	finished list.List // of *stored, in the order they ended
+	bytes    int64
 }
 
 // stored is a task in a memoryStore, with its place in the finished list.
 type stored struct {
 	t    *Task
 	size int64
-	el   *list.Element // nil while the task is live
+	el   *list.Element // in memoryStore.finished; nil while the task is live
+	tel  *list.Element // in its tenant's share
 }
 
 var _ taskStore = (*memoryStore)(nil)
@@ -59,7 +70,7 @@ var _ taskStore = (*memoryStore)(nil)
 // newMemoryStore returns an empty memoryStore that keeps its finished
 // tasks within limits.
 func newMemoryStore(limits retentionLimits) *memoryStore {
-	return &memoryStore{limits: limits, tasks: make(map[string]*stored)}
+	return &memoryStore{limits: limits, tasks: make(map[string]*stored), tenants: make(map[string]*tenantShare)}
 }
 
 // Put adds a task. A task that is already final is also Ended.
@@ -92,12 +103,34 @@ func (s *memoryStore) endedLocked(st *stored) {
 	st.size = st.t.Size()
 	st.el = s.finished.PushBack(st)
 	s.bytes += st.size
-	for s.finished.Len() > 0 &&
-		((s.limits.MaxTasks > 0 && s.finished.Len() > s.limits.MaxTasks) ||
-			(s.limits.MaxBytes > 0 && s.bytes > s.limits.MaxBytes)) {
-		s.dropLocked(s.finished.Front().Value.(*stored))
+	share := s.tenants[st.t.Tenant]
+	if share == nil {
+		share = &tenantShare{}
+		s.tenants[st.t.Tenant] = share
+	}
+	st.tel = share.finished.PushBack(st)
+	share.bytes += st.size
+	for s.finished.Len() > 0 {
+		overTasks := s.limits.MaxTasks > 0 && s.finished.Len() > s.limits.MaxTasks
+		overBytes := s.limits.MaxBytes > 0 && s.bytes > s.limits.MaxBytes
+		if !overTasks && !overBytes {
+			break
+		}
+		s.dropLocked(s.largestLocked(overTasks).finished.Front().Value.(*stored))
 		s.evicted++
 	}
+}
+
+// largestLocked returns the share of the tenant holding the most finished
+// tasks (byCount) or bytes. The shares are few: one per tenant (API key).
+func (s *memoryStore) largestLocked(byCount bool) *tenantShare {
+	var top *tenantShare
+	for _, sh := range s.tenants {
+		if top == nil || byCount && sh.finished.Len() > top.finished.Len() || !byCount && sh.bytes > top.bytes {
+			top = sh
+		}
+	}
+	return top
 }
 
 func (s *memoryStore) dropLocked(st *stored) {
@@ -105,6 +138,13 @@ func (s *memoryStore) dropLocked(st *stored) {
 		s.finished.Remove(st.el)
 		s.bytes -= st.size
 		st.el = nil
+		share := s.tenants[st.t.Tenant]
+		share.finished.Remove(st.tel)
+		share.bytes -= st.size
+		st.tel = nil
+		if share.finished.Len() == 0 {
+			delete(s.tenants, st.t.Tenant)
+		}
 	}
 	if s.tasks[st.t.ID] == st {
 		delete(s.tasks, st.t.ID)

@@ -52,6 +52,7 @@ func TestBadInput(t *testing.T) {
 		{"malformed id events", "GET", "/v1/tasks/%00%ff/events", "", ``, 404, "not_found", ""},
 		{"delete unknown", "DELETE", "/v1/tasks/6f1c8a34-0b9e-4b55-8a8f-3c1d3e0b9a11", "", ``, 404, "not_found", ""},
 		{"unknown path", "GET", "/v1/nothing", "", ``, 404, "not_found", ""},
+		{"unknown page asset", "GET", "/static/nothing.js", "", ``, 404, "not_found", ""},
 		{"wrong method", "PUT", "/v1/stream", "application/json", `{}`, 405, "method_not_allowed", ""},
 		{"lookup without q", "GET", "/v1/cache/lookup", "", ``, 400, "invalid_request", "q"},
 		{"lookup bad namespace", "GET", "/v1/cache/lookup?q=a&namespace=%20", "", ``, 400, "invalid_request", "namespace"},

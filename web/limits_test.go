@@ -249,9 +249,10 @@ func TestSlowHeadersAreCut(t *testing.T) {
 func TestUnauthorizedBodyIsNotRead(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	f := newFront(t, e, web.Config{APIKeys: map[string]string{"k1": "a"}, BodyTimeout: time.Minute})
-	for _, path := range []string{"/v1/stream", "/v1/tasks", "/v1/chat/completions"} {
+	for _, path := range []string{"POST /v1/stream", "POST /v1/tasks", "POST /v1/chat/completions", "POST /v1/responses",
+		"GET /v1/responses/00000000-0000-4000-8000-000000000000"} {
 		c := f.dial(t)
-		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"prompt\":", path)
+		fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"stream\":", path)
 		var resp *http.Response
 		d := timed(func() { resp, _ = rawResponse(t, c, 2*time.Second) })
 		if resp.StatusCode != http.StatusUnauthorized || !resp.Close {

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed static
@@ -29,6 +30,11 @@ func pageHandler() http.Handler {
 		h.Set("Cache-Control", "no-cache")
 		if r.URL.Path == "/" {
 			http.ServeFileFS(w, r, sub, "index.html")
+			return
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/static"), "/")
+		if st, err := fs.Stat(sub, name); name != "" && (err != nil || st.IsDir()) {
+			writeError(w, notFound("no such file: "+r.URL.Path)) // JSON, like every unknown path
 			return
 		}
 		http.StripPrefix("/static", files).ServeHTTP(w, r)

@@ -292,6 +292,9 @@ func (s *Server) responseTask(w http.ResponseWriter, r *http.Request, get func(t
 // starting_after (resume). openai-go sends stream as a JSON body
 // {"stream": true} of the GET instead of a query parameter; both work.
 func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.openAITenant(w, r); !ok {
+		return // the key first: a 401 reads no body
+	}
 	q := r.URL.Query()
 	streamed := false
 	if v := q.Get("stream"); v != "" {

@@ -1,6 +1,10 @@
 package load
 
 import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +76,34 @@ func TestLoadPercentiles(t *testing.T) {
 	}
 	if s := summarize(nil); s.Count != 0 {
 		t.Errorf("none: %+v", s)
+	}
+}
+
+// TestPlotIsWellFormedSVG: both kinds of plot parse as XML and draw one
+// line per series that has points.
+func TestPlotIsWellFormedSVG(t *testing.T) {
+	one := &Report{Endpoint: "chat", Rate: 10, InflightSeries: []InflightPoint{{0, 0}, {0.5, 3}, {1, 1}}}
+	several := []*Report{
+		{Endpoint: "chat", Rate: 100, TTFT: LatencySummary{P50: 1, P99: 9}, Total: LatencySummary{P50: 2, P99: 20}},
+		{Endpoint: "chat", Rate: 200, TTFT: LatencySummary{P50: 1.5, P99: 30}, Total: LatencySummary{P50: 3, P99: 300}},
+	}
+	for name, c := range map[string]struct {
+		reps  []*Report
+		lines int
+	}{"in flight": {[]*Report{one}, 1}, "percentiles": {several, 4}} {
+		svg := Plot(c.reps)
+		d := xml.NewDecoder(bytes.NewReader(svg))
+		for {
+			_, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: not XML: %v\n%s", name, err, svg)
+			}
+		}
+		if n := strings.Count(string(svg), `stroke-width="2"`); n != c.lines {
+			t.Errorf("%s: %d lines, want %d", name, n, c.lines)
+		}
 	}
 }

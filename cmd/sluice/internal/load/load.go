@@ -157,14 +157,15 @@ func (g *promptGen) Next() (string, bool) {
 // loadSample is what one request measured. Each is written by its own
 // goroutine only, and read after they all ended.
 type loadSample struct {
-	sent     bool         // false: dropped by the client
-	status   int          // HTTP status of the first response; 0: none
-	code     string       // error code of a non-2xx answer or of an error event
-	cache    string       // X-Cache
-	terminal stream.Event // done, partial, error; "" when none was read
-	failure  string       // why the request failed; "" if it did not
-	errText  string       // an example of the failure
-	first    bool         // a first delta came
+	sent     bool          // false: dropped by the client
+	due      time.Duration // when the schedule sent it, after the start
+	status   int           // HTTP status of the first response; 0: none
+	code     string        // error code of a non-2xx answer or of an error event
+	cache    string        // X-Cache
+	terminal stream.Event  // done, partial, error; "" when none was read
+	failure  string        // why the request failed; "" if it did not
+	errText  string        // an example of the failure
+	first    bool          // a first delta came
 	ttft     time.Duration
 	total    time.Duration
 	bytes    int64
@@ -740,6 +741,7 @@ schedule:
 			rctx, cancel := context.WithTimeout(runCtx, cfg.Timeout)
 			defer cancel()
 			samples[i] = l.do(rctx, prompt, start.Add(due))
+			samples[i].due = due
 		})
 	}
 	scheduled := time.Since(start)
@@ -769,8 +771,16 @@ schedule:
 		rep.OfferedRate = round1(float64(sent) / window)
 		rep.AchievedRate = round1(float64(sent-rep.Dropped) / window)
 	}
-	if rep.Completed > 0 && elapsed > 0 {
-		rep.Goodput = round1(float64(rep.Completed) / elapsed.Seconds())
+	// Goodput: the answers completed within the arrival window, per
+	// second of it (the tail after the last arrival does not count).
+	if window := cfg.Duration; sent > 0 {
+		done := 0
+		for i := range samples[:sent] {
+			if s := &samples[i]; s.outcome() == "completed" && s.due+s.total <= window {
+				done++
+			}
+		}
+		rep.Goodput = round1(float64(done) / window.Seconds())
 	}
 	if cfg.upstream() {
 		writeLoadReport(stdout, cfg, rep)
@@ -900,6 +910,7 @@ type Report struct {
 	TTFT                LatencySummary            `json:"ttft_ms"`
 	TTFTByCache         map[string]LatencySummary `json:"ttft_ms_by_cache"`
 	Total               LatencySummary            `json:"total_ms"`
+	RefusedLatency      LatencySummary            `json:"refused_ms"` // the time to a 503
 	TotalByCache        map[string]LatencySummary `json:"total_ms_by_cache"`
 	Bytes               int64                     `json:"bytes"`
 	OfferedRate         float64                   `json:"offered_rate"`
@@ -910,7 +921,7 @@ type Report struct {
 	Interrupted         bool                      `json:"interrupted"`
 	Budget              *BudgetReport             `json:"budget"`
 	Target              string                    `json:"target"`                    // sluice or upstream
-	Goodput             float64                   `json:"goodput"`                   // completed per second of the run
+	Goodput             float64                   `json:"goodput"`                   // answers completed within the arrival window, per second of it
 	ServerCPU           float64                   `json:"server_cpu_s"`              // the server's process CPU seconds during the run (GET /metrics); 0 unknown
 	ServerCPUPerRequest float64                   `json:"server_cpu_us_per_request"` // ServerCPU per completed or refused request, µs
 	InflightSeries      []InflightPoint           `json:"inflight_series,omitempty"`
@@ -924,6 +935,7 @@ type LatencySummary struct {
 	P90   float64 `json:"p90"`
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99_9"`
 	Max   float64 `json:"max"`
 }
 
@@ -950,7 +962,7 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 		FailureExamples: map[string]string{}, Terminal: map[string]int{}, ErrorCodes: map[string]int{},
 		Cache: map[string]int{}, TTFTByCache: map[string]LatencySummary{}, TotalByCache: map[string]LatencySummary{},
 	}
-	var ttft, total []time.Duration
+	var ttft, total, refused []time.Duration
 	byCache, totalByCache := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for i := range samples {
 		s := &samples[i]
@@ -965,6 +977,7 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 		case "refused":
 			r.Refused++
 			r.Refusals[s.code]++
+			refused = append(refused, s.total)
 			continue
 		case "failed":
 			r.Failed++
@@ -1002,7 +1015,7 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 	if answered > 0 {
 		r.CacheHitRatio = math.Round(float64(r.Cache["HIT"])/float64(answered)*1e4) / 1e4
 	}
-	r.TTFT, r.Total = summarize(ttft), summarize(total)
+	r.TTFT, r.Total, r.RefusedLatency = summarize(ttft), summarize(total), summarize(refused)
 	for k, v := range byCache {
 		r.TTFTByCache[k] = summarize(v)
 	}
@@ -1020,7 +1033,7 @@ func summarize(d []time.Duration) LatencySummary {
 	slices.Sort(d)
 	return LatencySummary{
 		Count: len(d), P50: millis(percentile(d, 50)), P90: millis(percentile(d, 90)),
-		P95: millis(percentile(d, 95)), P99: millis(percentile(d, 99)), Max: millis(d[len(d)-1]),
+		P95: millis(percentile(d, 95)), P99: millis(percentile(d, 99)), P999: millis(percentile(d, 99.9)), Max: millis(d[len(d)-1]),
 	}
 }
 
@@ -1059,7 +1072,7 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 	if r.ServerCPU > 0 {
 		fmt.Fprintf(tw, "server cpu\t%.3fs · %.1fµs per request\n", r.ServerCPU, r.ServerCPUPerRequest)
 	}
-	fmt.Fprintf(tw, "run\t%.1fs elapsed · goodput %.1f/s · %s read%s\n", r.Elapsed, r.Goodput, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
+	fmt.Fprintf(tw, "run\t%.1fs elapsed · goodput %.1f/s (completed within -duration) · %s read%s\n", r.Elapsed, r.Goodput, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
 	fmt.Fprintf(tw, "status\t%s\n", countList(r.Status))
 	fmt.Fprintf(tw, "refusals\t%s\n", countList(r.Refusals))
 	fmt.Fprintf(tw, "terminal\t%s\n", countList(r.Terminal))
@@ -1078,15 +1091,18 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "latency (ms)\tcount\tp50\tp90\tp95\tp99\tmax\t")
+	fmt.Fprintln(tw, "latency (ms)\tcount\tp50\tp90\tp95\tp99\tp99.9\tmax\t")
 	row := func(name string, s LatencySummary) {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.Count, s.P50, s.P90, s.P95, s.P99, s.Max)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.Count, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max)
 	}
 	row("ttft", r.TTFT)
 	for _, k := range sortedKeys(r.TTFTByCache) {
 		row("ttft "+k, r.TTFTByCache[k])
 	}
 	row("total", r.Total)
+	if r.RefusedLatency.Count > 0 {
+		row("refused", r.RefusedLatency)
+	}
 	for _, k := range sortedKeys(r.TotalByCache) {
 		row("total "+k, r.TotalByCache[k])
 	}

@@ -68,7 +68,7 @@ func TestLoadPercentiles(t *testing.T) {
 		d = append(d, time.Duration(i)*time.Millisecond)
 	}
 	s := summarize(d)
-	if s != (LatencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100}) {
+	if s != (LatencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, P999: 100, Max: 100}) {
 		t.Errorf("%+v", s)
 	}
 	if s := summarize([]time.Duration{7 * time.Millisecond}); s.P50 != 7 || s.P99 != 7 || s.Max != 7 {

@@ -76,6 +76,12 @@ func TestPerformanceScenariosSmoke(t *testing.T) {
 	srv := startSluice(t, "-upstream", up, "-budget", "10000")
 	direct := loadRun("s1-direct", "-target", "upstream", "-server", up, "-rate", "20,40", "-plot", filepath.Join(dir, "s1-direct.svg"))
 	via := loadRun("s1-sluice", "-server", srv, "-endpoint", "chat", "-nocache", "-rate", "20,40", "-plot", filepath.Join(dir, "s1-sluice.svg"))
+	// The other doors take the same load.
+	for _, ep := range []string{"stream", "tasks", "responses"} {
+		if r := loadRun("s1-"+ep, "-server", srv, "-endpoint", ep, "-nocache", "-rate", "20"); r[0].Terminal["done"] != r[0].Completed || r[0].TTFT.Count != r[0].Completed {
+			t.Errorf("%s: terminal %v, %d TTFTs for %d answers", ep, r[0].Terminal, r[0].TTFT.Count, r[0].Completed)
+		}
+	}
 	checkSVG("s1-direct.svg")
 	checkSVG("s1-sluice.svg")
 	if len(direct) != 2 || len(via) != 2 || direct[0].Target != "upstream" || direct[0].Budget != nil || via[1].Budget == nil {

@@ -26,8 +26,9 @@ func commands() []command {
 		{"ask", "ask a running sluice a question and stream the answer", cmdAsk},                                             // client.go
 		{"cache", "explain the cache decision for a question, print the cache counters, or evaluate pairs (eval)", cmdCache}, // client.go, cacheeval.go
 		{"help", "this help, or a command's (sluice help ask)", cmdHelp},
-		{"load", "send an open-loop load and report latencies and refusals", cmdLoad}, // load.go, internal/load
-		{"task", "follow (or --poll) a task by its id", cmdTask},                      // client.go
+		{"load", "send an open-loop load and report latencies and refusals", cmdLoad},                               // load.go, internal/load
+		{"sim-upstream", "serve the simulated model as an OpenAI-compatible upstream (benchmarks)", cmdSimUpstream}, // simupstream.go
+		{"task", "follow (or --poll) a task by its id", cmdTask},                                                    // client.go
 	}
 }
 
@@ -57,7 +58,7 @@ func topUsage() string {
 	b.WriteString("usage: sluice [flags]            serve (settings: flags or SLUICE_* variables)\n" +
 		"       sluice COMMAND [flags] ...  a client of a running sluice (SLUICE_SERVER, SLUICE_API_KEY)\n\ncommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-6s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-12s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\n")
 	return b.String()

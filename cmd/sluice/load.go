@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/url"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,11 +20,16 @@ import (
 
 const loadUsage = `usage: sluice load [flags]
 
-Sends an open-loop load to a running sluice and reports what happened.
+Sends an open-loop load to a running sluice (or straight to its upstream)
+and reports what happened: the benchmark driver of docs/performance.md.
 Requests start at a constant arrival rate (-rate per second for
 -duration, request i at start + i/rate) each in its own goroutine, without
 waiting for earlier answers; when -max-inflight requests are outstanding
-an arrival is dropped by the client (counted, never delayed). Every
+an arrival is dropped by the client (counted, never delayed). Latencies
+are measured from the time the schedule sent a request at, so a late
+send counts against them (no coordinated omission). Several rates
+(-rate 1000,2000,5000) are run one after the other, each with its own
+report. Every
 request is bounded by -timeout, and the run by duration + timeout.
 Ctrl-C stops early and still prints the report (a second Ctrl-C quits).
 
@@ -31,6 +37,10 @@ Traffic (-endpoint):
   stream  POST /v1/stream, the event stream read to its terminal event
   tasks   POST /v1/tasks, then its events_url followed to the end
   chat    POST /v1/chat/completions with "stream": true, read to [DONE]
+  responses  POST /v1/responses with "stream": true, read to response.completed
+-target upstream sends chat completions straight to -server, an
+OpenAI-compatible upstream such as "sluice sim-upstream" (its base URL,
+with or without /v1), to measure what sluice adds by difference.
 Prompts are warehouse questions generated from -seed (the same seed gives
 the same prompts in the same order); a -repeat fraction of the requests
 asks an earlier question again (popular ones more often), to exercise the
@@ -40,8 +50,10 @@ server finds the first run's answers in the cache: change -seed or
 
 Measured per request: HTTP status (and error code), X-Cache, time to the
 first delta (client-side TTFT), total time, terminal event (done, partial,
-error) and bytes. The report (a table, or one JSON object with -json)
-counts sent = completed + refused (503) + failed + dropped, and gives the
+error) and bytes. Per run: goodput (completed per second), the server's
+CPU seconds (process_cpu_seconds_total of GET /metrics, when readable)
+and per request, and the requests in flight over time. The report (a
+table, or one JSON object per run and line with -json) counts sent = completed + refused (503) + failed + dropped, and gives the
 TTFT and total latency percentiles (exact, from every sample).
 
 Leak check: after the run, GET /v1/budget is polled until in_flight and
@@ -51,27 +63,34 @@ Exit codes: 0 the run completed and the budget drained; 1 the budget did
 not drain (a leaked permit), the server is unreachable, the run was
 interrupted, or bad usage.
 
+Files: -out FILE writes every run's report as one JSON object
+{"runs": [...]}; -plot FILE.svg draws the latency percentiles against the
+offered load (several rates) or the requests in flight over time (one).
+
 flags:
 `
 
 // cmdLoad is "sluice load".
 func cmdLoad(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cfg, code, ok := parseLoad(args, getenv, stderr)
+	cfg, rates, code, ok := parseLoad(args, getenv, stderr)
 	if !ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return load.Run(ctx, stop, cfg, stdout, stderr)
+	return load.RunRates(ctx, stop, cfg, rates, stdout, stderr)
 }
 
 // parseLoad parses the flags. ok is false when the command must exit
 // with code (0 for -h).
-func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg load.Config, code int, ok bool) {
+func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg load.Config, rateList []float64, code int, ok bool) {
 	fs := newFlagSet("sluice load", loadUsage, stderr)
 	server, apiKey := clientFlags(fs, getenv)
-	fs.StringVar(&cfg.Endpoint, "endpoint", "stream", "traffic: stream, tasks or chat")
-	fs.Float64Var(&cfg.Rate, "rate", 20, "arrival rate, requests per second (open loop)")
+	fs.StringVar(&cfg.Endpoint, "endpoint", "stream", "traffic: stream, tasks, chat or responses")
+	fs.StringVar(&cfg.Target, "target", load.TargetSluice, "sluice, or upstream: chat completions straight to -server, an OpenAI-compatible upstream")
+	rates := fs.String("rate", "20", "arrival rate, requests per second (open loop); several, comma-separated, run one after the other")
+	fs.StringVar(&cfg.Out, "out", "", "write every run's report to this file as JSON")
+	fs.StringVar(&cfg.Plot, "plot", "", "write an SVG plot to this file")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long requests keep arriving")
 	fs.DurationVar(&cfg.Timeout, "timeout", 60*time.Second, "bound of each request, from its start to its last byte")
 	fs.IntVar(&cfg.MaxInflight, "max-inflight", 2000, "most outstanding requests; beyond it arrivals are dropped by the client")
@@ -82,14 +101,28 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 	fs.StringVar(&cfg.Model, "model", "", "model (default: the server's)")
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", 0, "most tokens per answer (0: the server's default)")
 	fs.DurationVar(&cfg.DrainWait, "drain-wait", 30*time.Second, "how long to wait after the run for the server's budget to drain")
-	fs.BoolVar(&cfg.JSON, "json", false, "print the report as one JSON object")
+	fs.BoolVar(&cfg.JSON, "json", false, "print each report as one JSON object (a line)")
 	if err := fs.Parse(args); err != nil {
-		return cfg, usageExit(err), false
+		return cfg, nil, usageExit(err), false
 	}
 	cfg.Server, cfg.APIKey = strings.TrimRight(*server, "/"), *apiKey
-	bad := func(format string, a ...any) (load.Config, int, bool) {
+	bad := func(format string, a ...any) (load.Config, []float64, int, bool) {
 		fs.Usage()
-		return cfg, fail(stderr, "load: "+format, a...), false
+		return cfg, nil, fail(stderr, "load: "+format, a...), false
+	}
+	for _, f := range strings.Split(*rates, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) {
+			return bad("-rate %q: want positive numbers of requests per second, comma-separated", *rates)
+		}
+		rateList = append(rateList, r)
+	}
+	cfg.Rate = rateList[0]
+	if cfg.Target == load.TargetUpstream {
+		cfg.Server = strings.TrimSuffix(cfg.Server, "/v1")
+		if cfg.Endpoint == "stream" { // the default: an upstream speaks chat completions only
+			cfg.Endpoint = "chat"
+		}
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q (load takes only flags)", fs.Arg(0))
@@ -98,10 +131,12 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 		return bad("-server %q is not an http(s) URL", cfg.Server)
 	}
 	switch {
-	case cfg.Endpoint != "stream" && cfg.Endpoint != "tasks" && cfg.Endpoint != "chat":
-		return bad("-endpoint %q: want stream, tasks or chat", cfg.Endpoint)
-	case !(cfg.Rate > 0) || math.IsInf(cfg.Rate, 0):
-		return bad("-rate must be a positive number of requests per second")
+	case cfg.Endpoint != "stream" && cfg.Endpoint != "tasks" && cfg.Endpoint != "chat" && cfg.Endpoint != "responses":
+		return bad("-endpoint %q: want stream, tasks, chat or responses", cfg.Endpoint)
+	case cfg.Target != load.TargetSluice && cfg.Target != load.TargetUpstream:
+		return bad("-target %q: want sluice or upstream", cfg.Target)
+	case cfg.Target == load.TargetUpstream && cfg.Endpoint != "chat":
+		return bad("-target upstream sends chat completions only (-endpoint chat)")
 	case cfg.Duration <= 0:
 		return bad("-duration must be positive")
 	case cfg.Timeout <= 0:
@@ -117,8 +152,12 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 	case cfg.DrainWait < 0:
 		return bad("-drain-wait must not be negative")
 	}
-	if n := cfg.Count(); n < 1 || n > load.MaxRequests {
-		return bad("-rate × -duration is %.0f requests; it must be between 1 and %d", cfg.Rate*cfg.Duration.Seconds(), load.MaxRequests)
+	for _, r := range rateList {
+		c := cfg
+		c.Rate = r
+		if n := c.Count(); n < 1 || n > load.MaxRequests {
+			return bad("-rate × -duration is %.0f requests; it must be between 1 and %d", r*cfg.Duration.Seconds(), load.MaxRequests)
+		}
 	}
-	return cfg, exitOK, true
+	return cfg, rateList, exitOK, true
 }

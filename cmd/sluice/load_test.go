@@ -221,7 +221,7 @@ func TestLoadInterruptStillReports(t *testing.T) {
 	}}
 	ts := httptest.NewServer(f)
 	defer ts.Close()
-	cfg, code, ok := parseLoad([]string{"-server", ts.URL, "-rate", "100", "-duration", "60s", "-json"},
+	cfg, _, code, ok := parseLoad([]string{"-server", ts.URL, "-rate", "100", "-duration", "60s", "-json"},
 		func(string) string { return "" }, &bytes.Buffer{})
 	if !ok {
 		t.Fatalf("parse: exit %d", code)

@@ -1,11 +1,15 @@
-// Package load is the load generator of "sluice load": an open-loop
-// load against a running sluice through package web/client, and its
-// report.
+// Package load is the load generator of "sluice load", the benchmark
+// driver: an open-loop load against a running sluice (through package
+// web/client) or straight against its OpenAI-compatible upstream, at one
+// or several arrival rates, and its report (text, JSON, SVG plots).
 //
 // Requests start on a fixed schedule (request i at start + i/rate), each
 // in its own goroutine, whether or not earlier ones have answered: a
 // closed loop (send, wait, send) slows down with the server and hides its
-// queueing. Everything is bounded: the outstanding requests
+// queueing. Latencies are measured from the scheduled send time, not from
+// when the goroutine got to send, so that a stalled generator or a slow
+// connection setup counts against the latency (no coordinated omission).
+// Everything is bounded: the outstanding requests
 // (-max-inflight; an arrival beyond it is dropped by the client and
 // counted, never delayed), each request (-timeout), the whole run
 // (duration + timeout) and the final drain check of the server's budget.
@@ -21,6 +25,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -38,7 +43,8 @@ import (
 // Config is one load: what to send, how fast, and its bounds.
 type Config struct {
 	Server, APIKey string
-	Endpoint       string        // stream, tasks or chat
+	Endpoint       string        // stream, tasks, chat or responses
+	Target         string        // sluice (default) or upstream: Server is an OpenAI-compatible upstream, sent chat completions
 	Rate           float64       // arrivals per second
 	Duration       time.Duration // how long requests arrive
 	Timeout        time.Duration // bound of each request
@@ -51,7 +57,18 @@ type Config struct {
 	MaxTokens      int
 	DrainWait      time.Duration // how long to wait after the run for the budget to drain
 	JSON           bool          // the report as one JSON object
+	Out            string        // file for every run's report, as {"runs": [...]}; "" none
+	Plot           string        // SVG file: latency against offered load (several rates) or in flight over time (one); "" none
 }
+
+// Target values of Config.Target.
+const (
+	TargetSluice   = "sluice"
+	TargetUpstream = "upstream"
+)
+
+// upstream reports whether the load goes straight to an upstream.
+func (c Config) upstream() bool { return c.Target == TargetUpstream }
 
 // MaxRequests bounds rate × duration (every request keeps a sample).
 const MaxRequests = 5_000_000
@@ -140,14 +157,15 @@ func (g *promptGen) Next() (string, bool) {
 // loadSample is what one request measured. Each is written by its own
 // goroutine only, and read after they all ended.
 type loadSample struct {
-	sent     bool         // false: dropped by the client
-	status   int          // HTTP status of the first response; 0: none
-	code     string       // error code of a non-2xx answer or of an error event
-	cache    string       // X-Cache
-	terminal stream.Event // done, partial, error; "" when none was read
-	failure  string       // why the request failed; "" if it did not
-	errText  string       // an example of the failure
-	first    bool         // a first delta came
+	sent     bool          // false: dropped by the client
+	due      time.Duration // when the schedule sent it, after the start
+	status   int           // HTTP status of the first response; 0: none
+	code     string        // error code of a non-2xx answer or of an error event
+	cache    string        // X-Cache
+	terminal stream.Event  // done, partial, error; "" when none was read
+	failure  string        // why the request failed; "" if it did not
+	errText  string        // an example of the failure
+	first    bool          // a first delta came
 	ttft     time.Duration
 	total    time.Duration
 	bytes    int64
@@ -197,10 +215,10 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// do sends one request and reads its answer to the end.
-func (l *loader) do(ctx context.Context, prompt string) (s loadSample) {
+// do sends one request and reads its answer to the end. Its latencies
+// are measured from start, the time the schedule sent it at.
+func (l *loader) do(ctx context.Context, prompt string, start time.Time) (s loadSample) {
 	s.sent = true
-	start := time.Now()
 	defer func() {
 		if s.total == 0 {
 			s.total = time.Since(start)
@@ -246,6 +264,14 @@ func (l *loader) do(ctx context.Context, prompt string) (s loadSample) {
 		defer drainClose(resp.Body)
 		s.cache = resp.Header.Get("X-Cache")
 		l.readChat(ctx, &s, resp.Body, start)
+	case "responses":
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/responses", l.responsesBody(prompt))
+		if !ok {
+			return s
+		}
+		defer drainClose(resp.Body)
+		s.cache = resp.Header.Get("X-Cache")
+		l.readResponses(ctx, &s, resp.Body, start)
 	}
 	return s
 }
@@ -273,13 +299,31 @@ func (l *loader) chatBody(prompt string) []byte {
 	body := map[string]any{
 		"messages": []map[string]string{{"role": "user", "content": prompt}},
 		"stream":   true,
-		"sluice":   map[string]any{"namespace": l.cfg.Namespace, "nocache": l.cfg.NoCache},
+	}
+	if !l.cfg.upstream() { // an upstream may refuse what it does not know
+		body["sluice"] = map[string]any{"namespace": l.cfg.Namespace, "nocache": l.cfg.NoCache}
 	}
 	if l.cfg.Model != "" {
 		body["model"] = l.cfg.Model
 	}
 	if l.cfg.MaxTokens > 0 {
 		body["max_tokens"] = l.cfg.MaxTokens
+	}
+	b, _ := json.Marshal(body) // cannot fail
+	return b
+}
+
+func (l *loader) responsesBody(prompt string) []byte {
+	body := map[string]any{
+		"input":  prompt,
+		"stream": true,
+		"sluice": map[string]any{"namespace": l.cfg.Namespace, "nocache": l.cfg.NoCache},
+	}
+	if l.cfg.Model != "" {
+		body["model"] = l.cfg.Model
+	}
+	if l.cfg.MaxTokens > 0 {
+		body["max_output_tokens"] = l.cfg.MaxTokens
 	}
 	b, _ := json.Marshal(body) // cannot fail
 	return b
@@ -445,6 +489,56 @@ func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, st
 	}
 }
 
+// readResponses reads a Responses stream (response.created ...
+// response.output_text.delta ... one of response.completed, incomplete or
+// failed) to its end.
+func (l *loader) readResponses(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
+	er := client.NewEventReader(countingReader{body, &s.bytes})
+	for {
+		ev, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if s.terminal == "" {
+				s.fail(l.streamReason(ctx, err), err)
+			}
+			return
+		}
+		if s.terminal != "" {
+			continue
+		}
+		switch ev.Type {
+		case "response.output_text.delta":
+			if !s.first {
+				s.first, s.ttft = true, time.Since(start)
+			}
+		case "response.completed":
+			s.terminal, s.total = stream.EventDone, time.Since(start)
+		case "response.incomplete":
+			s.terminal, s.total = stream.EventPartial, time.Since(start)
+		case "response.failed", "error":
+			s.terminal, s.total = stream.EventError, time.Since(start)
+			var e struct {
+				Code     string `json:"code"`
+				Response struct {
+					Error struct {
+						Code string `json:"code"`
+					} `json:"error"`
+				} `json:"response"`
+			}
+			_ = json.Unmarshal(ev.Data, &e)
+			s.code = e.Code
+			if s.code == "" {
+				s.code = e.Response.Error.Code
+			}
+		}
+	}
+	if s.terminal == "" {
+		s.fail(l.streamReason(ctx, nil), nil)
+	}
+}
+
 func (l *loader) streamReason(ctx context.Context, err error) string {
 	if l.interrupted.Err() != nil || ctx.Err() != nil {
 		return l.reason(ctx, err)
@@ -469,10 +563,78 @@ func fail(stderr io.Writer, format string, a ...any) int {
 	return exitFailed
 }
 
-// Run runs the load and prints the report. ctx ends on Ctrl-C; stop
-// restores the default signal handling (so that a second Ctrl-C quits
-// while the budget drains).
+// Run runs the load at cfg.Rate and prints the report. ctx ends on
+// Ctrl-C; stop restores the default signal handling (so that a second
+// Ctrl-C quits while the budget drains).
 func Run(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer) int {
+	return RunRates(ctx, stop, cfg, []float64{cfg.Rate}, stdout, stderr)
+}
+
+// RunRates runs the load once per rate, one after the other, printing
+// each report as it ends (with -json, one JSON object per line), then
+// writes cfg.Out and cfg.Plot. It stops at the first run that fails.
+func RunRates(ctx context.Context, stop func(), cfg Config, rates []float64, stdout, stderr io.Writer) int {
+	var reports []*Report
+	code := exitOK
+	for _, rate := range rates {
+		c := cfg
+		c.Rate = rate
+		rep, rc := runOne(ctx, stop, c, stdout, stderr)
+		if rep != nil {
+			reports = append(reports, rep)
+		}
+		if rc != exitOK {
+			code = rc
+			break
+		}
+	}
+	if cfg.Out != "" && len(reports) > 0 {
+		b, _ := json.MarshalIndent(map[string]any{"runs": reports}, "", "  ") // cannot fail
+		if err := os.WriteFile(cfg.Out, append(b, '\n'), 0o644); err != nil {
+			code = fail(stderr, "load: %v", err)
+		}
+	}
+	if cfg.Plot != "" && len(reports) > 0 {
+		if err := os.WriteFile(cfg.Plot, Plot(reports), 0o644); err != nil {
+			code = fail(stderr, "load: %v", err)
+		}
+	}
+	return code
+}
+
+// serverCPU reads the server's process_cpu_seconds_total from GET
+// /metrics; ok is false when it cannot (no such metric, a key needed).
+func serverCPU(ctx context.Context, hc *http.Client, server, apiKey string) (float64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/metrics", nil)
+	if err != nil {
+		return 0, false
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return 0, false
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// runOne runs one load and prints its report; rep is nil when nothing
+// was sent (the server unreachable).
+func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer) (*Report, int) {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -485,19 +647,40 @@ func Run(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer)
 	defer hc.CloseIdleConnections()
 	api, err := client.New(cfg.Server, cfg.APIKey, hc)
 	if err != nil {
-		return fail(stderr, "load: %v", err)
+		return nil, fail(stderr, "load: %v", err)
 	}
 
 	// The server must answer before any load is sent; its budget
-	// counters now are the base of the run's.
+	// counters now are the base of the run's. An upstream has no
+	// budget: its model list must answer.
 	var before client.Budget
 	{
 		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		before, err = api.Budget(bctx)
+		if cfg.upstream() {
+			var models struct {
+				Data []struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			_, err = api.Do(bctx, http.MethodGet, "/v1/models", nil, &models)
+			if err == nil && cfg.Model == "" && len(models.Data) > 0 {
+				cfg.Model = models.Data[0].ID // an upstream needs a model
+			}
+		} else {
+			before, err = api.Budget(bctx)
+		}
 		cancel()
 		if err != nil {
-			return fail(stderr, "load: server %s unreachable: GET /v1/budget: %v", cfg.Server, err)
+			what := "GET /v1/budget"
+			if cfg.upstream() {
+				what = "GET /v1/models"
+			}
+			return nil, fail(stderr, "load: server %s unreachable: %s: %v", cfg.Server, what, err)
 		}
+	}
+	cpu0, cpuOK := 0.0, false
+	if !cfg.upstream() {
+		cpu0, cpuOK = serverCPU(ctx, hc, cfg.Server, cfg.APIKey)
 	}
 
 	n := cfg.Count()
@@ -522,6 +705,7 @@ func Run(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer)
 		repeats     int
 		interrupted bool
 	)
+	series, stopSeries := sampleInflight(start, cfg.Duration, &inflight)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -556,7 +740,8 @@ schedule:
 			defer inflight.Add(-1)
 			rctx, cancel := context.WithTimeout(runCtx, cfg.Timeout)
 			defer cancel()
-			samples[i] = l.do(rctx, prompt)
+			samples[i] = l.do(rctx, prompt, start.Add(due))
+			samples[i].due = due
 		})
 	}
 	scheduled := time.Since(start)
@@ -566,6 +751,7 @@ schedule:
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	stopSeries()
 	if ctx.Err() != nil {
 		interrupted = true
 		stop() // a second Ctrl-C now quits at once
@@ -577,12 +763,37 @@ schedule:
 	rep.Elapsed = seconds(elapsed)
 	rep.ScheduleLagMax = millis(lagMax)
 	rep.PeakInflight = peak
+	rep.InflightSeries = *series
 	// The window over which requests arrived: from the start to the
 	// slot after the last arrival (exactly -duration when on time).
 	if sent > 0 {
 		window := (lastArrival + time.Duration(float64(time.Second)/cfg.Rate)).Seconds()
 		rep.OfferedRate = round1(float64(sent) / window)
 		rep.AchievedRate = round1(float64(sent-rep.Dropped) / window)
+	}
+	// Goodput: the answers completed within the arrival window, per
+	// second of it (the tail after the last arrival does not count).
+	if window := cfg.Duration; sent > 0 {
+		done := 0
+		for i := range samples[:sent] {
+			if s := &samples[i]; s.outcome() == "completed" && s.due+s.total <= window {
+				done++
+			}
+		}
+		rep.Goodput = round1(float64(done) / window.Seconds())
+	}
+	if cfg.upstream() {
+		writeLoadReport(stdout, cfg, rep)
+		if interrupted {
+			return rep, fail(stderr, "load: interrupted after %d of %d requests", sent, n)
+		}
+		return rep, exitOK
+	}
+	if cpu1, ok := serverCPU(context.Background(), hc, cfg.Server, cfg.APIKey); ok && cpuOK {
+		rep.ServerCPU = math.Round((cpu1-cpu0)*1000) / 1000
+		if rep.Completed+rep.Refused > 0 {
+			rep.ServerCPUPerRequest = round1((cpu1 - cpu0) * 1e6 / float64(rep.Completed+rep.Refused))
+		}
 	}
 
 	// Leak check: every permit taken during the run must come back.
@@ -591,7 +802,7 @@ schedule:
 	if err != nil {
 		rep.Budget = nil
 		writeLoadReport(stdout, cfg, rep)
-		return fail(stderr, "load: server %s unreachable after the run: GET /v1/budget: %v", cfg.Server, err)
+		return rep, fail(stderr, "load: server %s unreachable after the run: GET /v1/budget: %v", cfg.Server, err)
 	}
 	acq, rel := after.Totals()
 	acq0, rel0 := before.Totals()
@@ -610,7 +821,37 @@ schedule:
 	case interrupted:
 		code = fail(stderr, "load: interrupted after %d of %d requests", sent, n)
 	}
-	return code
+	return rep, code
+}
+
+// InflightPoint is the number of outstanding requests at T seconds after
+// the start of a run.
+type InflightPoint struct {
+	T float64 `json:"t_s"`
+	N int64   `json:"n"`
+}
+
+// sampleInflight samples inflight about 500 times over duration (at
+// least every 10ms) until stop is called; *series is complete once stop
+// has returned.
+func sampleInflight(start time.Time, duration time.Duration, inflight *atomic.Int64) (series *[]InflightPoint, stop func()) {
+	series = new([]InflightPoint)
+	every := max(duration/500, 10*time.Millisecond)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			*series = append(*series, InflightPoint{T: math.Round(time.Since(start).Seconds()*1000) / 1000, N: inflight.Load()})
+			select {
+			case <-tick.C:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return series, func() { close(quit); <-done }
 }
 
 // drainBudget polls GET /v1/budget until nothing is in flight or queued,
@@ -644,40 +885,46 @@ func drainBudget(api *client.Client, wait time.Duration, stderr io.Writer) (clie
 
 // Report is what a load measured, printed as a table or as JSON.
 type Report struct {
-	Endpoint        string                    `json:"endpoint"`
-	Server          string                    `json:"server"`
-	Rate            float64                   `json:"rate"`
-	DurationS       float64                   `json:"duration_s"`
-	Seed            uint64                    `json:"seed"`
-	Repeat          float64                   `json:"repeat"`
-	Namespace       string                    `json:"namespace"`
-	NoCache         bool                      `json:"nocache"`
-	Sent            int                       `json:"sent"`
-	Completed       int                       `json:"completed"`
-	Refused         int                       `json:"refused"`
-	Failed          int                       `json:"failed"`
-	Dropped         int                       `json:"dropped"`
-	Repeats         int                       `json:"repeats"`
-	Status          map[string]int            `json:"status"`
-	Refusals        map[string]int            `json:"refusals"`
-	Failures        map[string]int            `json:"failures"`
-	FailureExamples map[string]string         `json:"failure_examples,omitempty"`
-	Terminal        map[string]int            `json:"terminal"`
-	ErrorCodes      map[string]int            `json:"error_codes"`
-	Cache           map[string]int            `json:"cache"`
-	CacheHitRatio   float64                   `json:"cache_hit_ratio"`
-	TTFT            LatencySummary            `json:"ttft_ms"`
-	TTFTByCache     map[string]LatencySummary `json:"ttft_ms_by_cache"`
-	Total           LatencySummary            `json:"total_ms"`
-	TotalByCache    map[string]LatencySummary `json:"total_ms_by_cache"`
-	Bytes           int64                     `json:"bytes"`
-	OfferedRate     float64                   `json:"offered_rate"`
-	AchievedRate    float64                   `json:"achieved_rate"`
-	ScheduleLagMax  float64                   `json:"schedule_lag_max_ms"`
-	PeakInflight    int64                     `json:"peak_inflight"`
-	Elapsed         float64                   `json:"elapsed_s"`
-	Interrupted     bool                      `json:"interrupted"`
-	Budget          *BudgetReport             `json:"budget"`
+	Endpoint            string                    `json:"endpoint"`
+	Server              string                    `json:"server"`
+	Rate                float64                   `json:"rate"`
+	DurationS           float64                   `json:"duration_s"`
+	Seed                uint64                    `json:"seed"`
+	Repeat              float64                   `json:"repeat"`
+	Namespace           string                    `json:"namespace"`
+	NoCache             bool                      `json:"nocache"`
+	Sent                int                       `json:"sent"`
+	Completed           int                       `json:"completed"`
+	Refused             int                       `json:"refused"`
+	Failed              int                       `json:"failed"`
+	Dropped             int                       `json:"dropped"`
+	Repeats             int                       `json:"repeats"`
+	Status              map[string]int            `json:"status"`
+	Refusals            map[string]int            `json:"refusals"`
+	Failures            map[string]int            `json:"failures"`
+	FailureExamples     map[string]string         `json:"failure_examples,omitempty"`
+	Terminal            map[string]int            `json:"terminal"`
+	ErrorCodes          map[string]int            `json:"error_codes"`
+	Cache               map[string]int            `json:"cache"`
+	CacheHitRatio       float64                   `json:"cache_hit_ratio"`
+	TTFT                LatencySummary            `json:"ttft_ms"`
+	TTFTByCache         map[string]LatencySummary `json:"ttft_ms_by_cache"`
+	Total               LatencySummary            `json:"total_ms"`
+	RefusedLatency      LatencySummary            `json:"refused_ms"` // the time to a 503
+	TotalByCache        map[string]LatencySummary `json:"total_ms_by_cache"`
+	Bytes               int64                     `json:"bytes"`
+	OfferedRate         float64                   `json:"offered_rate"`
+	AchievedRate        float64                   `json:"achieved_rate"`
+	ScheduleLagMax      float64                   `json:"schedule_lag_max_ms"`
+	PeakInflight        int64                     `json:"peak_inflight"`
+	Elapsed             float64                   `json:"elapsed_s"`
+	Interrupted         bool                      `json:"interrupted"`
+	Budget              *BudgetReport             `json:"budget"`
+	Target              string                    `json:"target"`                    // sluice or upstream
+	Goodput             float64                   `json:"goodput"`                   // answers completed within the arrival window, per second of it
+	ServerCPU           float64                   `json:"server_cpu_s"`              // the server's process CPU seconds during the run (GET /metrics); 0 unknown
+	ServerCPUPerRequest float64                   `json:"server_cpu_us_per_request"` // ServerCPU per completed or refused request, µs
+	InflightSeries      []InflightPoint           `json:"inflight_series,omitempty"`
 }
 
 // LatencySummary are exact percentiles (nearest rank) of every sample,
@@ -688,6 +935,7 @@ type LatencySummary struct {
 	P90   float64 `json:"p90"`
 	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99_9"`
 	Max   float64 `json:"max"`
 }
 
@@ -707,14 +955,14 @@ type BudgetReport struct {
 
 func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 	r := &Report{
-		Endpoint: cfg.Endpoint, Server: cfg.Server, Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(),
+		Endpoint: cfg.Endpoint, Target: cfg.Target, Server: cfg.Server, Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(),
 		Seed: cfg.Seed, Repeat: cfg.Repeat, Namespace: cfg.Namespace, NoCache: cfg.NoCache,
 		Sent: len(samples), Repeats: repeats,
 		Status: map[string]int{}, Refusals: map[string]int{}, Failures: map[string]int{},
 		FailureExamples: map[string]string{}, Terminal: map[string]int{}, ErrorCodes: map[string]int{},
 		Cache: map[string]int{}, TTFTByCache: map[string]LatencySummary{}, TotalByCache: map[string]LatencySummary{},
 	}
-	var ttft, total []time.Duration
+	var ttft, total, refused []time.Duration
 	byCache, totalByCache := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for i := range samples {
 		s := &samples[i]
@@ -729,6 +977,7 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 		case "refused":
 			r.Refused++
 			r.Refusals[s.code]++
+			refused = append(refused, s.total)
 			continue
 		case "failed":
 			r.Failed++
@@ -766,7 +1015,7 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 	if answered > 0 {
 		r.CacheHitRatio = math.Round(float64(r.Cache["HIT"])/float64(answered)*1e4) / 1e4
 	}
-	r.TTFT, r.Total = summarize(ttft), summarize(total)
+	r.TTFT, r.Total, r.RefusedLatency = summarize(ttft), summarize(total), summarize(refused)
 	for k, v := range byCache {
 		r.TTFTByCache[k] = summarize(v)
 	}
@@ -784,7 +1033,7 @@ func summarize(d []time.Duration) LatencySummary {
 	slices.Sort(d)
 	return LatencySummary{
 		Count: len(d), P50: millis(percentile(d, 50)), P90: millis(percentile(d, 90)),
-		P95: millis(percentile(d, 95)), P99: millis(percentile(d, 99)), Max: millis(d[len(d)-1]),
+		P95: millis(percentile(d, 95)), P99: millis(percentile(d, 99)), P999: millis(percentile(d, 99.9)), Max: millis(d[len(d)-1]),
 	}
 }
 
@@ -820,7 +1069,10 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 		r.Sent, r.Completed, r.Refused, r.Failed, r.Dropped)
 	fmt.Fprintf(tw, "rate\toffered %.1f/s · sent to the server %.1f/s · schedule lag max %.1fms · peak in flight %d\n",
 		r.OfferedRate, r.AchievedRate, r.ScheduleLagMax, r.PeakInflight)
-	fmt.Fprintf(tw, "run\t%.1fs elapsed · %s read%s\n", r.Elapsed, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
+	if r.ServerCPU > 0 {
+		fmt.Fprintf(tw, "server cpu\t%.3fs · %.1fµs per request\n", r.ServerCPU, r.ServerCPUPerRequest)
+	}
+	fmt.Fprintf(tw, "run\t%.1fs elapsed · goodput %.1f/s (completed within -duration) · %s read%s\n", r.Elapsed, r.Goodput, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
 	fmt.Fprintf(tw, "status\t%s\n", countList(r.Status))
 	fmt.Fprintf(tw, "refusals\t%s\n", countList(r.Refusals))
 	fmt.Fprintf(tw, "terminal\t%s\n", countList(r.Terminal))
@@ -839,15 +1091,18 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "latency (ms)\tcount\tp50\tp90\tp95\tp99\tmax\t")
+	fmt.Fprintln(tw, "latency (ms)\tcount\tp50\tp90\tp95\tp99\tp99.9\tmax\t")
 	row := func(name string, s LatencySummary) {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.Count, s.P50, s.P90, s.P95, s.P99, s.Max)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.Count, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max)
 	}
 	row("ttft", r.TTFT)
 	for _, k := range sortedKeys(r.TTFTByCache) {
 		row("ttft "+k, r.TTFTByCache[k])
 	}
 	row("total", r.Total)
+	if r.RefusedLatency.Count > 0 {
+		row("refused", r.RefusedLatency)
+	}
 	for _, k := range sortedKeys(r.TotalByCache) {
 		row("total "+k, r.TotalByCache[k])
 	}
@@ -861,6 +1116,8 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 		}
 		fmt.Fprintf(w, "budget    limit %d · in_flight %d · queued %d · acquired %d / released %d (this run +%d / +%d, rejected +%d) · %s\n",
 			b.Limit, b.InFlight, b.Queued, b.AcquiredTotal, b.ReleasedTotal, b.Acquired, b.Released, b.Rejected, verdict)
+	} else if r.Target == TargetUpstream {
+		fmt.Fprintln(w, "budget    none (straight to the upstream)")
 	} else {
 		fmt.Fprintln(w, "budget    unknown (the server did not answer GET /v1/budget)")
 	}

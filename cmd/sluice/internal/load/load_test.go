@@ -1,6 +1,10 @@
 package load
 
 import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +68,7 @@ func TestLoadPercentiles(t *testing.T) {
 		d = append(d, time.Duration(i)*time.Millisecond)
 	}
 	s := summarize(d)
-	if s != (LatencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, Max: 100}) {
+	if s != (LatencySummary{Count: 100, P50: 50, P90: 90, P95: 95, P99: 99, P999: 100, Max: 100}) {
 		t.Errorf("%+v", s)
 	}
 	if s := summarize([]time.Duration{7 * time.Millisecond}); s.P50 != 7 || s.P99 != 7 || s.Max != 7 {
@@ -72,5 +76,34 @@ func TestLoadPercentiles(t *testing.T) {
 	}
 	if s := summarize(nil); s.Count != 0 {
 		t.Errorf("none: %+v", s)
+	}
+}
+
+// TestPlotIsWellFormedSVG: both kinds of plot parse as XML and draw one
+// line per series that has points.
+func TestPlotIsWellFormedSVG(t *testing.T) {
+	one := &Report{Endpoint: "chat", Rate: 10, InflightSeries: []InflightPoint{{0, 0}, {0.5, 3}, {1, 1}}}
+	several := []*Report{
+		{Endpoint: "chat", Rate: 100, TTFT: LatencySummary{P50: 1, P99: 9}, Total: LatencySummary{P50: 2, P99: 20}},
+		{Endpoint: "chat", Rate: 200, TTFT: LatencySummary{P50: 1.5, P99: 30}, Total: LatencySummary{P50: 3, P99: 300}},
+	}
+	for name, c := range map[string]struct {
+		reps  []*Report
+		lines int
+	}{"in flight": {[]*Report{one}, 1}, "percentiles": {several, 4}} {
+		svg := Plot(c.reps)
+		d := xml.NewDecoder(bytes.NewReader(svg))
+		for {
+			_, err := d.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: not XML: %v\n%s", name, err, svg)
+			}
+		}
+		if n := strings.Count(string(svg), `stroke-width="2"`); n != c.lines {
+			t.Errorf("%s: %d lines, want %d", name, n, c.lines)
+		}
 	}
 }

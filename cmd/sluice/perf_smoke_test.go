@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/cmd/sluice/internal/load"
+	"github.com/sluice-dev/sluice/stream/upstream/simserver"
+)
+
+// TestPerformanceScenariosSmoke runs every scenario command of
+// docs/performance.md, scaled down to a fraction of a second each, against
+// an in-process sim-upstream and sluice: each must exit 0 and write
+// well-formed results (JSON and SVG) whose counts add up. It asserts no
+// timing: the figures are the report's business, not the test's.
+func TestPerformanceScenariosSmoke(t *testing.T) {
+	dir := t.TempDir()
+	// loadRun runs "sluice load args... -out FILE" and returns the runs.
+	loadRun := func(name string, args ...string) []load.Report {
+		t.Helper()
+		out := filepath.Join(dir, name+".json")
+		var stdout, stderr bytes.Buffer
+		args = append([]string{"load", "-duration", "300ms", "-timeout", "10s", "-drain-wait", "10s", "-json", "-out", out}, args...)
+		if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+			t.Fatalf("sluice %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct{ Runs []load.Report }
+		if err := json.Unmarshal(b, &res); err != nil || len(res.Runs) == 0 {
+			t.Fatalf("%s: %v: %s", out, err, b)
+		}
+		// stdout has the same reports, one JSON object per line.
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		if len(lines) != len(res.Runs) {
+			t.Errorf("%s: %d lines on stdout, %d runs in the file", name, len(lines), len(res.Runs))
+		}
+		for _, r := range res.Runs {
+			if r.Sent == 0 || r.Completed+r.Refused+r.Failed+r.Dropped != r.Sent || r.Total.Count != r.Completed {
+				t.Errorf("%s at %g/s: counts do not add up: %+v", name, r.Rate, r)
+			}
+		}
+		return res.Runs
+	}
+	checkSVG := func(name string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			if _, err := d.Token(); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s is not XML: %v", name, err)
+			}
+		}
+	}
+	fast := simserver.Config{Chunks: 20}
+	slow := simserver.Config{TTFT: 20 * time.Millisecond, TTFTP99: 80 * time.Millisecond, Chunks: 5}
+
+	// 1. Overhead: the same load straight to the upstream and through
+	// sluice, at two rates, with a latency plot each.
+	up := startSimUpstream(t, fast)
+	srv := startSluice(t, "-upstream", up, "-budget", "10000")
+	direct := loadRun("s1-direct", "-target", "upstream", "-server", up, "-rate", "20,40", "-plot", filepath.Join(dir, "s1-direct.svg"))
+	via := loadRun("s1-sluice", "-server", srv, "-endpoint", "chat", "-nocache", "-rate", "20,40", "-plot", filepath.Join(dir, "s1-sluice.svg"))
+	// The other doors take the same load.
+	for _, ep := range []string{"stream", "tasks", "responses"} {
+		if r := loadRun("s1-"+ep, "-server", srv, "-endpoint", ep, "-nocache", "-rate", "20"); r[0].Terminal["done"] != r[0].Completed || r[0].TTFT.Count != r[0].Completed {
+			t.Errorf("%s: terminal %v, %d TTFTs for %d answers", ep, r[0].Terminal, r[0].TTFT.Count, r[0].Completed)
+		}
+	}
+	checkSVG("s1-direct.svg")
+	checkSVG("s1-sluice.svg")
+	if len(direct) != 2 || len(via) != 2 || direct[0].Target != "upstream" || direct[0].Budget != nil || via[1].Budget == nil {
+		t.Errorf("overhead runs: direct %d (target %q), via sluice %d", len(direct), direct[0].Target, len(via))
+	}
+
+	// 2. Capacity knee: a small budget against a slow upstream, one rate,
+	// with the in-flight plot.
+	up = startSimUpstream(t, slow)
+	srv = startSluice(t, "-upstream", up, "-budget", "3")
+	loadRun("s2", "-server", srv, "-endpoint", "chat", "-nocache", "-repeat", "0", "-rate", "40", "-plot", filepath.Join(dir, "s2.svg"))
+	checkSVG("s2.svg")
+
+	// 3. Overload: an upstream of capacity 2, without a budget, with one
+	// refusing at once, and with a bounded wait.
+	over := slow
+	over.Capacity = 2
+	for name, flags := range map[string][]string{
+		"s3-nobudget": {"-budget", "10000"},
+		"s3-refuse":   {"-budget", "2"},
+		"s3-wait":     {"-budget", "2", "-acquire-timeout", "50ms"},
+	} {
+		up = startSimUpstream(t, over)
+		srv = startSluice(t, append([]string{"-upstream", up}, flags...)...)
+		loadRun(name, "-server", srv, "-endpoint", "chat", "-nocache", "-repeat", "0", "-rate", "40")
+	}
+
+	// 4. Cache A/B: mostly repeated questions, cache off then on.
+	up = startSimUpstream(t, slow)
+	srv = startSluice(t, "-upstream", up)
+	off := loadRun("s4-off", "-server", srv, "-endpoint", "chat", "-nocache", "-repeat", "0.97", "-rate", "40")
+	on := loadRun("s4-on", "-server", srv, "-endpoint", "chat", "-repeat", "0.97", "-rate", "40")
+	if off[0].Cache["HIT"] != 0 || on[0].Cache["HIT"] == 0 {
+		t.Errorf("cache off: %v hits; cache on: %v", off[0].Cache, on[0].Cache)
+	}
+}

@@ -225,11 +225,11 @@ func settingType(st setting) string {
 	if def == "true" || def == "false" {
 		return ""
 	}
+	if _, err := strconv.Atoi(def); err == nil {
+		return "int" // before durations: "0" parses as both
+	}
 	if _, err := time.ParseDuration(def); err == nil {
 		return "duration"
-	}
-	if _, err := strconv.Atoi(def); err == nil {
-		return "int"
 	}
 	if _, err := strconv.ParseFloat(def, 64); err == nil {
 		return "float"

@@ -28,21 +28,25 @@ type idemEntry struct {
 	// (an id, not the task: a task the store drops must not be kept
 	// alive here)
 	expires time.Time
-	el      *list.Element
+	el      *list.Element // in idemTable.order
+	tel     *list.Element // in its tenant's list
 }
 
 // idemTable maps (tenant, key) to the first request's task: bounded in
-// entries (oldest dropped first) and in time (the task's TTL).
+// time (the task's TTL) and in entries: when full, the tenant holding the
+// most keys loses its oldest, so one tenant's flood of keys pushes out its
+// own before anyone else's (with one tenant: the oldest key).
 type idemTable struct {
 	max int
 
-	mu      sync.Mutex // protects the fields below
-	entries map[idemKey]*idemEntry
-	order   list.List // of *idemEntry, oldest first
+	mu       sync.Mutex // protects the fields below
+	entries  map[idemKey]*idemEntry
+	order    list.List             // of *idemEntry, oldest first (and so first to expire)
+	byTenant map[string]*list.List // of *idemEntry per tenant, oldest first
 }
 
 func newIdemTable(max int) *idemTable {
-	return &idemTable{max: max, entries: map[idemKey]*idemEntry{}}
+	return &idemTable{max: max, entries: map[idemKey]*idemEntry{}, byTenant: map[string]*list.List{}}
 }
 
 // fingerprint identifies what a request asks for (not its tenant or key).
@@ -71,9 +75,21 @@ func (it *idemTable) claim(k idemKey, fp [32]byte, now time.Time, ttl time.Durat
 	}
 	e = &idemEntry{key: k, fingerprint: fp, ready: make(chan struct{}), expires: now.Add(ttl)}
 	e.el = it.order.PushBack(e)
+	own := it.byTenant[k.tenant]
+	if own == nil {
+		own = list.New()
+		it.byTenant[k.tenant] = own
+	}
+	e.tel = own.PushBack(e)
 	it.entries[k] = e
 	for it.max > 0 && it.order.Len() > it.max {
-		it.removeLocked(it.order.Front().Value.(*idemEntry))
+		var most *list.List // the tenant holding the most keys; tenants are few (one per API key)
+		for _, l := range it.byTenant {
+			if most == nil || l.Len() > most.Len() {
+				most = l
+			}
+		}
+		it.removeLocked(most.Front().Value.(*idemEntry))
 	}
 	return e, true
 }
@@ -102,6 +118,11 @@ func (it *idemTable) removeLocked(e *idemEntry) {
 	if it.entries[e.key] == e {
 		delete(it.entries, e.key)
 		it.order.Remove(e.el)
+		own := it.byTenant[e.key.tenant]
+		own.Remove(e.tel)
+		if own.Len() == 0 {
+			delete(it.byTenant, e.key.tenant)
+		}
 	}
 }
 

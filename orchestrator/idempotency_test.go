@@ -133,3 +133,30 @@ func (f *flaky) Stream(ctx context.Context, _ upstream.Request, out chan<- upstr
 		return ctx.Err()
 	}
 }
+
+// TestSubmitOnceKeysFairBetweenTenants: when the key table is full, the
+// tenant holding the most keys loses its oldest: tenant a's flood of keys
+// does not push out tenant b's one key, so b's retry still attaches (no
+// second upstream call).
+func TestSubmitOnceKeysFairBetweenTenants(t *testing.T) {
+	o := newOrch(t, orchestrator.Config{MaxIdempotencyKeys: 10}, burst{[]string{"x"}}, nil)
+	submit := func(tenant, key, q string) (*orchestrator.Task, bool) {
+		t.Helper()
+		r := ask(q)
+		r.Tenant, r.IdempotencyKey = tenant, key
+		task, att, err := o.SubmitOnce(context.Background(), r, orchestrator.Async)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, task)
+		return task, att
+	}
+	first, _ := submit("b", "b-key", "b's question")
+	for i := range 100 {
+		submit("a", "a-key-"+strconv.Itoa(i), "a's question "+strconv.Itoa(i))
+	}
+	again, att := submit("b", "b-key", "b's question")
+	if !att || again.ID != first.ID {
+		t.Fatalf("tenant a's flood of keys pushed out tenant b's key (attached %v)", att)
+	}
+}

@@ -125,7 +125,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_TASK_MAX_RETAINED", "task-max-retained", "10000", "most finished tasks kept (oldest finished dropped first, before their TTL; running tasks never)", posInt(&s.TaskMaxKept)},
 		{"SLUICE_TASK_MAX_RETAINED_BYTES", "task-max-retained-bytes", "128MiB", "most bytes of finished tasks kept (their text plus ~2 KiB each), like SLUICE_TASK_MAX_RETAINED", size(&s.TaskMaxBytes)},
 		{"SLUICE_MAX_ANSWER_BYTES", "max-answer-bytes", "1MiB", "longest answer of one task; past it the answer is cut as partial (finish_reason length, code answer_too_large) and the upstream call ends", size(&s.MaxAnswer)},
-		{"SLUICE_IDEMPOTENCY_KEYS", "idempotency-keys", "10000", "most Idempotency-Keys remembered (all tenants; oldest forgotten first; a key also ends with its task)", posInt(&s.IdemKeys)},
+		{"SLUICE_IDEMPOTENCY_KEYS", "idempotency-keys", "10000", "most Idempotency-Keys remembered (all tenants; when full, the tenant holding the most forgets its oldest; a key also ends with its task)", posInt(&s.IdemKeys)},
 		{"SLUICE_MAX_QUEUE_WAIT", "max-queue-wait", "60s", "longest wait of an async task in the queue for budget; past it the task fails (finish_reason overloaded, code queue_timeout)", dur(&s.MaxQueueWait, false)},
 		{"SLUICE_BREAKER_MIN_CALLS", "breaker-min-calls", "20", "upstream calls the breaker's window must hold before its failure rate can open the circuit", posInt(&s.BreakerMin)},
 		{"SLUICE_BREAKER_FAILURE_RATE", "breaker-failure-rate", "0.5", "share of failed upstream calls in the window that opens the circuit", unit(&s.BreakerRate)},

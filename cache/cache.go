@@ -288,18 +288,24 @@ func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans An
 	c.evict(now)
 }
 
-// evict drops expired entries at the LRU tail, then least recently used
-// entries until the bounds hold. c.mu must be held for writing.
+// evict drops expired entries at the LRU tail, then, until the bounds
+// hold, the least recently used entry of the tenant holding the most (with
+// one tenant: the least recently used entry), so one tenant's flood of
+// entries evicts its own before anyone else's. c.mu must be held for
+// writing.
 func (c *Cache) evict(now time.Time) {
 	for {
 		old, ok := c.st.oldest()
 		if !ok {
 			return
 		}
-		over := (c.cfg.MaxEntries > 0 && c.st.count() > c.cfg.MaxEntries) ||
-			(c.cfg.MaxBytes > 0 && c.st.bytes() > c.cfg.MaxBytes)
-		if !over && !old.expired(now) {
+		overEntries := c.cfg.MaxEntries > 0 && c.st.count() > c.cfg.MaxEntries
+		overBytes := c.cfg.MaxBytes > 0 && c.st.bytes() > c.cfg.MaxBytes
+		if !overEntries && !overBytes && !old.expired(now) {
 			return
+		}
+		if !old.expired(now) {
+			old, _ = c.st.largestTenant(overEntries)
 		}
 		c.st.remove(old.id)
 		if s := c.stats[old.nsKey]; s != nil && !old.expired(now) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -426,4 +427,25 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestEvictionIsFairBetweenTenants: past the entry or byte bound, the
+// tenant holding the most loses its least recently used entry: tenant a's
+// flood of entries does not evict tenant b's answer.
+func TestEvictionIsFairBetweenTenants(t *testing.T) {
+	for _, cfg := range []cache.Config{{MaxEntries: 20}, {MaxBytes: 200 << 10}} {
+		c := cache.New(cfg)
+		b := cache.Namespace{Tenant: "b", Namespace: "n", Model: "m"}
+		a := cache.Namespace{Tenant: "a", Namespace: "n", Model: "m"}
+		c.Store(ctx, b, "where is pallet 7?", ans("aisle 3"))
+		for i := range 500 {
+			c.Store(ctx, a, "flood question number "+strconv.Itoa(i), ans(strings.Repeat("x", 1000)))
+		}
+		if r := c.Lookup(ctx, b, "where is pallet 7?"); !r.Hit {
+			t.Fatalf("bounds %d entries / %d bytes: tenant a's flood evicted tenant b's entry", cfg.MaxEntries, cfg.MaxBytes)
+		}
+		if r := c.Lookup(ctx, a, "flood question number 499"); !r.Hit {
+			t.Fatalf("bounds %d entries / %d bytes: tenant a's newest entry was evicted", cfg.MaxEntries, cfg.MaxBytes)
+		}
+	}
 }

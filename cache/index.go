@@ -21,7 +21,8 @@ type entry struct {
 	hits       int64
 	size       int64
 	lru        *list.Element
-	row        int // index of vec in its namespace's rows, -1 if none
+	tlru       *list.Element // in its tenant's share
+	row        int           // index of vec in its namespace's rows, -1 if none
 }
 
 // expired reports whether e is past its TTL at now.
@@ -54,6 +55,9 @@ type store interface {
 	namespaces(fn func(nsKey string, ns Namespace))
 	// oldest returns the least recently used entry.
 	oldest() (*entry, bool)
+	// largestTenant returns the least recently used entry of the tenant
+	// holding the most entries (byCount) or bytes.
+	largestTenant(byCount bool) (*entry, bool)
 	// touch marks e as just used.
 	touch(e *entry)
 	// all returns every entry.
@@ -112,10 +116,18 @@ type memStore struct {
 	ns    map[string]*nsIndex
 	lru   *list.List // front: most recently used
 	total int64
+	// tenants are each tenant's entries: few (one per API key).
+	tenants map[string]*tenantShare
+}
+
+// tenantShare is one tenant's entries, most recently used first.
+type tenantShare struct {
+	lru   list.List
+	bytes int64
 }
 
 func newMemStore() *memStore {
-	return &memStore{byID: map[string]*entry{}, ns: map[string]*nsIndex{}, lru: list.New()}
+	return &memStore{byID: map[string]*entry{}, ns: map[string]*nsIndex{}, lru: list.New(), tenants: map[string]*tenantShare{}}
 }
 
 var _ store = (*memStore)(nil)
@@ -130,6 +142,13 @@ func (s *memStore) put(e *entry) *entry {
 	s.byID[e.id] = e
 	e.lru = s.lru.PushFront(e)
 	s.total += e.size
+	share := s.tenants[e.ns.Tenant]
+	if share == nil {
+		share = &tenantShare{}
+		s.tenants[e.ns.Tenant] = share
+	}
+	e.tlru = share.lru.PushFront(e)
+	share.bytes += e.size
 	ix := s.ns[e.nsKey]
 	if ix == nil {
 		ix = &nsIndex{buckets: map[string][]int{}, entries: map[string]*entry{}}
@@ -173,6 +192,12 @@ func (s *memStore) remove(id string) (*entry, bool) {
 	delete(s.byID, id)
 	s.lru.Remove(e.lru)
 	s.total -= e.size
+	share := s.tenants[e.ns.Tenant]
+	share.lru.Remove(e.tlru)
+	share.bytes -= e.size
+	if share.lru.Len() == 0 {
+		delete(s.tenants, e.ns.Tenant)
+	}
 	ix := s.ns[e.nsKey]
 	delete(ix.entries, id)
 	ix.bytes -= e.size
@@ -317,7 +342,23 @@ func (s *memStore) oldest() (*entry, bool) {
 	return el.Value.(*entry), true
 }
 
-func (s *memStore) touch(e *entry) { s.lru.MoveToFront(e.lru) }
+func (s *memStore) largestTenant(byCount bool) (*entry, bool) {
+	var top *tenantShare
+	for _, sh := range s.tenants {
+		if top == nil || byCount && sh.lru.Len() > top.lru.Len() || !byCount && sh.bytes > top.bytes {
+			top = sh
+		}
+	}
+	if top == nil {
+		return nil, false
+	}
+	return top.lru.Back().Value.(*entry), true
+}
+
+func (s *memStore) touch(e *entry) {
+	s.lru.MoveToFront(e.lru)
+	s.tenants[e.ns.Tenant].lru.MoveToFront(e.tlru)
+}
 
 func (s *memStore) all() []*entry {
 	out := make([]*entry, 0, len(s.byID))

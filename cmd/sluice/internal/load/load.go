@@ -391,9 +391,12 @@ func (l *loader) reason(ctx context.Context, err error) string {
 	return "transport error"
 }
 
-// readTaskEvents reads a sluice event stream (meta, delta..., one
-// terminal event) to its end.
-func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
+// readStream reads an event stream to its end, giving each event before
+// the terminal one to event, one door's reading of it: it sets s.first,
+// s.ttft and, at the end, s.terminal and s.total. An error from event
+// fails the sample as a malformed event. A stream that ends (or breaks)
+// before a terminal event fails with the reason.
+func (l *loader) readStream(ctx context.Context, s *loadSample, body io.Reader, event func(ev client.Event) error) {
 	er := client.NewEventReader(countingReader{body, &s.bytes})
 	for {
 		ev, err := er.Next()
@@ -409,13 +412,37 @@ func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Read
 		if s.terminal != "" {
 			continue // nothing follows a terminal event; read to the end
 		}
+		if err := event(ev); err != nil {
+			s.fail("bad event", err)
+			return
+		}
+	}
+	if s.terminal == "" {
+		s.fail(l.streamReason(ctx, nil), nil)
+	}
+}
+
+// firstToken records the time to the first token, once.
+func (s *loadSample) firstToken(start time.Time) {
+	if !s.first {
+		s.first, s.ttft = true, time.Since(start)
+	}
+}
+
+// end records the terminal event and the total time.
+func (s *loadSample) end(terminal stream.Event, start time.Time) {
+	s.terminal, s.total = terminal, time.Since(start)
+}
+
+// readTaskEvents reads a sluice event stream (meta, delta..., one
+// terminal event) to its end.
+func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
+	l.readStream(ctx, s, body, func(ev client.Event) error {
 		switch ev.Type {
 		case stream.EventDelta:
-			if !s.first {
-				s.first, s.ttft = true, time.Since(start)
-			}
+			s.firstToken(start)
 		case stream.EventDone, stream.EventPartial, stream.EventError:
-			s.terminal, s.total = ev.Type, time.Since(start)
+			s.end(ev.Type, start)
 			if ev.Type == stream.EventError {
 				var e struct {
 					Code string `json:"code"`
@@ -424,34 +451,18 @@ func (l *loader) readTaskEvents(ctx context.Context, s *loadSample, body io.Read
 				s.code = e.Code
 			}
 		}
-	}
-	if s.terminal == "" {
-		s.fail(l.streamReason(ctx, nil), nil)
-	}
+		return nil
+	})
 }
 
-// readChat reads a chat.completion.chunk stream to its [DONE]. The
-// terminal is the finish_reason (stop: done, length: partial, the answer
-// was cut) or an in-stream error object.
+// readChat reads a chat.completion.chunk stream to its end. The terminal
+// is the finish_reason (stop: done, length: partial, the answer was cut)
+// or an in-stream error object; [DONE] without one is no terminal.
 func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
-	er := client.NewEventReader(countingReader{body, &s.bytes})
-	for {
-		ev, err := er.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if s.terminal == "" {
-				s.fail(l.streamReason(ctx, err), err)
-			}
-			return
-		}
+	l.readStream(ctx, s, body, func(ev client.Event) error {
 		data := strings.TrimSpace(string(ev.Data))
-		if data == "[DONE]" {
-			break
-		}
-		if data == "" || s.terminal != "" {
-			continue
+		if data == "" || data == "[DONE]" {
+			return nil
 		}
 		var ch struct {
 			Choices []struct {
@@ -465,60 +476,42 @@ func (l *loader) readChat(ctx context.Context, s *loadSample, body io.Reader, st
 			} `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(data), &ch); err != nil {
-			s.fail("bad chunk", err)
-			return
+			return err
 		}
 		if ch.Error != nil {
-			s.terminal, s.total, s.code = stream.EventError, time.Since(start), ch.Error.Code
-			continue
+			s.end(stream.EventError, start)
+			s.code = ch.Error.Code
+			return nil
 		}
 		for _, c := range ch.Choices {
-			if c.Delta.Content != nil && *c.Delta.Content != "" && !s.first {
-				s.first, s.ttft = true, time.Since(start)
+			if c.Delta.Content != nil && *c.Delta.Content != "" {
+				s.firstToken(start)
 			}
 			if c.FinishReason != nil && s.terminal == "" {
-				s.terminal, s.total = stream.EventDone, time.Since(start)
+				s.end(stream.EventDone, start)
 				if *c.FinishReason == "length" { // the OpenAI door's finish reason of a cut answer
 					s.terminal = stream.EventPartial
 				}
 			}
 		}
-	}
-	if s.terminal == "" {
-		s.fail(l.streamReason(ctx, nil), nil)
-	}
+		return nil
+	})
 }
 
 // readResponses reads a Responses stream (response.created ...
 // response.output_text.delta ... one of response.completed, incomplete or
 // failed) to its end.
 func (l *loader) readResponses(ctx context.Context, s *loadSample, body io.Reader, start time.Time) {
-	er := client.NewEventReader(countingReader{body, &s.bytes})
-	for {
-		ev, err := er.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if s.terminal == "" {
-				s.fail(l.streamReason(ctx, err), err)
-			}
-			return
-		}
-		if s.terminal != "" {
-			continue
-		}
+	l.readStream(ctx, s, body, func(ev client.Event) error {
 		switch ev.Type {
 		case "response.output_text.delta":
-			if !s.first {
-				s.first, s.ttft = true, time.Since(start)
-			}
+			s.firstToken(start)
 		case "response.completed":
-			s.terminal, s.total = stream.EventDone, time.Since(start)
+			s.end(stream.EventDone, start)
 		case "response.incomplete":
-			s.terminal, s.total = stream.EventPartial, time.Since(start)
+			s.end(stream.EventPartial, start)
 		case "response.failed", "error":
-			s.terminal, s.total = stream.EventError, time.Since(start)
+			s.end(stream.EventError, start)
 			var e struct {
 				Code     string `json:"code"`
 				Response struct {
@@ -533,10 +526,8 @@ func (l *loader) readResponses(ctx context.Context, s *loadSample, body io.Reade
 				s.code = e.Response.Error.Code
 			}
 		}
-	}
-	if s.terminal == "" {
-		s.fail(l.streamReason(ctx, nil), nil)
-	}
+		return nil
+	})
 }
 
 func (l *loader) streamReason(ctx context.Context, err error) string {

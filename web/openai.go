@@ -260,17 +260,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	// A repeat with the same Idempotency-Key attaches to the first
 	// request's task and gets the whole answer again (chunks carry no
 	// event ids to resume after).
-	t, attached, err := s.orch.SubmitOnce(r.Context(), req, orchestrator.Interactive)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client left while waiting for budget
-		}
-		writeOpenAIError(w, err)
+	t, _ := s.submit(w, r, req, orchestrator.Interactive, writeOpenAIError)
+	if t == nil {
 		return
 	}
-	setCacheHeaders(w, t)
-	setReplayed(w, attached)
-	w.Header().Set("X-Task-Id", t.ID)
 	c := &completion{
 		s: s, t: t,
 		id: "chatcmpl-" + t.ID, created: t.CreatedAt.Unix(),

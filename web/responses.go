@@ -230,17 +230,10 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	if background {
 		mode = orchestrator.Async
 	}
-	t, attached, err := s.orch.SubmitOnce(r.Context(), req, mode)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client left while waiting for budget
-		}
-		writeOpenAIError(w, err)
+	t, _ := s.submit(w, r, req, mode, writeOpenAIError)
+	if t == nil {
 		return
 	}
-	setCacheHeaders(w, t)
-	setReplayed(w, attached)
-	w.Header().Set("X-Task-Id", t.ID)
 	prompt := estimateTokens(req.Messages)
 	if rr.Stream != nil && *rr.Stream {
 		f := &responseEvents{t: t, after: -1, last: -1}

@@ -42,20 +42,16 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request, tenant strin
 		writeError(w, err)
 		return
 	}
-	t, attached, err := s.orch.SubmitOnce(r.Context(), req, orchestrator.Async)
-	if err != nil {
-		writeError(w, err)
+	t, _ := s.submit(w, r, req, orchestrator.Async, writeError)
+	if t == nil {
 		return
 	}
-	setReplayed(w, attached)
 	url := "/v1/tasks/" + t.ID
 	events := url + "/events"
 	if tenant != "" {
 		events += "?token=" + s.eventsToken(tenant, t.ID)
 	}
-	setCacheHeaders(w, t)
 	w.Header().Set("Location", url)
-	w.Header().Set("X-Task-Id", t.ID)
 	writeJSON(w, http.StatusAccepted, map[string]any{
 		"id": t.ID, "status": t.Status(), "url": url, "events_url": events,
 		"cache": t.Cache,
@@ -71,17 +67,10 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		writeError(w, err)
 		return
 	}
-	t, attached, err := s.orch.SubmitOnce(r.Context(), req, orchestrator.Interactive)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client left while waiting for budget
-		}
-		writeError(w, err)
+	t, attached := s.submit(w, r, req, orchestrator.Interactive, writeError)
+	if t == nil {
 		return
 	}
-	setCacheHeaders(w, t)
-	setReplayed(w, attached)
-	w.Header().Set("X-Task-Id", t.ID)
 	after := 0
 	if attached {
 		// A repeated POST (a client reconnecting by sending it again)
@@ -214,6 +203,26 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if t := s.lookup(w, r.PathValue("id"), tenant, cancel); t != nil {
 		s.writeAnswer(w, http.StatusOK, t.View())
 	}
+}
+
+// submit hands a door's request to the orchestrator and writes the task's
+// headers (X-Task-Id, X-Cache…, Idempotent-Replayed). On a refusal it
+// writes the door's error with writeErr, or nothing when the client left
+// while waiting for budget, and returns nil. attached is true when the
+// request attached to an earlier one with the same Idempotency-Key.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, req orchestrator.Request, mode orchestrator.Mode,
+	writeErr func(http.ResponseWriter, error)) (t *orchestrator.Task, attached bool) {
+	t, attached, err := s.orch.SubmitOnce(r.Context(), req, mode)
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeErr(w, err)
+		} // else the client left while waiting for budget: nobody to answer
+		return nil, false
+	}
+	setCacheHeaders(w, t)
+	setReplayed(w, attached)
+	w.Header().Set("X-Task-Id", t.ID)
+	return t, attached
 }
 
 // setCacheHeaders writes the X-Cache headers of a task's cache decision.

@@ -275,19 +275,7 @@ func TestRedisOutageLosesNothing(t *testing.T) {
 // and ones created during it. B reads them all whole, in order.
 func TestRedisRestartedEmpty(t *testing.T) {
 	o := newOutage(t)
-	published := o.submit(1, "published before")
-	o.endAllOnA(published)
-	waitFor(t, 10*time.Second, "the first task published", func() bool {
-		var v orchestrator.View
-		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+published[0], nil, &v)
-		return st == 200 && v.Status == orchestrator.StatusDone
-	})
-	streaming := o.submit(3, "streaming at the cut")
-	waitFor(t, 10*time.Second, "deltas of the streaming tasks on B", func() bool {
-		var v orchestrator.View
-		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+streaming[2], nil, &v)
-		return st == 200 && v.Chunks >= 2
-	})
+	published, streaming := o.publishedThenStreaming("streaming at the cut")
 
 	o.proxy.Cut()
 	redistest.Empty(t, o.url, o.prefix)
@@ -310,19 +298,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	o.b = newEnv(t, envOpts{Shared: o.bWatch, Orch: outageCfg, NoCache: true})
 	o.a.Up.SetScript(upstreamtest.Script{Chunks: o.chunks, Gap: 150 * time.Millisecond})
 
-	published := o.submit(1, "published before")
-	o.endAllOnA(published)
-	waitFor(t, 10*time.Second, "the first task published", func() bool {
-		var v orchestrator.View
-		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+published[0], nil, &v)
-		return st == 200 && v.Status == orchestrator.StatusDone
-	})
-	streaming := o.submit(3, "streaming at the kill")
-	waitFor(t, 10*time.Second, "deltas of the streaming tasks on B", func() bool {
-		var v orchestrator.View
-		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+streaming[2], nil, &v)
-		return st == 200 && v.Chunks >= 2
-	})
+	published, streaming := o.publishedThenStreaming("streaming at the kill")
 
 	srv.Kill()
 	waitFor(t, 5*time.Second, "/readyz on A says degraded", func() bool {
@@ -490,4 +466,26 @@ func TestRedisBacklogBound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// publishedThenStreaming starts one task on A and lets it end and reach B,
+// then starts three that stream slowly (label names them) and waits until
+// B has seen deltas of them: the state in which Redis is then lost.
+func (o *outage) publishedThenStreaming(label string) (published, streaming []string) {
+	t := o.t
+	t.Helper()
+	published = o.submit(1, "published before")
+	o.endAllOnA(published)
+	waitFor(t, 10*time.Second, "the first task published", func() bool {
+		var v orchestrator.View
+		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+published[0], nil, &v)
+		return st == 200 && v.Status == orchestrator.StatusDone
+	})
+	streaming = o.submit(3, label)
+	waitFor(t, 10*time.Second, "deltas of the streaming tasks on B", func() bool {
+		var v orchestrator.View
+		st, _ := o.b.doJSON(http.MethodGet, "/v1/tasks/"+streaming[2], nil, &v)
+		return st == 200 && v.Chunks >= 2
+	})
+	return published, streaming
 }

@@ -15,59 +15,11 @@
 // code is 0 only when nothing failed.
 
 import OpenAI, { APIError } from 'openai';
+import { harness } from './sdk-harness.mjs';
 
-const [base, expected] = process.argv.slice(2);
-if (!base || expected === undefined) {
-  console.error('usage: node openai-sdk.mjs <sluice base URL> <expected answer>');
-  process.exit(2);
-}
-const root = base.replace(/\/+$/, '');
-const client = new OpenAI({ baseURL: root + '/v1', apiKey: 'x', maxRetries: 0, timeout: 30_000 });
+const { root, expected, client, check, test, getJSON, task, waitBudget, finish } = harness('openai-sdk');
 const model = 'sim-1';
 const user = (content) => [{ role: 'system', content: 'be brief' }, { role: 'user', content }];
-
-let passed = 0;
-let failed = 0;
-
-function check(cond, what) {
-  if (!cond) throw new Error('check failed: ' + what);
-}
-
-async function test(name, fn) {
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed++;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
-
-async function getJSON(path) {
-  const res = await fetch(root + path);
-  check(res.ok, `GET ${path}: ${res.status}`);
-  return res.json();
-}
-
-// task returns GET /v1/tasks/{id} once the task is final.
-async function task(id) {
-  check(id, 'response names its task (x-task-id)');
-  for (let i = 0; i < 300; i++) {
-    const v = await getJSON('/v1/tasks/' + id);
-    if (!['queued', 'running'].includes(v.status)) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`task ${id} did not end`);
-}
-
-async function waitBudget(pred, what) {
-  for (let i = 0; i < 500; i++) {
-    if (pred(await getJSON('/v1/budget'))) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('budget never ' + what);
-}
 
 // readStream collects a chat.completion.chunk stream.
 async function readStream(stream) {
@@ -197,5 +149,4 @@ await test('overload is a 503 APIError with Retry-After, streaming or not', asyn
   }
 });
 
-console.log(`openai-sdk e2e: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

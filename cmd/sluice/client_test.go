@@ -5,15 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/web/client/clienttest"
 )
 
 // startSluice serves a sluice with the simulated upstream on a free port
@@ -207,70 +207,6 @@ func TestAskOverloadedExits1(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 }
 
-// dropProxy forwards to a sluice and cuts the first event stream it
-// relays abruptly after a few delta events, without the end of the
-// chunked body, as a dying proxy or network would. It records the
-// Last-Event-ID of every events request.
-type dropProxy struct {
-	target string
-	after  int // deltas relayed before the cut
-
-	mu      sync.Mutex
-	lastIDs []string
-	cut     bool
-}
-
-func (p *dropProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, _ := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), r.Body)
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-	if !strings.HasSuffix(r.URL.Path, "/events") {
-		_, _ = io.Copy(w, resp.Body)
-		return
-	}
-	p.mu.Lock()
-	p.lastIDs = append(p.lastIDs, r.Header.Get("Last-Event-ID"))
-	cutThis := !p.cut
-	p.cut = true
-	p.mu.Unlock()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Split(splitEvents)
-	deltas := 0
-	for sc.Scan() {
-		if _, err := fmt.Fprintf(w, "%s\n\n", sc.Bytes()); err != nil {
-			return
-		}
-		_ = rc.Flush()
-		if strings.Contains(sc.Text(), "event: delta") {
-			deltas++
-		}
-		if cutThis && deltas == p.after {
-			panic(http.ErrAbortHandler) // drop the connection mid-stream
-		}
-	}
-}
-
-// splitEvents splits an SSE body at blank lines.
-func splitEvents(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.Index(data, []byte("\n\n")); i >= 0 {
-		return i + 2, data[:i], nil
-	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
-}
-
 func TestTaskResumesAfterDroppedConnection(t *testing.T) {
 	srv := startSluice(t, "-sim-gap", "5ms")
 	// A live task, to follow while it streams.
@@ -282,7 +218,7 @@ func TestTaskResumesAfterDroppedConnection(t *testing.T) {
 	_ = json.NewDecoder(resp.Body).Decode(&created)
 	resp.Body.Close()
 
-	p := &dropProxy{target: srv, after: 3}
+	p := &clienttest.CutProxy{Target: srv, After: 3}
 	ps := httptest.NewServer(p)
 	defer ps.Close()
 	code, out, errOut := runCLI(t, ps.URL, "task", created.ID)
@@ -293,10 +229,7 @@ func TestTaskResumesAfterDroppedConnection(t *testing.T) {
 	if out != v.Text || v.Status != "done" {
 		t.Errorf("stdout %q\ntask   %q (%s)", out, v.Text, v.Status)
 	}
-	p.mu.Lock()
-	ids := append([]string(nil), p.lastIDs...)
-	p.mu.Unlock()
-	if len(ids) != 2 || ids[0] != "" || ids[1] != "3" {
+	if ids := p.LastEventIDs(); len(ids) != 2 || ids[0] != "" || ids[1] != "3" {
 		t.Errorf("Last-Event-ID per connection %q, want [\"\" \"3\"]", ids)
 	}
 	if !strings.Contains(errOut, "resuming after event 3") {

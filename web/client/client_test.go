@@ -1,8 +1,6 @@
 package client_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +21,7 @@ import (
 	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/web"
 	"github.com/sluice-dev/sluice/web/client"
+	"github.com/sluice-dev/sluice/web/client/clienttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -218,77 +216,6 @@ func TestAPIErrorOfAnotherServer(t *testing.T) {
 	}
 }
 
-// cutProxy forwards to a sluice and ends the first event stream it relays
-// after a few delta events: abruptly (without the end of the chunked
-// body, as a dying proxy would), or cleanly (as a server dropping a slow
-// reader does). It records the Last-Event-ID of every events request.
-type cutProxy struct {
-	target string
-	after  int  // deltas relayed before the cut
-	clean  bool // end the response instead of breaking it
-
-	mu      sync.Mutex
-	lastIDs []string
-	cut     bool
-}
-
-func (p *cutProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, _ := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), r.Body)
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-	if !strings.HasSuffix(r.URL.Path, "/events") {
-		_, _ = io.Copy(w, resp.Body)
-		return
-	}
-	p.mu.Lock()
-	p.lastIDs = append(p.lastIDs, r.Header.Get("Last-Event-ID"))
-	cutThis := !p.cut
-	p.cut = true
-	p.mu.Unlock()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		if i := bytes.Index(data, []byte("\n\n")); i >= 0 {
-			return i + 2, data[:i], nil
-		}
-		if atEOF && len(data) > 0 {
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	})
-	deltas := 0
-	for sc.Scan() {
-		if _, err := fmt.Fprintf(w, "%s\n\n", sc.Bytes()); err != nil {
-			return
-		}
-		_ = rc.Flush()
-		if strings.Contains(sc.Text(), "event: delta") {
-			deltas++
-		}
-		if cutThis && deltas == p.after {
-			if p.clean {
-				return
-			}
-			panic(http.ErrAbortHandler) // drop the connection mid-stream
-		}
-	}
-}
-
-func (p *cutProxy) ids() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.lastIDs...)
-}
-
 func TestFollowResumesWithLastEventID(t *testing.T) {
 	for _, clean := range []bool{false, true} {
 		t.Run(map[bool]string{false: "dropped", true: "closed"}[clean], func(t *testing.T) {
@@ -298,7 +225,7 @@ func TestFollowResumesWithLastEventID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &cutProxy{target: srv, after: 3, clean: clean}
+			p := &clienttest.CutProxy{Target: srv, After: 3, Clean: clean}
 			ps := httptest.NewServer(p)
 			defer ps.Close()
 			c := newClient(t, ps.URL, "")
@@ -326,7 +253,7 @@ func TestFollowResumesWithLastEventID(t *testing.T) {
 			if n := strings.Count(strings.Join(got.types(), " "), "meta"); n != 1 || got.events[0].Type != "meta" {
 				t.Errorf("event types %v", got.types())
 			}
-			if ids := p.ids(); len(ids) != 2 || ids[0] != "" || ids[1] != "3" {
+			if ids := p.LastEventIDs(); len(ids) != 2 || ids[0] != "" || ids[1] != "3" {
 				t.Errorf("Last-Event-ID per connection %q, want [\"\" \"3\"]", ids)
 			}
 			if len(resumes) != 1 || resumes[0].after != 3 || (resumes[0].err == nil) != clean {

@@ -63,3 +63,27 @@ func Client(t testing.TB, url string) *redis.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// Target is one Redis deployment that tests run against: a single server
+// or a Redis Cluster.
+type Target struct {
+	Name string // "single" or "cluster": a subtest name
+	URL  string
+}
+
+// Targets returns the Redis deployments of the test environment: the
+// single server of SLUICE_TEST_REDIS_URL (t is skipped when it is unset)
+// and, once Redis Cluster support lands, the cluster of
+// SLUICE_TEST_REDIS_CLUSTER. Tests of shared state run once per target.
+func Targets(t testing.TB) []Target {
+	t.Helper()
+	url, _ := Redis(t)
+	return []Target{{Name: "single", URL: url}}
+}
+
+// Universal returns a client for url, as production code takes it (a
+// redis.UniversalClient), closed when t ends.
+func Universal(t testing.TB, url string) redis.UniversalClient {
+	t.Helper()
+	return Client(t, url)
+}

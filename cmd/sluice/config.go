@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 )
 
 // settings are every SLUICE_* setting, after parsing.
@@ -110,8 +112,8 @@ func (s *settings) table() []setting {
 		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "keep-alive interval on every stream, also before the first token (an SSE comment; on the OpenAI door an empty chunk)", dur(&s.Heartbeat, false)},
 		{"SLUICE_CONN_BUFFER", "conn-buffer", "64KiB", "per-connection send buffer (bytes) before backpressure applies", size(&s.ConnBuffer)},
 		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection, on event streams (resume with Last-Event-ID) and large JSON answers alike", dur(&s.WriteTimeout, false)},
-		{"SLUICE_REDIS_URL", "redis-url", "", "redis://host:port/db of the shared state: every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},
-		{"SLUICE_REDIS_PREFIX", "redis-prefix", "sluice:", "prefix of every Redis key and channel: deployments sharing one Redis need different ones", nonEmpty(&s.RedisPrefix)},
+		{"SLUICE_REDIS_URL", "redis-url", "", "shared state: redis://host:port/db (one server) or redis+cluster://host1:port1,host2:port2 (a Redis Cluster; rediss:// and rediss+cluster:// for TLS); every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},
+		{"SLUICE_REDIS_PREFIX", "redis-prefix", "sluice:", "prefix of every Redis key and channel: deployments sharing one Redis need different ones; no braces (Redis Cluster hash tags)", redisPrefix(&s.RedisPrefix)},
 		{"SLUICE_CACHE_THRESHOLD", "cache-threshold", "0.92", "cosine similarity for a semantic hit (facets must match too)", unit(&s.CacheThreshold)},
 		{"SLUICE_CACHE_TTL", "cache-ttl", "24h", "cache entry lifetime", dur(&s.CacheTTL, false)},
 		{"SLUICE_CACHE_ENTRIES", "cache-entries", "100000", "most cache entries kept (oldest evicted first)", posInt(&s.CacheEntries)},
@@ -301,10 +303,22 @@ func wordOrURL(p *string, word string) func(string) error {
 func redisURL(p *string) func(string) error {
 	return func(v string) error {
 		if v != "" {
-			u, err := url.Parse(v)
-			if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-				return fmt.Errorf("must be redis://host:port/db")
+			if _, err := redisstate.ParseURL(v); err != nil {
+				return fmt.Errorf("must be redis://host:port/db or redis+cluster://host1:port1,host2:port2: %w", err)
 			}
+		}
+		*p = v
+		return nil
+	}
+}
+
+func redisPrefix(p *string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		if err := redisstate.ValidPrefix(v); err != nil {
+			return err
 		}
 		*p = v
 		return nil

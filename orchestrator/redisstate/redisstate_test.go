@@ -13,11 +13,16 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestSharedContract runs the suite every orchestrator.Shared must pass
-// against a real Redis (two clients, as two instances).
+// against each real Redis deployment (redistest.Targets: the server and
+// the cluster), with two clients, as two instances.
 func TestSharedContract(t *testing.T) {
-	sharedtest.Run(t, func(t *testing.T) (orchestrator.Shared, orchestrator.Shared) {
-		t.Helper()
-		a, open := redistest.New(t)
-		return a, open()
-	})
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) {
+			sharedtest.Run(t, func(t *testing.T) (orchestrator.Shared, orchestrator.Shared) {
+				t.Helper()
+				a, open := redistest.NewOn(t, target.URL)
+				return a, open()
+			})
+		})
+	}
 }

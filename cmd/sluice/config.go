@@ -76,6 +76,7 @@ type settings struct {
 	SharedHeartbeat    time.Duration
 	SharedPendingTasks int
 	SharedPendingBytes int64
+	SharedFlush        time.Duration
 	// The first hour (issue 12): start-up probe and model discovery.
 	ProbeTimeout time.Duration
 	ModelsTTL    time.Duration
@@ -157,6 +158,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_SHARED_HEARTBEAT", "shared-heartbeat", "2s", "how often an instance renews its liveness in Redis; other instances call its unfinished tasks lost only after 3 periods without one", dur(&s.SharedHeartbeat, false)},
 		{"SLUICE_SHARED_PENDING_TASKS", "shared-pending-tasks", "10000", "tasks whose Redis writes may wait for Redis to answer again; a task beyond it is not published (logged, counted)", posInt(&s.SharedPendingTasks)},
 		{"SLUICE_SHARED_PENDING_BYTES", "shared-pending-bytes", "64MiB", "answer text that may wait for Redis to answer again; a task beyond it is not published (logged, counted)", size(&s.SharedPendingBytes)},
+		{"SLUICE_SHARED_FLUSH", "shared-flush", "100ms", "window that batches a running task's deltas into one Redis write (about duration/window writes per task instead of one per chunk); the first delta and the end are written at once", dur(&s.SharedFlush, false)},
 		{"SLUICE_PROBE_TIMEOUT", "probe-timeout", "3s", "bound of the start-up probe of the upstream (GET /models: the model when SLUICE_MODEL is unset, a warning when unreachable) and of each GET /v1/models passed upstream", dur(&s.ProbeTimeout, false)},
 		{"SLUICE_MODELS_TTL", "models-ttl", "30s", "how long GET /v1/models reuses the upstream's model list", dur(&s.ModelsTTL, false)},
 	}

@@ -101,6 +101,17 @@ func fmtOps(m map[string]int) string {
 	return fmt.Sprintf("%d (%s)", total(m), strings.Join(parts, " "))
 }
 
+// waitKnown polls e (a few ms apart) until it knows task id, for at most
+// 10 s: the record is written before the task's creator is answered only
+// while Redis answers within 250 ms, else in the background.
+func (e *env) waitKnown(id string) {
+	e.t.Helper()
+	waitFor(e.t, 10*time.Second, "task "+id+" unknown on the other instance", func() bool {
+		st, _ := e.doJSON(http.MethodGet, "/v1/tasks/"+id, nil, nil)
+		return st == http.StatusOK
+	})
+}
+
 // follow reads a task's events on e from the start until its terminal
 // event, and returns when its first delta came, the text and the
 // terminal event.
@@ -165,6 +176,8 @@ func TestSharedFlushBoundsRedisWrites(t *testing.T) {
 					if st, _ := a.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "a long answer"}, &created); st != 202 {
 						t.Fatalf("POST /v1/tasks on A: %d", st)
 					}
+					b.waitKnown(created.ID)
+					cb.take() // B's polls until it knew the task are not the follow's
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					defer cancel()
 					var (
@@ -213,10 +226,14 @@ func TestSharedFlushFirstDeltaAndEndAtOnce(t *testing.T) {
 			if st, _ := a.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "a stalled answer"}, &created); st != 202 {
 				t.Fatalf("POST /v1/tasks on A: %d", st)
 			}
+			b.waitKnown(created.ID)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			resp := b.do(ctx, http.MethodGet, "/v1/tasks/"+created.ID+"/events", nil)
 			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET events on B: %d", resp.StatusCode)
+			}
 			var (
 				text     string
 				terminal *sse.Event
@@ -277,6 +294,7 @@ func TestFollowerFirstToken(t *testing.T) {
 				if st, _ := a.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": fmt.Sprintf("short answer %d", i)}, &created); st != 202 {
 					t.Fatalf("POST /v1/tasks on A: %d", st)
 				}
+				b.waitKnown(created.ID)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				var (
 					wg     sync.WaitGroup

@@ -150,7 +150,8 @@ func Targets(t testing.TB) []Target {
 
 // Universal returns a client for url (one server or a cluster:
 // redisstate.ParseURL), as production code takes it, with
-// ContextTimeoutEnabled, closed when t ends.
+// ContextTimeoutEnabled, closed when t ends. A cluster client has learnt
+// the slots and reached every master before it is returned.
 func Universal(t testing.TB, url string) redis.UniversalClient {
 	t.Helper()
 	opt, err := redisstate.ParseURL(url)
@@ -164,5 +165,15 @@ func Universal(t testing.TB, url string) redis.UniversalClient {
 	}
 	c := opt.NewClient()
 	t.Cleanup(func() { c.Close() })
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		// Learn the slots and open a connection to every master now, as a
+		// running deployment has: a test's first write must not pay for
+		// the discovery (and miss a 250 ms bound on a loaded machine).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() }); err != nil {
+			t.Fatalf("redistest: cluster %s: %v", url, err)
+		}
+	}
 	return c
 }

@@ -56,9 +56,11 @@ func newRedis(url string, observe func(string, time.Duration, error), log *slog.
 		c.DialTimeout = time.Second
 		c.ReadTimeout = time.Second
 		c.WriteTimeout = time.Second
-		// A cluster client retries only to follow a redirection (MOVED,
-		// ASK: a failover or a resharding), at most MaxRedirects times; a
-		// refused dial is not retried, as for one server.
+		// A cluster client tries a command again to follow a redirection
+		// (MOVED, ASK: a failover or a resharding) or after a network
+		// error, at most MaxRedirects (3) times and within the caller's
+		// deadline (every write is idempotent); its node clients do not
+		// retry, and a refused dial is not retried, as for one server.
 		c.DialerRetries = 1
 		c.ContextTimeoutEnabled = true
 		block := *c

@@ -94,6 +94,14 @@ type Config struct {
 	// published (logged and counted). defaults: 10000 and 64 MiB
 	SharedPendingTasks int
 	SharedPendingBytes int64
+	// SharedFlush is the window that batches a running task's deltas into
+	// one write of its shared log: after a write, the deltas that come
+	// within SharedFlush go in the next one, so that a task costs about
+	// its duration / SharedFlush appends instead of one per chunk. The
+	// first delta (after the record with the time to first token) is
+	// written at once, as is the end, so that neither a follower's first
+	// token nor the end waits for the window. default: 100ms
+	SharedFlush time.Duration
 
 	// timing is the shared state's timing: only tests change it.
 	timing sharedTiming
@@ -146,6 +154,7 @@ func (c *Config) setDefaults() {
 		c.BreakerMinCalls = 20
 	}
 	def(&c.SharedHeartbeat, 2*time.Second)
+	def(&c.SharedFlush, 100*time.Millisecond)
 	c.timing.setDefaults()
 	if c.SharedPendingTasks <= 0 {
 		c.SharedPendingTasks = 10000

@@ -9,13 +9,16 @@ import (
 
 // ShortSharedTiming shortens the shared state's timing in cfg
 // (sharedTiming) for tests that exercise outages and lost owners: call
-// timeouts, back-off and the pauses between write retries.
+// timeouts, back-off and the pauses between write retries, and the
+// flush window unless cfg sets one.
 func ShortSharedTiming(cfg *Config) {
+	if cfg.SharedFlush == 0 {
+		cfg.SharedFlush = 5 * time.Millisecond
+	}
 	cfg.timing = sharedTiming{
 		callTimeout:      100 * time.Millisecond,
 		backOff:          200 * time.Millisecond,
 		opTimeout:        500 * time.Millisecond,
-		mirrorInterval:   5 * time.Millisecond,
 		retryMax:         100 * time.Millisecond,
 		followWait:       100 * time.Millisecond,
 		ownerGrace:       time.Second,

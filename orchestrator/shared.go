@@ -87,10 +87,6 @@ type sharedTiming struct {
 	backOff time.Duration
 	// opTimeout bounds every other call to the shared state. default: 2s
 	opTimeout time.Duration
-	// mirrorInterval is the shortest time between two writes of one
-	// task's deltas: what comes meanwhile goes in the next write.
-	// default: 20ms
-	mirrorInterval time.Duration
 	// mirrorPage bounds the text of one write of a task's log.
 	// default: 1 MiB
 	mirrorPage int
@@ -118,7 +114,6 @@ func (s *sharedTiming) setDefaults() {
 	def(&s.callTimeout, 250*time.Millisecond)
 	def(&s.backOff, 5*time.Second)
 	def(&s.opTimeout, 2*time.Second)
-	def(&s.mirrorInterval, 20*time.Millisecond)
 	if s.mirrorPage <= 0 {
 		s.mirrorPage = 1 << 20
 	}
@@ -459,7 +454,8 @@ func (o *Orchestrator) recordOf(t *Task) Record {
 // mirror copies a local task's transcript to the shared state, in order:
 // its record (unless started), its deltas, its end with the final record.
 // It is one more reader of the transcript, so it never slows the task: it
-// writes what is pending at most every mirrorInterval (sharedTiming), and
+// writes what is pending at most every Config.SharedFlush (the first delta
+// and the end at once), and
 // a slow shared store only makes its pages bigger. A failed write puts the task in the
 // backlog (bounded by Config.SharedPendingTasks and SharedPendingBytes)
 // and is sent again (writes are idempotent) after a growing pause or as
@@ -591,9 +587,11 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 			if size := textLen(p.Deltas); size < p.Pending {
 				continue // a page of a longer catch-up: the next one now
 			}
-			// Let the next deltas gather for a moment: one write per
-			// interval instead of one per chunk, unless the task ends.
-			pace.Reset(o.cfg.timing.mirrorInterval)
+			// Let the next deltas gather: one write per SharedFlush
+			// instead of one per chunk, unless the task ends (its end
+			// is written at once). The first delta went out at once: a
+			// write follows a quiet spell without waiting.
+			pace.Reset(o.cfg.SharedFlush)
 			select {
 			case <-pace.C:
 			case <-t.done:

@@ -26,9 +26,17 @@ import (
 // Redis. A task that runs on A can be polled, replayed, resumed with
 // Last-Event-ID and followed live on B, and cancelled from B, without B
 // ever calling its own upstream; events tokens of A work on B; another
-// tenant still cannot see it.
+// tenant still cannot see it. On each Redis deployment (redistest.Targets:
+// one server, a Redis Cluster).
 func TestTasksAcrossInstances(t *testing.T) {
-	storeA, another := redistest.New(t)
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) { tasksAcrossInstances(t, target.URL) })
+	}
+}
+
+func tasksAcrossInstances(t *testing.T, url string) {
+	t.Helper()
+	storeA, another := redistest.NewOn(t, url)
 	keys := map[string]string{"key-a": "a", "key-b": "b"}
 	authA := []string{"Authorization", "Bearer key-a"}
 	authB := []string{"Authorization", "Bearer key-b"}

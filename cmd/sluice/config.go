@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator/redisstate"
 )
 
 // settings are every SLUICE_* setting, after parsing.
@@ -74,6 +76,7 @@ type settings struct {
 	SharedHeartbeat    time.Duration
 	SharedPendingTasks int
 	SharedPendingBytes int64
+	SharedFlush        time.Duration
 	// The first hour (issue 12): start-up probe and model discovery.
 	ProbeTimeout time.Duration
 	ModelsTTL    time.Duration
@@ -110,8 +113,8 @@ func (s *settings) table() []setting {
 		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "keep-alive interval on every stream, also before the first token (an SSE comment; on the OpenAI door an empty chunk)", dur(&s.Heartbeat, false)},
 		{"SLUICE_CONN_BUFFER", "conn-buffer", "64KiB", "per-connection send buffer (bytes) before backpressure applies", size(&s.ConnBuffer)},
 		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection, on event streams (resume with Last-Event-ID) and large JSON answers alike", dur(&s.WriteTimeout, false)},
-		{"SLUICE_REDIS_URL", "redis-url", "", "redis://host:port/db of the shared state: every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},
-		{"SLUICE_REDIS_PREFIX", "redis-prefix", "sluice:", "prefix of every Redis key and channel: deployments sharing one Redis need different ones", nonEmpty(&s.RedisPrefix)},
+		{"SLUICE_REDIS_URL", "redis-url", "", "shared state: redis://host:port/db (one server) or redis+cluster://host1:port1,host2:port2 (a Redis Cluster; rediss:// and rediss+cluster:// for TLS); every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},
+		{"SLUICE_REDIS_PREFIX", "redis-prefix", "sluice:", "prefix of every Redis key and channel: deployments sharing one Redis need different ones; no braces (Redis Cluster hash tags)", redisPrefix(&s.RedisPrefix)},
 		{"SLUICE_CACHE_THRESHOLD", "cache-threshold", "0.92", "cosine similarity for a semantic hit (facets must match too)", unit(&s.CacheThreshold)},
 		{"SLUICE_CACHE_TTL", "cache-ttl", "24h", "cache entry lifetime", dur(&s.CacheTTL, false)},
 		{"SLUICE_CACHE_ENTRIES", "cache-entries", "100000", "most cache entries kept (oldest evicted first)", posInt(&s.CacheEntries)},
@@ -155,6 +158,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_SHARED_HEARTBEAT", "shared-heartbeat", "2s", "how often an instance renews its liveness in Redis; other instances call its unfinished tasks lost only after 3 periods without one", dur(&s.SharedHeartbeat, false)},
 		{"SLUICE_SHARED_PENDING_TASKS", "shared-pending-tasks", "10000", "tasks whose Redis writes may wait for Redis to answer again; a task beyond it is not published (logged, counted)", posInt(&s.SharedPendingTasks)},
 		{"SLUICE_SHARED_PENDING_BYTES", "shared-pending-bytes", "64MiB", "answer text that may wait for Redis to answer again; a task beyond it is not published (logged, counted)", size(&s.SharedPendingBytes)},
+		{"SLUICE_SHARED_FLUSH", "shared-flush", "100ms", "window that batches a running task's deltas into one Redis write (about duration/window writes per task instead of one per chunk); the first delta and the end are written at once", dur(&s.SharedFlush, false)},
 		{"SLUICE_PROBE_TIMEOUT", "probe-timeout", "3s", "bound of the start-up probe of the upstream (GET /models: the model when SLUICE_MODEL is unset, a warning when unreachable) and of each GET /v1/models passed upstream", dur(&s.ProbeTimeout, false)},
 		{"SLUICE_MODELS_TTL", "models-ttl", "30s", "how long GET /v1/models reuses the upstream's model list", dur(&s.ModelsTTL, false)},
 	}
@@ -301,10 +305,22 @@ func wordOrURL(p *string, word string) func(string) error {
 func redisURL(p *string) func(string) error {
 	return func(v string) error {
 		if v != "" {
-			u, err := url.Parse(v)
-			if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-				return fmt.Errorf("must be redis://host:port/db")
+			if _, err := redisstate.ParseURL(v); err != nil {
+				return fmt.Errorf("must be redis://host:port/db or redis+cluster://host1:port1,host2:port2: %w", err)
 			}
+		}
+		*p = v
+		return nil
+	}
+}
+
+func redisPrefix(p *string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		if err := redisstate.ValidPrefix(v); err != nil {
+			return err
 		}
 		*p = v
 		return nil

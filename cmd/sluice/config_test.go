@@ -42,12 +42,26 @@ func TestSettingsEnvAndFlags(t *testing.T) {
 	}
 }
 
+// TestRedisURLForms: SLUICE_REDIS_URL takes one server or a cluster's
+// nodes.
+func TestRedisURLForms(t *testing.T) {
+	for _, u := range []string{"redis://127.0.0.1:6379/2", "rediss://h:6380", "redis+cluster://h1:7000,h2:7001,h3:7002",
+		"rediss+cluster://user:pw@h1:7000?addr=h2:7001"} {
+		s, err := loadSettings(nil, env("SLUICE_REDIS_URL", u, "SLUICE_SHARED_FLUSH", "250ms"))
+		if err != nil || s.RedisURL != u || s.SharedFlush != 250*time.Millisecond {
+			t.Errorf("%s: %v %q %s", u, err, s.RedisURL, s.SharedFlush)
+		}
+	}
+}
+
 func TestInvalidSettingsNameTheSetting(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"SLUICE_BUDGET", "0"}, {"SLUICE_BUDGET", "many"}, {"SLUICE_TTFT_TIMEOUT", "10"}, {"SLUICE_TOTAL_TIMEOUT", "-1s"},
 		{"SLUICE_UPSTREAM", "ftp://x"}, {"SLUICE_CACHE_THRESHOLD", "1.5"}, {"SLUICE_CONN_BUFFER", "lots"},
 		{"SLUICE_API_KEYS", "novalue"}, {"SLUICE_REDIS_URL", "http://x"}, {"SLUICE_LOG_FORMAT", "xml"},
 		{"SLUICE_EMBEDDINGS", "sim"}, {"SLUICE_UPSTREAM", "builtin"}, {"SLUICE_API_KEYS", "k=a,k=b"},
+		{"SLUICE_REDIS_URL", "redis+cluster://"}, {"SLUICE_REDIS_URL", "redis+cluster://h1:7000/2"},
+		{"SLUICE_REDIS_PREFIX", "sluice:{prod}:"}, {"SLUICE_SHARED_FLUSH", "0s"}, {"SLUICE_SHARED_FLUSH", "fast"},
 	} {
 		_, err := loadSettings(nil, env(kv[0], kv[1]))
 		if err == nil || !strings.Contains(err.Error(), kv[0]) {

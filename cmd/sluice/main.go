@@ -121,6 +121,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		BreakerMinCalls: s.BreakerMin, BreakerFailureRate: s.BreakerRate, BreakerWindow: s.BreakerWindow, BreakerCoolDown: s.BreakerCool,
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
 		SharedHeartbeat: s.SharedHeartbeat, SharedPendingTasks: s.SharedPendingTasks, SharedPendingBytes: s.SharedPendingBytes,
+		SharedFlush:      s.SharedFlush,
 		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 		MaxIdempotencyKeys: s.IdemKeys,
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})

@@ -8,9 +8,17 @@ import (
 
 // TestTaskFromAnyInstance: two sluice servers sharing a real Redis. A task
 // asked of one is attached to with `sluice task` on the other, which never
-// saw the request: the text is the one the first instance produced.
+// saw the request: the text is the one the first instance produced. On
+// each Redis deployment: a redis:// URL and a redis+cluster:// one.
 func TestTaskFromAnyInstance(t *testing.T) {
-	url, prefix := redistest.Redis(t)
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) { taskFromAnyInstance(t, target.URL) })
+	}
+}
+
+func taskFromAnyInstance(t *testing.T, url string) {
+	t.Helper()
+	_, prefix := redistest.Redis(t)
 	a := startSluice(t, "-redis-url", url, "-redis-prefix", prefix)
 	b := startSluice(t, "-redis-url", url, "-redis-prefix", prefix)
 
@@ -28,8 +36,7 @@ func TestTaskFromAnyInstance(t *testing.T) {
 	}
 
 	// Without the shared prefix, the task is not found.
-	other, _ := redistest.Redis(t)
-	c := startSluice(t, "-redis-url", other, "-redis-prefix", prefix+"elsewhere:")
+	c := startSluice(t, "-redis-url", url, "-redis-prefix", prefix+"elsewhere:")
 	if code, _, _ := runCLI(t, c, "task", id); code != exitFailed {
 		t.Fatalf("task on an instance of another deployment: exit %d", code)
 	}

@@ -21,6 +21,14 @@
 // deployment's key for events tokens (TokenSecret), so that a token from
 // one instance opens the stream on another.
 //
+// The Redis is one server or a Redis Cluster (ParseURL; the clients are
+// redis.UniversalClient). Every command and script touches one slot: the
+// keys of one task share the hash tag {ID}, as do an instance's heartbeat
+// and marker ({instance}); the events token secret is one key; pub/sub
+// channels are not keys (a cluster delivers a PUBLISH to the subscribers
+// of every node). The prefix must hold no braces, or the hash tags would
+// be the prefix's (ValidPrefix).
+//
 // Clients must set ContextTimeoutEnabled, so that a stalled Redis costs a
 // caller its context's deadline and no more.
 package redisstate
@@ -42,8 +50,8 @@ import (
 
 // Store is an orchestrator.Shared in Redis. It is safe for concurrent use.
 type Store struct {
-	c       *redis.Client
-	block   *redis.Client // for blocking reads
+	c       redis.UniversalClient
+	block   redis.UniversalClient // for blocking reads
 	prefix  string
 	observe func(op string, d time.Duration, err error)
 }
@@ -56,7 +64,7 @@ const readBatch = 1024
 // New returns a Store using c with every key under prefix (e.g.
 // "sluice:"), and block (c if nil) for the reads that wait. observe, if
 // not nil, is told each operation's latency and error.
-func New(c, block *redis.Client, prefix string, observe func(op string, d time.Duration, err error)) *Store {
+func New(c, block redis.UniversalClient, prefix string, observe func(op string, d time.Duration, err error)) *Store {
 	if observe == nil {
 		observe = func(string, time.Duration, error) {}
 	}
@@ -187,6 +195,16 @@ func (s *Store) Finish(ctx context.Context, rec orchestrator.Record, end stream.
 
 // markerTTL is how long an instance's marker outlives its last beat.
 const markerTTL = 24 * time.Hour
+
+// ValidPrefix reports an error when prefix cannot prefix keys on a Redis
+// Cluster: a brace in it would make its text the hash tag of every key,
+// or break the tags of a task's keys.
+func ValidPrefix(prefix string) error {
+	if strings.ContainsAny(prefix, "{}") {
+		return fmt.Errorf("redis prefix %q: no braces ({ and } are Redis Cluster hash tags)", prefix)
+	}
+	return nil
+}
 
 // Beat renews the heartbeat of instance for ttl, and reports the shared
 // state lost when the instance's marker key (written by its first beat,

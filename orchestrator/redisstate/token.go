@@ -18,7 +18,7 @@ const tokenSecretKey = "events-token-secret"
 // reads the same one, so that a token from one instance opens the stream
 // on another. It returns an error, and no key, when Redis does not answer
 // within ctx.
-func TokenSecret(ctx context.Context, c *redis.Client, prefix string) ([]byte, error) {
+func TokenSecret(ctx context.Context, c redis.UniversalClient, prefix string) ([]byte, error) {
 	fresh := make([]byte, 32)
 	_, _ = rand.Read(fresh) // crypto/rand never fails on supported platforms
 	key := prefix + tokenSecretKey

@@ -16,9 +16,16 @@ import (
 // TestTokenSecret: instances of one deployment (one prefix) that ask at
 // once all get the same 32-byte key, and ask again later get it again; a
 // deployment under another prefix gets a key of its own; a Redis that
-// does not answer gives an error and no key.
+// does not answer gives an error and no key. On each Redis deployment.
 func TestTokenSecret(t *testing.T) {
-	url, prefix := redistest.Redis(t)
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) { tokenSecret(t, target.URL) })
+	}
+}
+
+func tokenSecret(t *testing.T, url string) {
+	t.Helper()
+	_, prefix := redistest.Redis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -27,7 +34,7 @@ func TestTokenSecret(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range instances {
 		wg.Go(func() {
-			k, err := redisstate.TokenSecret(ctx, redistest.Client(t, url), prefix)
+			k, err := redisstate.TokenSecret(ctx, redistest.Universal(t, url), prefix)
 			if err != nil {
 				t.Errorf("instance %d: %v", i, err)
 			}
@@ -46,13 +53,13 @@ func TestTokenSecret(t *testing.T) {
 			t.Fatalf("instance %d got another key than instance 0", i)
 		}
 	}
-	again, err := redisstate.TokenSecret(ctx, redistest.Client(t, url), prefix)
+	again, err := redisstate.TokenSecret(ctx, redistest.Universal(t, url), prefix)
 	if err != nil || !bytes.Equal(again, keys[0]) {
 		t.Fatalf("asked again: %x %v, want the first key", again, err)
 	}
 
 	_, other := redistest.Redis(t)
-	o, err := redisstate.TokenSecret(ctx, redistest.Client(t, url), other)
+	o, err := redisstate.TokenSecret(ctx, redistest.Universal(t, url), other)
 	if err != nil || len(o) != 32 || bytes.Equal(o, keys[0]) {
 		t.Fatalf("another deployment's key: %x %v, want 32 bytes of its own", o, err)
 	}

@@ -141,21 +141,14 @@ func (p *Proxy) forward(c net.Conn) {
 	p.mu.Unlock()
 }
 
-// Empty deletes every key under prefix in the Redis of url, as a Redis
-// restarted without persistence would have lost them (the shared Redis is
-// never flushed).
+// Empty deletes every key under prefix in the Redis of url (one server
+// or a cluster), as a Redis restarted without persistence would have lost
+// them (the shared Redis is never flushed).
 func Empty(t testing.TB, url, prefix string) {
 	t.Helper()
-	c := Client(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		if err := c.Del(ctx, iter.Val()).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := iter.Err(); err != nil {
+	if err := deletePrefix(ctx, Universal(t, url), prefix); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -105,3 +105,56 @@ func TestCacheSharedAcrossInstances(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheSharedRedisDown: while B cannot reach the change log it still
+// answers (no 5xx), caches and serves locally, and /readyz says the log is
+// degraded (still 200); once Redis is back B's answer reaches A.
+func TestCacheSharedRedisDown(t *testing.T) {
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) {
+			_, prefix := redistest.Redis(t)
+			proxy, proxied := redistest.NewProxy(t, target.URL)
+			a := newEnv(t, envOpts{CacheLog: redislog.New(redistest.Universal(t, target.URL), redislog.Config{Prefix: prefix})})
+			b := newEnv(t, envOpts{CacheLog: redislog.New(redistest.Universal(t, proxied), redislog.Config{Prefix: prefix})})
+			b.Up.SetScript(upstreamtest.Script{Chunks: []string{"dock ", "7"}})
+			proxy.Cut()
+			q := "Which dock takes the 3pm wave in zone C?"
+			for i, want := range []string{"MISS", "HIT"} {
+				resp, r := b.stream(map[string]any{"prompt": q, "namespace": "wms"})
+				if resp.Header.Get("X-Cache") != want || r.Text != "dock 7" || r.Terminal.Type != "done" {
+					t.Fatalf("ask %d on B while Redis is cut: X-Cache %s %q %s", i, resp.Header.Get("X-Cache"), r.Text, r.Terminal.Type)
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				var ready map[string]string
+				st, _ := b.doJSON(http.MethodGet, "/readyz", nil, &ready)
+				if st != 200 {
+					t.Fatalf("/readyz %d while the cache log is down: %v", st, ready)
+				}
+				if strings.HasPrefix(ready["cache_log"], "degraded: ") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("/readyz never said degraded: %v", ready)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			proxy.Restore()
+			for deadline = time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				var x cache.Explanation
+				a.doJSON(http.MethodGet, "/v1/cache/lookup?namespace=wms&q="+url.QueryEscape(q), nil, &x)
+				if x.Decision == cache.DecisionHit {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("B's answer never reached A after Redis came back")
+				}
+			}
+			resp, _ := a.stream(map[string]any{"prompt": q, "namespace": "wms"})
+			if resp.Header.Get("X-Cache") != "HIT" || a.Up.Requests() != 0 {
+				t.Fatalf("A: X-Cache %s, upstream calls %d", resp.Header.Get("X-Cache"), a.Up.Requests())
+			}
+		})
+	}
+}

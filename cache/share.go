@@ -30,6 +30,7 @@ const (
 // question.
 type Change struct {
 	Pos    string // the change's position in the log (set by ChangeLog.Read)
+	Epoch  string // the log's epoch the appender knows (see ChangeLog.Generations)
 	Op     ChangeOp
 	Origin string // the instance that made it (ShareConfig.Origin)
 	Gen    uint64
@@ -55,13 +56,19 @@ func (ch Change) Namespace() Namespace {
 // generation than its scope's: a purge came first, the put is not logged.
 var ErrStale = errors.New("cache: stale generation: the scope was purged after this answer's miss")
 
+// ErrEpoch is ChangeLog.Append's answer when the log's epoch is not the
+// change's: the log was reset (e.g. an empty Redis after a restart), so the
+// appender must read the generations again before it appends.
+var ErrEpoch = errors.New("cache: the change log was reset (another epoch): read its generations again")
+
 // ChangeLog is the ordered log of changes that instances sharing a cache
 // append to and read from (cache/redislog implements it in Redis). Every
 // reader sees the same changes in the same order; the log may forget its
 // oldest changes (trimming from the front never reorders), and
 // Generations then still tells every scope's current generation.
 type ChangeLog interface {
-	// Append appends ch atomically with its generation check. A purge
+	// Append appends ch atomically with its checks. When the log's epoch
+	// is not ch.Epoch it appends nothing and returns ErrEpoch. A purge
 	// starts its scope's next generation and returns it. A put is
 	// appended only when ch.Gen is not older than its scope's current
 	// generation (it returns that generation); otherwise it returns
@@ -73,9 +80,11 @@ type ChangeLog interface {
 	// there was nothing; it also moves past changes it could not decode,
 	// which it does not return).
 	Read(ctx context.Context, after string, max int, block time.Duration) (changes []Change, next string, err error)
-	// Generations returns the current generation of every scope that was
-	// ever purged.
-	Generations(ctx context.Context) (map[Scope]uint64, error)
+	// Generations returns the log's epoch and the current generation of
+	// every scope purged in it. The epoch names one life of the log: it
+	// changes when the log and its generations are lost (an empty Redis),
+	// and then the generations start again from 0.
+	Generations(ctx context.Context) (epoch string, gens map[Scope]uint64, err error)
 }
 
 // ShareConfig tunes the replication of Share. The zero value works.
@@ -169,6 +178,8 @@ type sharing struct {
 	busy      bool // the writer is appending outbox[0]: it is not dropped
 	readErr   error
 	writeErr  error
+	epoch     string // the log's epoch as last read; "" before the first read
+	stale     bool   // the writer met another epoch: the reader reads the generations again
 	pos       string
 	behind    time.Time // when the reader was last caught up; zero: it is
 	errors    int64
@@ -354,7 +365,25 @@ func (sh *sharing) write(ctx context.Context, c *Cache) {
 			sh.flushPurges(c)
 			return
 		}
+		sh.mu.Lock()
+		head.ch.Epoch = sh.epoch
+		sh.mu.Unlock()
+		if head.ch.Epoch == "" { // the reader has not read the generations yet
+			sh.mu.Lock()
+			sh.busy = false
+			sh.mu.Unlock()
+			if !sh.backoff(ctx, 0) {
+				sh.flushPurges(c)
+				return
+			}
+			continue
+		}
 		err := sh.append(ctx, c, *head)
+		if errors.Is(err, ErrEpoch) {
+			sh.mu.Lock()
+			sh.stale = true
+			sh.mu.Unlock()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				sh.flushPurges(c)
@@ -423,6 +452,7 @@ func (sh *sharing) flushPurges(c *Cache) {
 	var purges []pending
 	for _, p := range sh.outbox {
 		if p.ch.Op == ChangePurge {
+			p.ch.Epoch = sh.epoch
 			purges = append(purges, p)
 		}
 	}
@@ -443,6 +473,11 @@ func (sh *sharing) read(ctx context.Context, c *Cache) {
 	fails := 0
 	var synced time.Time
 	for ctx.Err() == nil {
+		sh.mu.Lock()
+		if sh.stale {
+			sh.stale, synced = false, time.Time{}
+		}
+		sh.mu.Unlock()
 		if synced.IsZero() || time.Since(synced) > sh.cfg.Resync {
 			if err := sh.resync(ctx, c); err != nil {
 				if ctx.Err() != nil {
@@ -493,22 +528,39 @@ func (sh *sharing) read(ctx context.Context, c *Cache) {
 	}
 }
 
-// resync moves every scope to the generation the log has for it.
+// resync moves every scope to the generation the log has for it. When
+// the log's epoch changed (it was lost and started again), the
+// generations this instance knew mean nothing any more: every local entry
+// and remembered miss is taken as made under generation 0 of the new
+// epoch, the scopes purged in it since drop their entries, and the log is
+// read again from its start.
 func (sh *sharing) resync(ctx context.Context, c *Cache) error {
 	gctx, cancel := context.WithTimeout(ctx, sh.cfg.Timeout)
 	defer cancel()
-	gens, err := sh.log.Generations(gctx)
+	epoch, gens, err := sh.log.Generations(gctx)
 	if err != nil {
 		return err
 	}
+	sh.mu.Lock()
+	reset := sh.epoch != "" && sh.epoch != epoch
+	sh.epoch = epoch
+	if reset {
+		sh.pos = ""
+	}
+	sh.fullSyncs++
+	sh.mu.Unlock()
 	c.mu.Lock()
+	if reset {
+		for _, e := range c.st.all() {
+			e.gen = 0
+		}
+		clear(c.gens)
+		c.misses = newMissLog(len(c.misses.ring))
+	}
 	for s, g := range gens {
 		c.bumpGen(s.norm(), g)
 	}
 	c.mu.Unlock()
-	sh.mu.Lock()
-	sh.fullSyncs++
-	sh.mu.Unlock()
 	return nil
 }
 

@@ -2,8 +2,14 @@
 // Redis: one Redis Stream of puts and purges, read by every instance with
 // XREAD from its own position, and one hash of the scopes' generations.
 //
-// Both keys carry the same hash tag ("{cache}" after the deployment's
-// prefix), so each of the two Lua scripts touches one Redis Cluster slot:
+// An epoch key names one life of the log: when Redis loses the log and
+// the generations (a restart without persistence), the next instance to
+// read the generations starts a new epoch, appends made under the old one
+// are refused until their instance has read the new generations, and every
+// instance takes its entries as made under generation 0 of the new epoch.
+//
+// The keys carry the same hash tag ("{cache}" after the deployment's
+// prefix), so each of the Lua scripts touches one Redis Cluster slot:
 // a purge bumps its scope's generation and appends in one step, and a put
 // is appended only if the generation it was made under is still current,
 // in one step, so no purge can come between the check and the append. The
@@ -18,6 +24,8 @@ package redislog
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +47,7 @@ type Log struct {
 	block   redis.UniversalClient // blocking reads: they never hold client's connections
 	stream  string
 	gens    string
+	epoch   string
 	maxLen  int64
 	observe func(op string, d time.Duration, err error)
 }
@@ -69,18 +78,24 @@ func New(client redis.UniversalClient, cfg Config) *Log {
 		cfg.Block = client
 	}
 	return &Log{client: client, block: cfg.Block, stream: cfg.Prefix + "{cache}:log", gens: cfg.Prefix + "{cache}:gen",
+		epoch: cfg.Prefix + "{cache}:epoch",
 		maxLen: cfg.MaxLen, observe: cfg.Observe}
 }
 
-// Keys returns the stream's and the generations' keys.
-func (l *Log) Keys() (stream, gens string) { return l.stream, l.gens }
+// Keys returns the stream's, the generations' and the epoch's keys.
+func (l *Log) Keys() (stream, gens, epoch string) { return l.stream, l.gens, l.epoch }
 
-// appendScript appends a change. KEYS: the stream, the generations.
-// ARGV: max length, op, scope field, the put's generation, origin, body.
-// A purge increments its scope's generation and appends with the new
-// one; a put is appended with the current generation if its own is not
-// older, and otherwise not at all. It returns {appended (0|1), generation}.
+// appendScript appends a change. KEYS: the stream, the generations, the
+// epoch. ARGV: max length, op, scope field, the put's generation, origin,
+// body, the appender's epoch. Nothing is appended under another epoch
+// (the log was lost since the appender read it). A purge increments its
+// scope's generation and appends with the new one; a put is appended with
+// the current generation if its own is not older, and otherwise not at
+// all. It returns {appended (1|0; -1: another epoch), generation}.
 var appendScript = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[7] then
+  return {-1, 0}
+end
 local cur = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
 if ARGV[2] == 'purge' then
   cur = redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
@@ -142,8 +157,8 @@ func (l *Log) Append(ctx context.Context, ch cache.Change) (uint64, error) {
 		return 0, fmt.Errorf("redislog: encode: %w", err)
 	}
 	start := time.Now()
-	res, err := appendScript.Run(ctx, l.client, []string{l.stream, l.gens},
-		l.maxLen, string(ch.Op), field(ch.Scope), ch.Gen, ch.Origin, raw).Int64Slice()
+	res, err := appendScript.Run(ctx, l.client, []string{l.stream, l.gens, l.epoch},
+		l.maxLen, string(ch.Op), field(ch.Scope), ch.Gen, ch.Origin, raw, ch.Epoch).Int64Slice()
 	l.note("cache_log_"+string(ch.Op), start, err)
 	if err != nil {
 		return 0, fmt.Errorf("redislog: append %s: %w", ch.Op, err)
@@ -152,7 +167,10 @@ func (l *Log) Append(ctx context.Context, ch cache.Change) (uint64, error) {
 		return 0, fmt.Errorf("redislog: append %s: unexpected reply %v", ch.Op, res)
 	}
 	gen := uint64(max(res[1], 0))
-	if res[0] == 0 {
+	switch res[0] {
+	case -1:
+		return 0, cache.ErrEpoch
+	case 0:
 		return gen, cache.ErrStale
 	}
 	return gen, nil
@@ -226,23 +244,44 @@ func decode(m redis.XMessage) (cache.Change, bool) {
 	return ch, true
 }
 
-// Generations implements cache.ChangeLog with HGETALL.
-func (l *Log) Generations(ctx context.Context) (map[cache.Scope]uint64, error) {
+// generationsScript returns the epoch, making it ARGV[1] when there is
+// none (a new or lost log), and every generation. KEYS: the epoch, the
+// generations.
+var generationsScript = redis.NewScript(`
+local e = redis.call('GET', KEYS[1])
+if not e then
+  e = ARGV[1]
+  redis.call('SET', KEYS[1], e)
+end
+return {e, redis.call('HGETALL', KEYS[2])}
+`)
+
+// Generations implements cache.ChangeLog.
+func (l *Log) Generations(ctx context.Context) (string, map[cache.Scope]uint64, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
 	start := time.Now()
-	all, err := l.client.HGetAll(ctx, l.gens).Result()
+	res, err := generationsScript.Run(ctx, l.client, []string{l.epoch, l.gens}, hex.EncodeToString(b[:])).Slice()
 	l.note("cache_log_generations", start, err)
 	if err != nil {
-		return nil, fmt.Errorf("redislog: generations: %w", err)
+		return "", nil, fmt.Errorf("redislog: generations: %w", err)
 	}
-	out := make(map[cache.Scope]uint64, len(all))
-	for f, v := range all {
+	epoch, _ := res[0].(string)
+	all, _ := res[1].([]any)
+	if len(res) != 2 || epoch == "" {
+		return "", nil, fmt.Errorf("redislog: generations: unexpected reply %v", res)
+	}
+	out := make(map[cache.Scope]uint64, len(all)/2)
+	for i := 0; i+1 < len(all); i += 2 {
+		f, _ := all[i].(string)
+		v, _ := all[i+1].(string)
 		s, ok := parseField(f)
 		g, err := strconv.ParseUint(v, 10, 64)
 		if ok && err == nil {
 			out[s] = g
 		}
 	}
-	return out, nil
+	return epoch, out, nil
 }
 
 func (l *Log) note(op string, start time.Time, err error) {

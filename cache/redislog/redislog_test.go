@@ -191,11 +191,21 @@ func TestStalePutAfterPurgeIsRefused(t *testing.T) {
 		t := f.t
 		lg := f.log("", 0)
 		ctx := context.Background()
-		g, err := lg.Append(ctx, cache.Change{Op: cache.ChangePurge, Origin: "x", Scope: cache.Scope{Tenant: "t1", Namespace: "wms"}})
+		epoch, gens, err := lg.Generations(ctx)
+		if err != nil || epoch == "" || len(gens) != 0 {
+			t.Fatalf("generations of a new log: %q %v %v", epoch, gens, err)
+		}
+		if _, err := lg.Append(ctx, cache.Change{Op: cache.ChangePurge, Epoch: "another", Scope: cache.Scope{Tenant: "t1", Namespace: "wms"}}); !errors.Is(err, cache.ErrEpoch) {
+			t.Fatalf("append under another epoch: %v, want ErrEpoch", err)
+		}
+		g, err := lg.Append(ctx, cache.Change{Op: cache.ChangePurge, Epoch: epoch, Origin: "x", Scope: cache.Scope{Tenant: "t1", Namespace: "wms"}})
 		if err != nil || g != 1 {
 			t.Fatalf("purge: gen %d, %v", g, err)
 		}
-		put := cache.Change{Op: cache.ChangePut, Origin: "x", Gen: 0, Scope: cache.Scope{Tenant: "t1", Namespace: "wms"},
+		if e2, gens, err := lg.Generations(ctx); err != nil || e2 != epoch || gens[cache.Scope{Tenant: "t1", Namespace: "wms"}] != 1 {
+			t.Fatalf("generations after a purge: %q %v %v", e2, gens, err)
+		}
+		put := cache.Change{Op: cache.ChangePut, Epoch: epoch, Origin: "x", Gen: 0, Scope: cache.Scope{Tenant: "t1", Namespace: "wms"},
 			Model: "m", Question: question, Chunks: answer.Chunks, Created: time.Now()}
 		if _, err := lg.Append(ctx, put); !errors.Is(err, cache.ErrStale) {
 			t.Fatalf("stale put: %v, want ErrStale", err)
@@ -282,7 +292,7 @@ func TestWarmStartDoesNotResurrect(t *testing.T) {
 		// did not check (as a pub/sub replica would) is still not applied
 		// on a warm start: the generations are read first.
 		client := redistest.Universal(t, f.url)
-		stream, _ := lg.Keys()
+		stream, _, _ := lg.Keys()
 		raw, _ := json.Marshal(map[string]any{"tenant": "t1", "ns": "gone", "model": "m", "q": "What is a pallet?", "a": []string{"x"}})
 		if err := client.XAdd(bg, &redis.XAddArgs{Stream: stream, Values: []any{"op", "put", "gen", "0", "origin", "rogue", "body", string(raw)}}).Err(); err != nil {
 			t.Fatal(err)
@@ -378,7 +388,7 @@ func TestWireCannotDecideAHit(t *testing.T) {
 			"vec": cache.EncodeVector(builtinVec(t, other)),
 		}
 		raw, _ := json.Marshal(lie)
-		stream, _ := lg.Keys()
+		stream, _, _ := lg.Keys()
 		if err := redistest.Universal(t, f.url).XAdd(bg, &redis.XAddArgs{Stream: stream,
 			Values: []any{"op", "put", "gen", "0", "origin", "rogue", "body", string(raw)}}).Err(); err != nil {
 			t.Fatal(err)
@@ -600,4 +610,33 @@ func TestShareTwiceAndStop(t *testing.T) {
 			t.Fatal("not local after stop")
 		}
 	})
+}
+
+// A Redis restarted empty (no persistence) loses the log and the
+// generations: the instances notice the new epoch, and a purge made after
+// the restart still reaches every instance (its generation starts again
+// from 1, below the ones they knew), as do puts; entries cached before the
+// restart keep serving until purged.
+func TestRedisRestartedEmpty(t *testing.T) {
+	srv, url := redistest.NewServer(t)
+	f := &fleet{t: t, url: url, prefix: "restart:"}
+	a := f.instance("", cache.Config{}, cache.ShareConfig{})
+	b := f.instance("", cache.Config{}, cache.ShareConfig{})
+	for range 3 { // the generation of t1/wms is 3 before the restart
+		a.Purge("t1", "wms")
+	}
+	a.Store(bg, wms, question, answer)
+	eventually(t, "hit on B before the restart", func() bool { return hit(b, wms, question).Hit })
+
+	srv.Kill()
+	eventually(t, "both see the outage", func() bool { return !a.ShareStatus().Up && !b.ShareStatus().Up })
+	srv.Start()
+	eventually(t, "both back", func() bool { return a.ShareStatus().Up && b.ShareStatus().Up })
+	if !hit(b, wms, question).Hit {
+		t.Fatal("B lost its entries with Redis")
+	}
+	a.Purge("t1", "wms")
+	eventually(t, "a purge after the restart reaches B", func() bool { return !hit(b, wms, question).Hit })
+	b.Store(bg, wms, paraphase, answer)
+	eventually(t, "a put after the restart reaches A", func() bool { return hit(a, wms, paraphase).Hit })
 }

@@ -78,7 +78,7 @@ func New(client redis.UniversalClient, cfg Config) *Log {
 		cfg.Block = client
 	}
 	return &Log{client: client, block: cfg.Block, stream: cfg.Prefix + "{cache}:log", gens: cfg.Prefix + "{cache}:gen",
-		epoch: cfg.Prefix + "{cache}:epoch",
+		epoch:  cfg.Prefix + "{cache}:epoch",
 		maxLen: cfg.MaxLen, observe: cfg.Observe}
 }
 

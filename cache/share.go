@@ -35,6 +35,9 @@ type Change struct {
 	Origin string // the instance that made it (ShareConfig.Origin)
 	Gen    uint64
 	Scope  Scope // a put's is its Namespace's
+	// Steps is how many generations a purge moves its scope on (purges
+	// that waited together to be appended are merged); 0 means 1.
+	Steps uint64
 
 	// A put's fields.
 	Model    string    // Namespace.Model
@@ -69,7 +72,8 @@ var ErrEpoch = errors.New("cache: the change log was reset (another epoch): read
 type ChangeLog interface {
 	// Append appends ch atomically with its checks. When the log's epoch
 	// is not ch.Epoch it appends nothing and returns ErrEpoch. A purge
-	// starts its scope's next generation and returns it. A put is
+	// moves its scope's generation on by ch.Steps (at least 1) and returns
+	// the new one. A put is
 	// appended only when ch.Gen is not older than its scope's current
 	// generation (it returns that generation); otherwise it returns
 	// ErrStale.
@@ -98,8 +102,8 @@ type ShareConfig struct {
 	Block time.Duration
 	// Outbox bounds the puts waiting to be appended while the log does not
 	// answer (plus the one being appended); past it the oldest waiting put
-	// is dropped (it stays local).
-	// Purges are never dropped (at most one waits per scope). default: 10000
+	// is dropped (it stays local). Purges are never dropped (at most one
+	// waits per scope, see queuePurge). default: 10000
 	Outbox int
 	// Resync is how often the generations are read again in full, on top
 	// of after every reconnection. default: 30s
@@ -284,23 +288,29 @@ func (sh *sharing) queuePut(c *Cache, e *entry, vec []float32) {
 }
 
 // queuePurge queues the purge of scope. The puts of scope still waiting
-// are dropped (the purge would drop them everywhere anyway), as is a purge
-// of scope still waiting (this one does its job), so at most one purge
-// per scope waits.
+// are dropped (the purge would drop them everywhere anyway), and a purge
+// of scope still waiting is merged into this one (its Steps added), so at
+// most one purge per scope waits besides the one being appended, and the
+// log moves the scope's generation exactly as far as this instance did.
+// The change being appended is never touched.
 func (sh *sharing) queuePurge(scope Scope) {
 	sh.mu.Lock()
+	steps := uint64(1)
 	kept := sh.outbox[:0]
-	for _, p := range sh.outbox {
-		if p.ch.Scope == scope {
-			if p.ch.Op == ChangePut {
+	for i, p := range sh.outbox {
+		if p.ch.Scope == scope && (i > 0 || !sh.busy) {
+			switch p.ch.Op {
+			case ChangePut:
 				sh.puts--
+			case ChangePurge:
+				steps += max(p.ch.Steps, 1)
 			}
 			continue
 		}
 		kept = append(kept, p)
 	}
 	clear(sh.outbox[len(kept):])
-	sh.outbox = append(kept, pending{ch: Change{Op: ChangePurge, Origin: sh.cfg.Origin, Scope: scope}})
+	sh.outbox = append(kept, pending{ch: Change{Op: ChangePurge, Origin: sh.cfg.Origin, Scope: scope, Steps: steps}})
 	sh.mu.Unlock()
 	sh.signal()
 }

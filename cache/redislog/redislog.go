@@ -86,10 +86,10 @@ func New(client redis.UniversalClient, cfg Config) *Log {
 func (l *Log) Keys() (stream, gens, epoch string) { return l.stream, l.gens, l.epoch }
 
 // appendScript appends a change. KEYS: the stream, the generations, the
-// epoch. ARGV: max length, op, scope field, the put's generation, origin,
-// body, the appender's epoch. Nothing is appended under another epoch
+// epoch. ARGV: max length, op, scope field, the put's generation (a
+// purge's steps), origin, body, the appender's epoch. Nothing is appended under another epoch
 // (the log was lost since the appender read it). A purge increments its
-// scope's generation and appends with the new one; a put is appended with
+// scope's generation by its steps and appends with the new one; a put is appended with
 // the current generation if its own is not older, and otherwise not at
 // all. It returns {appended (1|0; -1: another epoch), generation}.
 var appendScript = redis.NewScript(`
@@ -98,7 +98,7 @@ if redis.call('GET', KEYS[3]) ~= ARGV[7] then
 end
 local cur = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
 if ARGV[2] == 'purge' then
-  cur = redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+  cur = redis.call('HINCRBY', KEYS[2], ARGV[3], ARGV[4])
 elseif tonumber(ARGV[4]) < cur then
   return {0, cur}
 end
@@ -156,9 +156,13 @@ func (l *Log) Append(ctx context.Context, ch cache.Change) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("redislog: encode: %w", err)
 	}
+	genArg := ch.Gen
+	if ch.Op == cache.ChangePurge {
+		genArg = max(ch.Steps, 1)
+	}
 	start := time.Now()
 	res, err := appendScript.Run(ctx, l.client, []string{l.stream, l.gens, l.epoch},
-		l.maxLen, string(ch.Op), field(ch.Scope), ch.Gen, ch.Origin, raw, ch.Epoch).Int64Slice()
+		l.maxLen, string(ch.Op), field(ch.Scope), genArg, ch.Origin, raw, ch.Epoch).Int64Slice()
 	l.note("cache_log_"+string(ch.Op), start, err)
 	if err != nil {
 		return 0, fmt.Errorf("redislog: append %s: %w", ch.Op, err)

@@ -351,7 +351,9 @@ func TestPurgeMadeWhileDisconnectedIsAppendedLater(t *testing.T) {
 		a.Store(bg, wms, question, answer)
 		eventually(t, "hit on B", func() bool { return hit(b, wms, question).Hit })
 		proxy.Cut()
-		b.Purge("t1", "wms")
+		for range 3 { // merged into one purge of 3 steps while waiting
+			b.Purge("t1", "wms")
+		}
 		local := cache.Namespace{Tenant: "t1", Namespace: "local", Model: "m"}
 		b.Store(bg, local, question, answer)
 		if !hit(b, local, question).Hit {
@@ -367,6 +369,15 @@ func TestPurgeMadeWhileDisconnectedIsAppendedLater(t *testing.T) {
 		if st := b.ShareStatus(); st.Dropped != 0 {
 			t.Fatalf("dropped: %+v", st)
 		}
+		// The log moved the generation as far as B did (3 purges), so a
+		// purge from A afterwards is newer than what B knows, and reaches it.
+		if _, gens, err := f.log("", 0).Generations(bg); err != nil || gens[cache.Scope{Tenant: "t1", Namespace: "wms"}] != 3 {
+			t.Fatalf("generations after B's 3 purges: %v %v", gens, err)
+		}
+		a.Store(bg, wms, question, answer)
+		eventually(t, "A's new put reaches B", func() bool { return hit(b, wms, question).Hit })
+		a.Purge("t1", "wms")
+		eventually(t, "A's purge reaches B", func() bool { return !hit(b, wms, question).Hit })
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -74,13 +75,25 @@ type Cache struct {
 	statsLRU *list.List     // of nsKey strings; front: most recently used
 	retired  NamespaceStats // the sum of the counters dropped
 
+	// gens is the generation of every scope that was purged (absent: 0),
+	// as this instance knows it; misses remembers the generation each
+	// recent miss saw (see missGen). Both under mu.
+	gens   map[Scope]uint64
+	misses missLog
+	share  *sharing // the shared change log, nil when not shared; under mu
+	// embedDim is the dimension of the vectors the embedder returned
+	// (0: none yet): a vector of another instance is taken only when it
+	// has the same one.
+	embedDim atomic.Int64
+
 	denseOnly bool // store every vector densely (tests compare both forms)
 }
 
 // New returns a Cache configured by cfg; the zero Config works.
 func New(cfg Config) *Cache {
 	cfg.setDefaults()
-	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New()}
+	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New(),
+		gens: map[Scope]uint64{}, misses: newMissLog(maxMisses)}
 }
 
 // Threshold returns the cosine similarity a semantic hit needs.
@@ -98,6 +111,9 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 		return nil, errNoSemantic
 	}
 	if _, ok := c.cfg.Embedder.(Builtin); ok {
+		if c.embedDim.Load() == 0 {
+			c.embedDim.Store(BuiltinDim)
+		}
 		return Builtin{}.Embed(ctx, normalized) // in-process and fast
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.EmbedTimeout)
@@ -121,6 +137,7 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 		}
 		v := append([]float32(nil), r.v...)
 		normalizeL2(v)
+		c.embedDim.Store(int64(len(v)))
 		return v, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -209,6 +226,10 @@ func (c *Cache) Retired() NamespaceStats {
 //
 // A question longer than MaxSemanticRunes (normalized) is looked up in the
 // exact tier only: it is never analysed nor embedded.
+//
+// A miss remembers the generation of its scope (the last maxMisses
+// misses), so that the answer stored for it later is refused when the
+// scope was purged in between (see Store).
 func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Result {
 	d := c.decide(ctx, ns, question, false)
 	nsKey := ns.String()
@@ -217,11 +238,13 @@ func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Resul
 	s := c.nsStats(ns, nsKey)
 	if d.hit == nil {
 		s.Misses++
+		c.misses.add(d.key, c.gens[ns.scope()])
 		return Result{Score: d.score}
 	}
 	// The entry may have gone between the read and this write lock.
 	if e, ok := c.st.get(d.hit.id); !ok || e != d.hit {
 		s.Misses++
+		c.misses.add(d.key, c.gens[ns.scope()])
 		return Result{}
 	}
 	if d.kind == "exact" {
@@ -247,45 +270,69 @@ func cloneAnswer(a Answer) Answer {
 // nor embedded). Entries past MaxEntries or MaxBytes are evicted, least
 // recently used first; an answer larger than MaxBytes on its own is not
 // stored.
+//
+// An answer computed before a purge of its namespace is not stored after
+// it: the entry is made under the namespace's generation that the miss of
+// its question saw (see Lookup), and a purge since then makes it stale.
+// With a shared change log (Share) the stored entry is also appended to
+// the log, for every other instance.
 func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans Answer) {
 	norm, long := c.tooLong(question)
-	nsKey := ns.String()
-	var (
-		facets []string
-		vec    []float32
-	)
+	var vec []float32
 	if !long {
-		facets = text.Facets(norm)
 		vec, _ = c.embed(ctx, norm)
 	}
-	now := c.cfg.Now()
+	e := c.newEntry(ns, question, norm, long, vec, cloneAnswer(ans), c.cfg.Now())
+	c.mu.Lock()
+	scope := ns.scope()
+	cur := c.gens[scope]
+	gen, seen := c.missGen(e.id)
+	if !seen {
+		gen = cur
+	}
+	if gen < cur || c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
+		c.mu.Unlock()
+		return
+	}
+	e.gen = gen
+	c.nsStats(ns, e.nsKey)
+	c.st.put(e)
+	c.evict(e.created)
+	sh := c.share
+	c.mu.Unlock()
+	if sh != nil {
+		sh.queuePut(c, e, vec)
+	}
+}
+
+// newEntry makes the entry of question in ns from what this instance
+// computes itself: the normalized text, the facets (unless long), the
+// exact key, and the size. vec is the question's unit vector or nil.
+func (c *Cache) newEntry(ns Namespace, question, norm string, long bool, vec []float32, ans Answer, created time.Time) *entry {
+	var facets []string
+	if !long {
+		facets = text.Facets(norm)
+	}
 	e := &entry{
 		id:         ExactKey(ns, norm),
 		ns:         ns,
-		nsKey:      nsKey,
+		nsKey:      ns.String(),
 		question:   question,
 		normalized: norm,
 		facets:     facets,
 		facetKey:   strings.Join(facets, "\x1f"),
-		answer:     cloneAnswer(ans),
+		answer:     ans,
 		vec:        newVector(vec, !c.denseOnly),
-		created:    now,
+		created:    created,
 	}
 	if c.cfg.TTL > 0 {
-		e.expires = now.Add(c.cfg.TTL)
+		e.expires = created.Add(c.cfg.TTL)
 	}
 	e.size = int64(len(question)+len(norm)) + e.vec.bytes() + entryOverhead
 	for _, ch := range ans.Chunks {
 		e.size += int64(len(ch)) + 16
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
-		return
-	}
-	c.nsStats(ns, nsKey)
-	c.st.put(e)
-	c.evict(now)
+	return e
 }
 
 // evict drops expired entries at the LRU tail, then, until the bounds
@@ -340,20 +387,28 @@ func (c *Cache) Stats() []NamespaceStats {
 
 // Purge drops every entry of request namespace namespace ("" means
 // "default") for tenant, across all models, and their counters, and
-// returns how many entries it dropped.
+// returns how many entries it dropped. It starts a new generation of the
+// namespace: an answer whose miss came before the purge is not stored
+// after it. With a shared change log (Share) the purge is appended to the
+// log, for every other instance.
 func (c *Cache) Purge(tenant, namespace string) int {
-	if namespace == "" {
-		namespace = DefaultNamespace
-	}
-	match := func(ns Namespace) bool {
-		name := ns.Namespace
-		if name == "" {
-			name = DefaultNamespace
-		}
-		return ns.Tenant == tenant && name == namespace
-	}
+	scope := Scope{Tenant: tenant, Namespace: namespace}.norm()
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.gens[scope]++
+	n := c.dropScope(scope, c.gens[scope])
+	sh := c.share
+	c.mu.Unlock()
+	if sh != nil {
+		sh.queuePurge(scope)
+	}
+	return n
+}
+
+// dropScope drops the entries of scope made under a generation older than
+// below, and the scope's counters, and returns how many entries it
+// dropped. c.mu must be held for writing.
+func (c *Cache) dropScope(scope Scope, below uint64) int {
+	match := func(ns Namespace) bool { return ns.scope() == scope }
 	var keys []string
 	c.st.namespaces(func(nsKey string, ns Namespace) {
 		if match(ns) {
@@ -363,8 +418,10 @@ func (c *Cache) Purge(tenant, namespace string) int {
 	n := 0
 	for _, nsKey := range keys {
 		for _, e := range c.st.namespace(nsKey) {
-			c.st.remove(e.id)
-			n++
+			if e.gen < below {
+				c.st.remove(e.id)
+				n++
+			}
 		}
 	}
 	for nsKey, s := range c.stats {

@@ -18,6 +18,7 @@ type entry struct {
 	vec        vector // the vector until put copies it into the namespace arenas; zero when the embedder failed
 	created    time.Time
 	expires    time.Time // zero: never
+	gen        uint64    // the generation of its scope it was made under
 	hits       int64
 	size       int64
 	lru        *list.Element

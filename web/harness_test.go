@@ -47,6 +47,9 @@ type envOpts struct {
 	NoCache  bool // run without a cache
 	Observer orchestrator.Observer
 	Shared   orchestrator.Shared // shared state with other instances; nil: none
+	// CacheLog, when set, shares the cache with other instances through
+	// it (cache.Cache.Share), stopped when the test ends.
+	CacheLog cache.ChangeLog
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -72,6 +75,13 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if !o.NoCache {
 		e.Cache = cache.New(cache.Config{})
 		c = e.Cache
+		if o.CacheLog != nil {
+			stop, err := e.Cache.Share(context.Background(), o.CacheLog, cache.ShareConfig{Block: 100 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(stop)
+		}
 	}
 	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/pipeline"
 )
@@ -65,12 +66,30 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if st := s.orch.SharedStatus(); st.Enabled {
 		body["redis"] = sharedHealth(st)
 	}
+	if s.cache != nil {
+		if st := s.cache.ShareStatus(); st.Enabled {
+			body["cache_log"] = cacheLogHealth(st)
+		}
+	}
 	if err != nil {
 		body["status"], body["reason"] = "unavailable", err.Error()
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// cacheLogHealth describes the cache's shared change log for /readyz. Like
+// the shared state, it is not a readiness dependency: without it the cache
+// serves and stores locally.
+func cacheLogHealth(st cache.ShareStatus) string {
+	switch {
+	case !st.Up:
+		return fmt.Sprintf("degraded: %s; the cache serves and stores locally, %d changes wait to be appended", st.Err, st.Pending)
+	case st.Lag > 0:
+		return fmt.Sprintf("catching up: %.1fs behind the log", st.Lag.Seconds())
+	}
+	return "ok"
 }
 
 // sharedHealth describes the shared-state link for /readyz.

@@ -80,6 +80,10 @@ type settings struct {
 	// The first hour (issue 12): start-up probe and model discovery.
 	ProbeTimeout time.Duration
 	ModelsTTL    time.Duration
+	// A fleet (issue 13): the cache shared through Redis.
+	CacheShared     bool
+	CacheLogMax     int
+	CacheLogPending int
 	// given holds the SLUICE_* names set by the environment or a flag
 	// (a default is not given): SLUICE_MODEL unset means "ask the upstream".
 	given map[string]bool
@@ -113,7 +117,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_HEARTBEAT", "heartbeat", "15s", "keep-alive interval on every stream, also before the first token (an SSE comment; on the OpenAI door an empty chunk)", dur(&s.Heartbeat, false)},
 		{"SLUICE_CONN_BUFFER", "conn-buffer", "64KiB", "per-connection send buffer (bytes) before backpressure applies", size(&s.ConnBuffer)},
 		{"SLUICE_WRITE_TIMEOUT", "write-timeout", "10s", "slow-reader limit: a write stuck this long closes the connection, on event streams (resume with Last-Event-ID) and large JSON answers alike", dur(&s.WriteTimeout, false)},
-		{"SLUICE_REDIS_URL", "redis-url", "", "shared state: redis://host:port/db (one server) or redis+cluster://host1:port1,host2:port2 (a Redis Cluster; rediss:// and rediss+cluster:// for TLS); every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache stays per instance; empty = one instance, in memory", redisURL(&s.RedisURL)},
+		{"SLUICE_REDIS_URL", "redis-url", "", "shared state: redis://host:port/db (one server) or redis+cluster://host1:port1,host2:port2 (a Redis Cluster; rediss:// and rediss+cluster:// for TLS); every instance can show, follow (Last-Event-ID) and cancel every task; /readyz checks it; the cache is shared too (SLUICE_CACHE_SHARED); empty = one instance, in memory", redisURL(&s.RedisURL)},
 		{"SLUICE_REDIS_PREFIX", "redis-prefix", "sluice:", "prefix of every Redis key and channel: deployments sharing one Redis need different ones; no braces (Redis Cluster hash tags)", redisPrefix(&s.RedisPrefix)},
 		{"SLUICE_CACHE_THRESHOLD", "cache-threshold", "0.92", "cosine similarity for a semantic hit (facets must match too)", unit(&s.CacheThreshold)},
 		{"SLUICE_CACHE_TTL", "cache-ttl", "24h", "cache entry lifetime", dur(&s.CacheTTL, false)},
@@ -161,6 +165,10 @@ func (s *settings) table() []setting {
 		{"SLUICE_SHARED_FLUSH", "shared-flush", "100ms", "window that batches a running task's deltas into one Redis write (about duration/window writes per task instead of one per chunk); the first delta and the end are written at once", dur(&s.SharedFlush, false)},
 		{"SLUICE_PROBE_TIMEOUT", "probe-timeout", "3s", "bound of the start-up probe of the upstream (GET /models: the model when SLUICE_MODEL is unset, a warning when unreachable) and of each GET /v1/models passed upstream", dur(&s.ProbeTimeout, false)},
 		{"SLUICE_MODELS_TTL", "models-ttl", "30s", "how long GET /v1/models reuses the upstream's model list", dur(&s.ModelsTTL, false)},
+		// A fleet (issue 13).
+		{"SLUICE_CACHE_SHARED", "cache-shared", "true", "with SLUICE_REDIS_URL, share the cache with every instance through a change log in Redis (an answer cached on one is a hit on all, a purge reaches all); false = each instance keeps its own", boolean(&s.CacheShared)},
+		{"SLUICE_CACHE_LOG_MAX", "cache-log-max", "10000", "cache changes (puts and purges) the shared change log keeps in Redis, about; a new instance warms up from them", posInt(&s.CacheLogMax)},
+		{"SLUICE_CACHE_LOG_PENDING", "cache-log-pending", "10000", "cache puts that may wait for Redis to answer again before the oldest is kept local only", posInt(&s.CacheLogPending)},
 	}
 }
 

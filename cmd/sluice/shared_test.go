@@ -1,7 +1,9 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
 )
@@ -39,5 +41,48 @@ func taskFromAnyInstance(t *testing.T, url string) {
 	c := startSluice(t, "-redis-url", url, "-redis-prefix", prefix+"elsewhere:")
 	if code, _, _ := runCLI(t, c, "task", id); code != exitFailed {
 		t.Fatalf("task on an instance of another deployment: exit %d", code)
+	}
+}
+
+// TestCacheSharedByDefault: with SLUICE_REDIS_URL the cache is shared: an
+// answer asked of A is a hit on B (its lookup explains it), B's /readyz
+// and /metrics show the change log; with -cache-shared=false C keeps its
+// own cache.
+func TestCacheSharedByDefault(t *testing.T) {
+	url, prefix := redistest.Redis(t)
+	a := startSluice(t, "-redis-url", url, "-redis-prefix", prefix)
+	b := startSluice(t, "-redis-url", url, "-redis-prefix", prefix)
+	c := startSluice(t, "-redis-url", url, "-redis-prefix", prefix, "-cache-shared=false")
+	q := "which dock takes the 3pm wave in zone C?"
+	if code, _, errOut := runCLI(t, a, "ask", q); code != exitOK {
+		t.Fatalf("ask on A: exit %d: %s", code, errOut)
+	}
+	lookup := "/v1/cache/lookup?q=" + strings.ReplaceAll(q, " ", "+")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := get(t, b+lookup, "")
+		if strings.Contains(body, `"decision":"hit"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B never explained a hit: %s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, body := get(t, c+lookup, ""); !strings.Contains(body, `"decision":"miss"`) {
+		t.Fatalf("C shares its cache though -cache-shared=false: %s", body)
+	}
+	if st, body := get(t, b+"/readyz", ""); st != 200 || !strings.Contains(body, `"cache_log":"ok"`) {
+		t.Fatalf("B's /readyz: %d %s", st, body)
+	}
+	if _, body := get(t, c+"/readyz", ""); strings.Contains(body, "cache_log") {
+		t.Fatalf("C's /readyz mentions a cache log: %s", body)
+	}
+	_, metrics := get(t, b+"/metrics", "")
+	for _, want := range []string{"sluice_cache_log_up 1", `sluice_cache_log_changes_total{result="applied"} 1`, "sluice_cache_log_pending 0",
+		`sluice_redis_operations_total{op="cache_log_read",result="ok"}`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("B's /metrics lacks %q", want)
+		}
 	}
 }

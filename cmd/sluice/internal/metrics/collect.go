@@ -30,6 +30,12 @@ type CacheSource interface {
 	Stats() []cache.NamespaceStats
 }
 
+// shareSource is a CacheSource whose cache may be shared through a change
+// log; a *cache.Cache is one.
+type shareSource interface {
+	ShareStatus() cache.ShareStatus
+}
+
 // ConnSource is where the connection counts are read at scrape time; a
 // *web.Listener is one.
 type ConnSource interface {
@@ -65,6 +71,8 @@ type scraper struct {
 	taskRetained, taskRetBytes, taskEvicted                          *prometheus.Desc
 	cacheLookups, cacheEntries, cacheBytes, cacheEvictions           *prometheus.Desc
 	cacheNamespaces                                                  *prometheus.Desc
+	cacheLogUp, cacheLogLag, cacheLogPending, cacheLogErrors         *prometheus.Desc
+	cacheLogChanges                                                  *prometheus.Desc
 	connsOpen, connsReserved, connsRefused                           *prometheus.Desc
 }
 
@@ -94,6 +102,11 @@ func newScraper(maxNamespaces int) *scraper {
 		cacheBytes:      newDesc(nameCacheBytes),
 		cacheEvictions:  newDesc(nameCacheEvictions),
 		cacheNamespaces: newDesc(nameCacheNamespaces),
+		cacheLogUp:      newDesc(nameCacheLogUp),
+		cacheLogLag:     newDesc(nameCacheLogLag),
+		cacheLogPending: newDesc(nameCacheLogPending),
+		cacheLogErrors:  newDesc(nameCacheLogErrors),
+		cacheLogChanges: newDesc(nameCacheLogChanges),
 		connsOpen:       newDesc(nameHTTPConnsOpen),
 		connsReserved:   newDesc(nameHTTPConnsReserved),
 		connsRefused:    newDesc(nameHTTPConnsRefused),
@@ -127,6 +140,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
 		s.taskRetained, s.taskRetBytes, s.taskEvicted,
 		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
+		s.cacheLogUp, s.cacheLogLag, s.cacheLogPending, s.cacheLogErrors, s.cacheLogChanges,
 		s.connsOpen, s.connsReserved, s.connsRefused,
 	} {
 		ch <- d
@@ -240,6 +254,31 @@ func (s *scraper) collectCache(ch chan<- prometheus.Metric, src CacheSource) {
 		ch <- prometheus.MustNewConstMetric(s.cacheBytes, prometheus.GaugeValue, float64(c.bytes), l)
 	}
 	ch <- prometheus.MustNewConstMetric(s.cacheNamespaces, prometheus.GaugeValue, float64(len(stats)))
+	if ss, ok := src.(shareSource); ok {
+		s.collectCacheLog(ch, ss.ShareStatus())
+	}
+}
+
+// collectCacheLog reports the state of the cache's shared change log, when
+// the cache is shared.
+func (s *scraper) collectCacheLog(ch chan<- prometheus.Metric, st cache.ShareStatus) {
+	if !st.Enabled {
+		return
+	}
+	up := 0.0
+	if st.Up {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(s.cacheLogUp, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(s.cacheLogLag, prometheus.GaugeValue, st.Lag.Seconds())
+	ch <- prometheus.MustNewConstMetric(s.cacheLogPending, prometheus.GaugeValue, float64(st.Pending))
+	ch <- prometheus.MustNewConstMetric(s.cacheLogErrors, prometheus.CounterValue, float64(st.Errors))
+	for _, r := range []struct {
+		result string
+		n      int64
+	}{{"appended", st.Appended}, {"applied", st.Applied}, {"refused", st.Refused}, {"dropped", st.Dropped}} {
+		ch <- prometheus.MustNewConstMetric(s.cacheLogChanges, prometheus.CounterValue, float64(r.n), r.result)
+	}
 }
 
 // labelLocked maps a request namespace to its label value. s.mu must be

@@ -75,6 +75,12 @@ const (
 	nameSharedPendingTasks = "sluice_shared_pending_tasks"
 	nameSharedPendingBytes = "sluice_shared_pending_bytes"
 	nameSharedDropped      = "sluice_shared_dropped_total"
+
+	nameCacheLogUp      = "sluice_cache_log_up"
+	nameCacheLogLag     = "sluice_cache_log_lag_seconds"
+	nameCacheLogPending = "sluice_cache_log_pending"
+	nameCacheLogErrors  = "sluice_cache_log_errors_total"
+	nameCacheLogChanges = "sluice_cache_log_changes_total"
 )
 
 // catalog is the single source of every sluice_ metric: the collectors
@@ -159,6 +165,20 @@ var catalog = []MetricDoc{
 		Help: "Cache entries evicted (capacity or TTL), by request namespace."},
 	{Name: nameCacheNamespaces, Type: "gauge", Scraped: true,
 		Help: "Effective cache namespaces (tenant, request namespace, model) the cache has counters for."},
+
+	// The cache's shared change log, read from Cache.ShareStatus at scrape
+	// time (only when the cache is shared: SLUICE_REDIS_URL and
+	// SLUICE_CACHE_SHARED).
+	{Name: nameCacheLogUp, Type: "gauge", Scraped: true,
+		Help: "1 while the cache's shared change log (Redis) answered this instance's last read and append, 0 while it does not: the cache serves and stores locally meanwhile."},
+	{Name: nameCacheLogLag, Type: "gauge", Scraped: true,
+		Help: "How long this instance has been behind the cache's change log, in seconds: 0 while its last read came back with less than a full batch."},
+	{Name: nameCacheLogPending, Type: "gauge", Scraped: true,
+		Help: "Cache changes (puts and purges) waiting to be appended to the change log (puts bounded by SLUICE_CACHE_LOG_PENDING)."},
+	{Name: nameCacheLogErrors, Type: "counter", Scraped: true,
+		Help: "Calls to the cache's change log that failed (each is retried)."},
+	{Name: nameCacheLogChanges, Type: "counter", Labels: []string{"result"}, Scraped: true,
+		Help: "Cache changes by result: appended (this instance's puts and purges), applied (other instances' changes that changed this cache), refused (puts made before a purge: not logged, dropped here too), dropped (puts past SLUICE_CACHE_LOG_PENDING: kept here only)."},
 
 	// HTTP connections, read from the listener at scrape time.
 	{Name: nameHTTPConnsOpen, Type: "gauge", Scraped: true,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
@@ -47,6 +48,7 @@ type envOpts struct {
 	NoCache  bool // run without a cache
 	Observer orchestrator.Observer
 	Shared   orchestrator.Shared // shared state with other instances; nil: none
+	Leases   pipeline.Leases     // the fleet budget; nil: a local one
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -73,7 +75,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 		e.Cache = cache.New(cache.Config{})
 		c = e.Cache
 	}
-	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared})
+	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared, Leases: o.Leases})
 	if err != nil {
 		t.Fatal(err)
 	}

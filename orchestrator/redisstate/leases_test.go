@@ -245,3 +245,71 @@ func TestFleetWaitDoesNotSpin(t *testing.T) {
 		})
 	}
 }
+
+// TestFleetStalledRedisCostsBoundedTime: a Redis that accepts
+// connections and never answers costs a request about the call timeout,
+// not its whole wait: failing closed it is refused with
+// ErrBudgetUnavailable, failing open it gets the local share (and no
+// more), and the gate says it is degraded until Redis answers again.
+func TestFleetStalledRedisCostsBoundedTime(t *testing.T) {
+	for _, target := range redistest.Targets(t) {
+		for _, open := range []bool{false, true} {
+			name := target.Name + "/closed"
+			if open {
+				name = target.Name + "/open"
+			}
+			t.Run(name, func(t *testing.T) {
+				_, prefix := redistest.Redis(t)
+				proxy, viaProxy := redistest.NewProxy(t, target.URL)
+				const callTimeout = 150 * time.Millisecond
+				g, l := fleetGate(t, viaProxy, prefix, 4, pipeline.ClusterConfig{
+					LeaseTime: 3 * time.Second, CallTimeout: callTimeout, FailOpen: open, LocalShare: 2,
+				})
+				p, err := g.Acquire(context.Background(), time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Release()
+				proxy.Stall()
+				start := time.Now()
+				p1, err1 := g.Acquire(context.Background(), 10*time.Second)
+				took := time.Since(start)
+				if took > 10*callTimeout {
+					t.Errorf("a stalled Redis cost a request %s (call timeout %s)", took, callTimeout)
+				}
+				if !open {
+					if !errors.Is(err1, pipeline.ErrBudgetUnavailable) {
+						t.Fatalf("failing closed on a stalled Redis: %v", err1)
+					}
+					if _, err := g.Enqueue(); !errors.Is(err, pipeline.ErrBudgetUnavailable) {
+						t.Fatalf("a new task while failing closed: %v", err)
+					}
+				} else {
+					if err1 != nil {
+						t.Fatalf("failing open on a stalled Redis: %v", err1)
+					}
+					p2, err := g.Acquire(context.Background(), 0)
+					if err != nil {
+						t.Fatalf("second slot of the local share: %v", err)
+					}
+					if _, err := g.Acquire(context.Background(), 0); !errors.Is(err, pipeline.ErrOverloaded) {
+						t.Fatalf("beyond the local share of 2: %v", err)
+					}
+					p1.Release()
+					p2.Release()
+				}
+				if d := g.Degraded(); d == "" {
+					t.Fatal("the gate does not say it is degraded")
+				}
+				proxy.Restore()
+				poll(t, 10*time.Second, "back on the cluster budget", func() bool { return g.Degraded() == "" })
+				p, err = g.Acquire(context.Background(), time.Second)
+				if err != nil {
+					t.Fatalf("after recovery: %v", err)
+				}
+				p.Release()
+				poll(t, 5*time.Second, "no lease left", func() bool { return live(t, l) == 0 })
+			})
+		}
+	}
+}

@@ -48,10 +48,11 @@ type GateConfig struct {
 type Gate struct {
 	cfg GateConfig
 
-	mu       sync.Mutex // protects inFlight, waiters, queued, closed
+	mu       sync.Mutex // protects inFlight, waiters, queued, once, closed
 	inFlight int
 	waiters  list.List // of *Claim, front = oldest
 	queued   int       // waiters that count against QueueLimit
+	once     int       // waiters that only wait for one answer of the fleet budget
 	closed   bool
 	closedC  chan struct{} // closed by Close: wakes every waiter
 
@@ -167,6 +168,9 @@ func (g *Gate) claimWith(queued, once bool) (*Claim, error) {
 		g.grantLocked(c, g.localLeaseLocked())
 	case !queued:
 		c.elem = g.waiters.PushBack(c)
+		if once {
+			g.once++
+		}
 	case g.cfg.QueueLimit > 0 && g.queued < g.cfg.QueueLimit:
 		g.queued++
 		c.elem = g.waiters.PushBack(c)
@@ -175,9 +179,25 @@ func (g *Gate) claimWith(queued, once bool) (*Claim, error) {
 		return nil, ErrQueueFull
 	}
 	if c.elem != nil && g.fleet != nil {
-		g.fleet.kick(g.fleet.arrived)
+		if once {
+			// It waits for one answer: ask now, even in a backoff. That
+			// costs one call per such request, never more.
+			g.fleet.kick(g.fleet.retry)
+		} else {
+			g.fleet.kick(g.fleet.arrived)
+		}
 	}
 	return c, nil
+}
+
+// leftLocked counts a claim out of the line. g.mu must be held.
+func (g *Gate) leftLocked(c *Claim) {
+	if c.queued {
+		g.queued--
+	}
+	if c.once {
+		g.once--
+	}
 }
 
 // freeLocked reports whether a slot may be granted here and now, without
@@ -202,9 +222,7 @@ func (g *Gate) grantLocked(c *Claim, lease string) {
 	if c.elem != nil {
 		g.waiters.Remove(c.elem)
 		c.elem = nil
-		if c.queued {
-			g.queued--
-		}
+		g.leftLocked(c)
 	}
 	if g.cfg.OnWait != nil {
 		g.cfg.OnWait(time.Since(c.since))
@@ -259,9 +277,7 @@ func (g *Gate) refuseLocked(c *Claim, err error) {
 	}
 	g.waiters.Remove(c.elem)
 	c.elem = nil
-	if c.queued {
-		g.queued--
-	}
+	g.leftLocked(c)
 	g.rejected.Add(1)
 	c.err = err
 	close(c.ready)
@@ -281,9 +297,7 @@ func (c *Claim) Cancel() bool {
 	if c.elem != nil {
 		g.waiters.Remove(c.elem)
 		c.elem = nil
-		if c.queued {
-			g.queued--
-		}
+		g.leftLocked(c)
 		c.settled = true
 		return true
 	}

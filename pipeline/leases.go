@@ -16,10 +16,11 @@ import (
 // store every instance shares (orchestrator/redisstate: Redis); every
 // call is bounded by its ctx.
 type Leases interface {
-	// Acquire adds the lease id if fewer than limit leases are live
-	// (expired ones are dropped first). It reports whether it did and how
-	// many leases are live after the call.
-	Acquire(ctx context.Context, id string, limit int) (granted bool, live int, err error)
+	// Acquire adds the leases ids, in order, while fewer than limit
+	// leases are live (expired ones are dropped first): ids[:granted] are
+	// live leases after the call, the others were not added. It also
+	// reports how many leases are live after the call.
+	Acquire(ctx context.Context, ids []string, limit int) (granted, live int, err error)
 	// Renew extends the leases ids by the lease time, adding back any the
 	// store has lost (a restarted store, an expiry while it was out of
 	// reach): they are streams still running. It reports the live count.
@@ -79,7 +80,7 @@ type FleetStats struct {
 	Mode string `json:"mode"`
 	// FleetInFlight is the fleet's live leases as of the last answer of
 	// the store (FleetCheckedAt), not a call per read.
-	FleetInFlight int `json:"fleet_in_flight,omitempty"`
+	FleetInFlight *int `json:"fleet_in_flight,omitempty"`
 	// FleetCheckedAt is when FleetInFlight was read.
 	FleetCheckedAt *time.Time `json:"fleet_checked_at,omitempty"`
 	// LeasesHeld is the leases this instance holds (its in-flight
@@ -92,8 +93,9 @@ type FleetStats struct {
 	// Degraded is empty while the store answers; otherwise what failed
 	// and what the gate does meanwhile.
 	Degraded string `json:"degraded,omitempty"`
-	// LeaseAttempts is the Acquire calls made, LeasesGranted the ones
-	// that granted a lease: their ratio is the store round trips per slot.
+	// LeaseAttempts is the Acquire calls made (each asks for up to 16
+	// leases), LeasesGranted the leases they granted: their ratio is the
+	// store round trips per slot.
 	LeaseAttempts int64 `json:"lease_attempts_total"`
 	LeasesGranted int64 `json:"leases_granted_total"`
 	// PendingReleases are released leases the store has not heard of yet.
@@ -115,7 +117,7 @@ type fleet struct {
 	attempts, granted int64 // protected by mu too (read by Stats)
 
 	arrived  chan struct{} // a claim joined the line (cap 1)
-	freed    chan struct{} // a permit was released here (cap 1)
+	retry    chan struct{} // ask the store now: a permit was released here, or a claim wants one answer (cap 1)
 	stopped  chan struct{} // closed when run returns
 	maxNotYt int           // bound of notYet
 }
@@ -124,7 +126,7 @@ func (g *Gate) startFleet() {
 	g.cfg.Cluster.setDefaults(g.cfg.Limit)
 	g.fleet = &fleet{
 		cfg: g.cfg.Cluster, held: map[string]struct{}{},
-		arrived: make(chan struct{}, 1), freed: make(chan struct{}, 1), stopped: make(chan struct{}),
+		arrived: make(chan struct{}, 1), retry: make(chan struct{}, 1), stopped: make(chan struct{}),
 		maxNotYt: 4 * g.cfg.Limit,
 	}
 	go g.run()
@@ -165,7 +167,7 @@ func (f *fleet) releasedLocked(lease string) {
 		f.notYet = f.notYet[1:]
 	}
 	f.notYet = append(f.notYet, lease)
-	f.kick(f.freed)
+	f.kick(f.retry)
 }
 
 // localLeaseLocked is the lease of a permit granted without asking the
@@ -189,8 +191,9 @@ func (g *Gate) fleetStatsLocked() FleetStats {
 	if f == nil {
 		return FleetStats{Mode: "local"}
 	}
+	live := f.live
 	st := FleetStats{
-		Mode: "cluster", FleetInFlight: f.live, LeasesHeld: len(f.held), FailMode: "closed",
+		Mode: "cluster", FleetInFlight: &live, LeasesHeld: len(f.held), FailMode: "closed",
 		LeaseAttempts: f.attempts, LeasesGranted: f.granted, PendingReleases: len(f.notYet),
 	}
 	if !f.check.IsZero() {
@@ -227,7 +230,9 @@ func (g *Gate) acquireFleet(ctx context.Context, wait time.Duration) (*Permit, e
 	f := g.fleet
 	if wait <= 0 {
 		g.mu.Lock()
-		busy := g.waiters.Len() > 0 && !f.openLocked()
+		// Waiting claims are ahead (FIFO); other claims that ask for one
+		// answer are not: they share the next call to the store.
+		busy := g.waiters.Len() > g.once && !f.openLocked()
 		g.mu.Unlock()
 		if busy {
 			g.rejected.Add(1)
@@ -318,7 +323,7 @@ func (g *Gate) run() {
 		}
 		tm := time.NewTimer(time.Until(wake))
 		select {
-		case <-f.freed:
+		case <-f.retry:
 			retryAt = time.Time{}
 		case <-f.cfg.Leases.Released():
 			if !g.isDown() {
@@ -359,21 +364,31 @@ func (g *Gate) hasHead() bool {
 	return g.waiters.Len() > 0
 }
 
-// acquireHeads asks the store for a lease for each head of the line in
-// turn while a local slot is free.
+// acquireBatch bounds the leases asked for in one call: a burst of
+// arrivals costs one round trip per batch, not one per request.
+const acquireBatch = 16
+
+// acquireHeads asks the store for leases for the heads of the line, in
+// one call per batch, while a local slot is free.
 func (g *Gate) acquireHeads() acquireResult {
 	f := g.fleet
 	res := fleetIdle
 	for {
 		g.mu.Lock()
-		ok := !g.closed && f.down == nil && g.waiters.Len() > 0 && g.inFlight < g.cfg.Limit
+		n := 0
+		if !g.closed && f.down == nil {
+			n = min(g.waiters.Len(), g.cfg.Limit-g.inFlight, acquireBatch)
+		}
 		g.mu.Unlock()
-		if !ok {
+		if n <= 0 {
 			return res
 		}
-		id := newLeaseID()
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = newLeaseID()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), f.cfg.CallTimeout)
-		granted, live, err := f.cfg.Leases.Acquire(ctx, id, g.cfg.Limit)
+		granted, live, err := f.cfg.Leases.Acquire(ctx, ids, g.cfg.Limit)
 		cancel()
 		g.mu.Lock()
 		f.attempts++
@@ -384,7 +399,16 @@ func (g *Gate) acquireHeads() acquireResult {
 		}
 		f.down = nil
 		f.live, f.check = live, time.Now()
-		if !granted {
+		f.granted += int64(granted)
+		for _, id := range ids[:granted] {
+			front := g.waiters.Front()
+			if front != nil && !g.closed && g.inFlight < g.cfg.Limit {
+				g.grantLocked(front.Value.(*Claim), id)
+			} else {
+				f.notYet = append(f.notYet, id) // nobody left to take it
+			}
+		}
+		if granted < n {
 			// Full: the claims that asked for one answer are refused.
 			for e := g.waiters.Front(); e != nil; {
 				next := e.Next()
@@ -395,13 +419,6 @@ func (g *Gate) acquireHeads() acquireResult {
 			}
 			g.mu.Unlock()
 			return fleetFull
-		}
-		f.granted++
-		front := g.waiters.Front()
-		if front != nil && !g.closed && g.inFlight < g.cfg.Limit {
-			g.grantLocked(front.Value.(*Claim), id)
-		} else {
-			f.notYet = append(f.notYet, id) // nobody left to take it
 		}
 		g.mu.Unlock()
 		res = fleetGranted

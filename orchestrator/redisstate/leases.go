@@ -95,16 +95,24 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 `
 
-// acquireScript: ARGV = id, limit, ttl ms. Returns {granted 0|1, live}.
+// acquireScript: ARGV = limit, ttl ms, ids... Adds the ids in order
+// while below the limit. Returns {granted, live}.
 var acquireScript = redis.NewScript(leaseNow + `
 local n = redis.call('ZCARD', KEYS[1])
-if n >= tonumber(ARGV[2]) then
-  return {0, n}
+local limit = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[2])
+local k = 0
+for i = 3, #ARGV do
+  if n + k >= limit then
+    break
+  end
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+  k = k + 1
 end
-local ttl = tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], 2 * ttl)
-return {1, n + 1}
+if k > 0 then
+  redis.call('PEXPIRE', KEYS[1], 2 * ttl)
+end
+return {k, n + k}
 `)
 
 // renewScript: ARGV = ttl ms, ids... Returns live.
@@ -130,17 +138,22 @@ return n
 `)
 
 // Acquire implements pipeline.Leases.
-func (l *Leases) Acquire(ctx context.Context, id string, limit int) (bool, int, error) {
+func (l *Leases) Acquire(ctx context.Context, ids []string, limit int) (int, int, error) {
 	start := time.Now()
-	r, err := acquireScript.Run(ctx, l.c, []string{l.key}, id, limit, l.ttl.Milliseconds()).Int64Slice()
+	args := make([]any, 0, len(ids)+2)
+	args = append(args, limit, l.ttl.Milliseconds())
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	r, err := acquireScript.Run(ctx, l.c, []string{l.key}, args...).Int64Slice()
 	l.observe("budget_acquire", time.Since(start), err)
 	if err != nil {
-		return false, 0, fmt.Errorf("redisstate: acquire lease: %w", err)
+		return 0, 0, fmt.Errorf("redisstate: acquire leases: %w", err)
 	}
 	if len(r) != 2 {
-		return false, 0, errors.New("redisstate: acquire lease: unexpected reply")
+		return 0, 0, errors.New("redisstate: acquire leases: unexpected reply")
 	}
-	return r[0] == 1, int(r[1]), nil
+	return int(r[0]), int(r[1]), nil
 }
 
 // Renew implements pipeline.Leases.

@@ -182,7 +182,9 @@ func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
 				degraded = 1
 			}
 			gauge(s.budgetDegraded, degraded, st.Name, st.FailMode)
-			gauge(s.budgetFleet, float64(st.FleetInFlight), st.Name)
+			if st.FleetInFlight != nil {
+				gauge(s.budgetFleet, float64(*st.FleetInFlight), st.Name)
+			}
 			gauge(s.budgetHeld, float64(st.LeasesHeld), st.Name)
 			counter(s.budgetAttempts, float64(st.LeaseAttempts), st.Name)
 			counter(s.budgetGranted, float64(st.LeasesGranted), st.Name)

@@ -42,7 +42,9 @@ var _ pipeline.Leases = (*Leases)(nil)
 // NewLeases returns the fleet budget of upstream under prefix, with
 // leases that live ttl without renewal, and subscribes to its release
 // notifications. observe, if not nil, is told each call's latency and
-// error. Call Close when done.
+// error. c must set ContextTimeoutEnabled (as the Store's clients), so
+// that each call ends by its context's deadline (the gate's call
+// timeout) even on a stalled Redis. Call Close when done.
 func NewLeases(c redis.UniversalClient, prefix, upstream string, ttl time.Duration, observe func(op string, d time.Duration, err error)) *Leases {
 	if observe == nil {
 		observe = func(string, time.Duration, error) {}

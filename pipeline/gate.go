@@ -89,14 +89,18 @@ type GateStats struct {
 	AcquiredTotal int64  `json:"acquired_total"`
 	ReleasedTotal int64  `json:"released_total"`
 	RejectedTotal int64  `json:"rejected_total"`
-	FleetStats
+	// Mode is "local" (Limit is this instance's) or "cluster" (Limit is
+	// the fleet's, and FleetStats is set).
+	Mode string `json:"mode"`
+	*FleetStats
 }
 
 // Stats returns a consistent snapshot of the gate.
 func (g *Gate) Stats() GateStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return GateStats{
+	st := GateStats{
+		Mode:          "local",
 		FleetStats:    g.fleetStatsLocked(),
 		Name:          g.cfg.Name,
 		Limit:         g.cfg.Limit,
@@ -108,6 +112,10 @@ func (g *Gate) Stats() GateStats {
 		ReleasedTotal: g.released.Load(),
 		RejectedTotal: g.rejected.Load(),
 	}
+	if st.FleetStats != nil {
+		st.Mode = "cluster"
+	}
+	return st
 }
 
 // Permit is one held slot. Release returns it; only the first call counts,

@@ -74,13 +74,11 @@ func (c *ClusterConfig) setDefaults(limit int) {
 	}
 }
 
-// FleetStats is the fleet part of GateStats; empty with a local budget.
+// FleetStats is the fleet part of GateStats; nil with a local budget.
 type FleetStats struct {
-	// Mode is "local" or "cluster".
-	Mode string `json:"mode"`
 	// FleetInFlight is the fleet's live leases as of the last answer of
 	// the store (FleetCheckedAt), not a call per read.
-	FleetInFlight *int `json:"fleet_in_flight,omitempty"`
+	FleetInFlight int `json:"fleet_in_flight"`
 	// FleetCheckedAt is when FleetInFlight was read.
 	FleetCheckedAt *time.Time `json:"fleet_checked_at,omitempty"`
 	// LeasesHeld is the leases this instance holds (its in-flight
@@ -186,14 +184,13 @@ func newLeaseID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (g *Gate) fleetStatsLocked() FleetStats {
+func (g *Gate) fleetStatsLocked() *FleetStats {
 	f := g.fleet
 	if f == nil {
-		return FleetStats{Mode: "local"}
+		return nil
 	}
-	live := f.live
-	st := FleetStats{
-		Mode: "cluster", FleetInFlight: &live, LeasesHeld: len(f.held), FailMode: "closed",
+	st := &FleetStats{
+		FleetInFlight: f.live, LeasesHeld: len(f.held), FailMode: "closed",
 		LeaseAttempts: f.attempts, LeasesGranted: f.granted, PendingReleases: len(f.notYet),
 	}
 	if !f.check.IsZero() {
@@ -219,7 +216,10 @@ func (g *Gate) fleetStatsLocked() FleetStats {
 func (g *Gate) Degraded() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.fleetStatsLocked().Degraded
+	if st := g.fleetStatsLocked(); st != nil {
+		return st.Degraded
+	}
+	return ""
 }
 
 // acquireFleet is Acquire with a fleet budget: the claim joins the local

@@ -176,15 +176,13 @@ func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
 		counter(s.gateAcquired, float64(st.AcquiredTotal), st.Name)
 		counter(s.gateReleased, float64(st.ReleasedTotal), st.Name)
 		counter(s.gateRejected, float64(st.RejectedTotal), st.Name)
-		if st.Mode == "cluster" {
+		if st.FleetStats != nil {
 			degraded := 0.0
 			if st.Degraded != "" {
 				degraded = 1
 			}
 			gauge(s.budgetDegraded, degraded, st.Name, st.FailMode)
-			if st.FleetInFlight != nil {
-				gauge(s.budgetFleet, float64(*st.FleetInFlight), st.Name)
-			}
+			gauge(s.budgetFleet, float64(st.FleetInFlight), st.Name)
 			gauge(s.budgetHeld, float64(st.LeasesHeld), st.Name)
 			counter(s.budgetAttempts, float64(st.LeaseAttempts), st.Name)
 			counter(s.budgetGranted, float64(st.LeasesGranted), st.Name)

@@ -301,9 +301,6 @@ func (g *Gate) run() {
 		if !now.Before(nextRenew) {
 			g.renew()
 			nextRenew = time.Now().Add(renewEvery)
-			if g.isDown() {
-				nextRenew = time.Now().Add(min(renewEvery, probeEvery))
-			}
 		}
 		if !time.Now().Before(retryAt) {
 			switch g.acquireHeads() {
@@ -314,7 +311,15 @@ func (g *Gate) run() {
 				backoff = f.cfg.BackoffMin
 				retryAt = time.Time{}
 			case fleetDown:
-				retryAt = nextRenew // the probe decides when to ask again
+				// No Acquire while down (acquireHeads checks): the probe
+				// below decides when the line is served again.
+				retryAt = time.Time{}
+			}
+		}
+		if g.isDown() {
+			// Whatever call failed, the probe comes soon.
+			if p := time.Now().Add(probeEvery); nextRenew.After(p) {
+				nextRenew = p
 			}
 		}
 		wake := nextRenew

@@ -313,3 +313,113 @@ func TestFleetStalledRedisCostsBoundedTime(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetLeasesRenewedWhileHeld: a slot held for several lease times
+// stays one live lease (renewed every third of the lease time), so no
+// other instance gets it meanwhile; an interactive request there waits
+// at most its own wait and is refused, and queued claims there are
+// granted in their order as slots come free.
+func TestFleetLeasesRenewedWhileHeld(t *testing.T) {
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) {
+			_, prefix := redistest.Redis(t)
+			const lease = 600 * time.Millisecond
+			a, l := fleetGate(t, target.URL, prefix, 2, pipeline.ClusterConfig{LeaseTime: lease})
+			b, _ := fleetGate(t, target.URL, prefix, 2, pipeline.ClusterConfig{LeaseTime: lease})
+			var held []*pipeline.Permit
+			for range 2 {
+				p, err := a.Acquire(context.Background(), time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				held = append(held, p)
+			}
+			var claims []*pipeline.Claim
+			for range 3 {
+				c, err := b.Enqueue()
+				if err != nil {
+					t.Fatal(err)
+				}
+				claims = append(claims, c)
+			}
+			deadline := time.Now().Add(4 * lease)
+			for time.Now().Before(deadline) {
+				if n := live(t, l); n != 2 {
+					t.Fatalf("live leases %d while 2 slots are held past their first lease time", n)
+				}
+				select {
+				case <-claims[0].Ready():
+					t.Fatal("another instance got a slot that is held and renewed")
+				default:
+				}
+				time.Sleep(50 * time.Millisecond) // sampling the lease set over several lease times
+			}
+			start := time.Now()
+			if _, err := b.Acquire(context.Background(), 300*time.Millisecond); !errors.Is(err, pipeline.ErrOverloaded) {
+				t.Fatalf("interactive wait on a full fleet: %v", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("an interactive wait of 300ms took %s", d)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for i, c := range claims {
+				select {
+				case <-claims[len(claims)-1].Ready():
+					t.Fatalf("the last queued claim was granted before claim %d", i)
+				default:
+				}
+				held[0].Release()
+				p, err := c.Wait(ctx)
+				if err != nil {
+					t.Fatalf("queued claim %d: %v", i, err)
+				}
+				held[0] = p
+			}
+			for _, p := range held {
+				p.Release()
+			}
+			poll(t, 5*time.Second, "no lease left", func() bool { return live(t, l) == 0 })
+		})
+	}
+}
+
+// TestFleetLeasesReassertedAfterRedisRestart: Redis restarts empty while
+// slots are held; the holders' next renewal writes their leases back, so
+// the fleet count is true again within a third of the lease time and no
+// other instance is granted beyond the limit afterwards.
+func TestFleetLeasesReassertedAfterRedisRestart(t *testing.T) {
+	srv, url := redistest.NewServer(t)
+	const lease = 900 * time.Millisecond
+	a, l := fleetGate(t, url, "reassert:", 3, pipeline.ClusterConfig{LeaseTime: lease, CallTimeout: 200 * time.Millisecond})
+	b, _ := fleetGate(t, url, "reassert:", 3, pipeline.ClusterConfig{LeaseTime: lease, CallTimeout: 200 * time.Millisecond})
+	var held []*pipeline.Permit
+	for range 2 {
+		p, err := a.Acquire(context.Background(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	srv.Kill()
+	srv.Start()
+	poll(t, 5*time.Second, "the held leases re-asserted in the restarted Redis", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		n, err := l.Live(ctx)
+		return err == nil && n == 2
+	})
+	poll(t, 5*time.Second, "both gates back on the cluster budget", func() bool { return a.Degraded() == "" && b.Degraded() == "" })
+	p, err := b.Acquire(context.Background(), time.Second)
+	if err != nil {
+		t.Fatalf("the one free slot: %v", err)
+	}
+	if _, err := b.Acquire(context.Background(), 0); !errors.Is(err, pipeline.ErrOverloaded) {
+		t.Fatalf("a fourth slot of 3 after the restart: %v", err)
+	}
+	p.Release()
+	for _, p := range held {
+		p.Release()
+	}
+	poll(t, 5*time.Second, "no lease left", func() bool { return live(t, l) == 0 })
+}

@@ -362,6 +362,20 @@ func TestFleetBudgetRedisRestart(t *testing.T) {
 			want := "outage 503 budget_unavailable"
 			if mode == "open" {
 				want = "outage 200"
+			} else {
+				// Every door refuses the same way, the OpenAI one in its
+				// own error shape; async tasks too.
+				for path, body := range map[string]any{
+					"/v1/chat/completions": map[string]any{"model": "sim-1", "stream": true, "messages": []map[string]string{{"role": "user", "content": "door"}}},
+					"/v1/tasks":            map[string]any{"prompt": "queued while down", "nocache": true},
+				} {
+					resp := f.envs[1].do(ctxT(t, 10*time.Second), http.MethodPost, path, body)
+					raw, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(raw), "budget_unavailable") || resp.Header.Get("Retry-After") == "" {
+						t.Errorf("POST %s while the budget's Redis is down: %d %s", path, resp.StatusCode, raw)
+					}
+				}
 			}
 			waitFor(t, 10*time.Second, "during the outage: "+want, func() bool { return count(want) >= 3 })
 			srv.Start()

@@ -103,6 +103,22 @@ type Config struct {
 	// token nor the end waits for the window. default: 100ms
 	SharedFlush time.Duration
 
+	// BudgetLeaseTime is how long a fleet budget lease lives without
+	// renewal (Deps.Leases): a crashed instance's slots come back within
+	// it; held leases are renewed every third of it. default: 15s
+	BudgetLeaseTime time.Duration
+	// BudgetCallTimeout bounds each call to the fleet budget's store, so
+	// a stalled Redis costs a request at most about twice this.
+	// default: 500ms
+	BudgetCallTimeout time.Duration
+	// BudgetFailOpen: while the fleet budget's store fails, serve a local
+	// share of the budget (ceil(Budget / BudgetInstances)) instead of
+	// refusing new requests with 503 budget_unavailable. default: false
+	BudgetFailOpen bool
+	// BudgetInstances is the expected number of instances, which sizes
+	// the local share when failing open. default: 1
+	BudgetInstances int
+
 	// timing is the shared state's timing: only tests change it.
 	timing sharedTiming
 }
@@ -155,6 +171,11 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.SharedHeartbeat, 2*time.Second)
 	def(&c.SharedFlush, 100*time.Millisecond)
+	def(&c.BudgetLeaseTime, 15*time.Second)
+	def(&c.BudgetCallTimeout, 500*time.Millisecond)
+	if c.BudgetInstances <= 0 {
+		c.BudgetInstances = 1
+	}
 	c.timing.setDefaults()
 	if c.SharedPendingTasks <= 0 {
 		c.SharedPendingTasks = 10000

@@ -28,6 +28,10 @@ const (
 	CodeIdleTimeout = "idle_timeout"
 	// CodeDeadline: the task reached its total cap with output.
 	CodeDeadline = "deadline"
+	// CodeBudgetUnavailable: the fleet-wide budget's store (Redis) does
+	// not answer and the deployment fails closed: the request was refused
+	// before it started (503).
+	CodeBudgetUnavailable = "budget_unavailable"
 )
 
 // FinishReason is a task's finish reason of the contract. View and
@@ -73,13 +77,16 @@ const (
 	RefusedQueueFull RefusalReason = "queue_full"
 	// RefusedBreakerOpen: the upstream's circuit is open.
 	RefusedBreakerOpen RefusalReason = "breaker_open"
+	// RefusedBudgetUnavailable: the fleet budget's store does not answer
+	// and Config.BudgetFailOpen is off.
+	RefusedBudgetUnavailable RefusalReason = "budget_unavailable"
 )
 
 // Refusal is a request refused before its task started: the budget is
 // full, the queue is full, or the circuit is open. Nothing was written
 // to the client yet, so it becomes an HTTP 503.
 type Refusal struct {
-	Code       string // CodeOverloaded or CodeUpstreamUnavailable
+	Code       string // CodeOverloaded, CodeUpstreamUnavailable or CodeBudgetUnavailable
 	Reason     RefusalReason
 	Upstream   string
 	RetryAfter time.Duration

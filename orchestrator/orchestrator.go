@@ -101,6 +101,10 @@ type Deps struct {
 	// Shared publishes this instance's tasks to other instances and finds
 	// theirs; nil means one instance.
 	Shared Shared
+	// Leases, when set, makes Config.Budget the budget of the whole fleet
+	// (every instance on the same Leases): each slot is also a lease
+	// there. nil means a budget of this instance alone.
+	Leases pipeline.Leases
 }
 
 // New returns a running Orchestrator. Call Shutdown to stop it.
@@ -124,6 +128,10 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 			gate: pipeline.NewGate(pipeline.GateConfig{
 				Name: name, Limit: cfg.Budget, QueueLimit: cfg.QueueLimit,
 				OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
+				Cluster: pipeline.ClusterConfig{
+					Leases: d.Leases, LeaseTime: cfg.BudgetLeaseTime, CallTimeout: cfg.BudgetCallTimeout,
+					FailOpen: cfg.BudgetFailOpen, LocalShare: (cfg.Budget + cfg.BudgetInstances - 1) / cfg.BudgetInstances,
+				},
 			}),
 			breaker: pipeline.NewBreaker(pipeline.BreakerConfig{
 				Name: name, MinCalls: cfg.BreakerMinCalls, FailureRate: cfg.BreakerFailureRate,
@@ -295,6 +303,8 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 			return nil, o.refuse(r, CodeOverloaded, RefusedOverloaded, o.cfg.RetryAfter, err)
 		case errors.Is(err, pipeline.ErrGateClosed):
 			return nil, ErrClosed // shutting down
+		case errors.Is(err, pipeline.ErrBudgetUnavailable):
+			return nil, o.refuse(r, CodeBudgetUnavailable, RefusedBudgetUnavailable, o.cfg.RetryAfter, err)
 		case err != nil:
 			return nil, err // the caller left while waiting
 		}
@@ -313,6 +323,8 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		switch {
 		case errors.Is(err, pipeline.ErrGateClosed):
 			return nil, ErrClosed
+		case errors.Is(err, pipeline.ErrBudgetUnavailable):
+			return nil, o.refuse(r, CodeBudgetUnavailable, RefusedBudgetUnavailable, o.cfg.RetryAfter, err)
 		case err != nil:
 			return nil, o.refuse(r, CodeOverloaded, RefusedQueueFull, o.cfg.RetryAfter, err)
 		}
@@ -398,7 +410,11 @@ func (o *Orchestrator) Shutdown(ctx context.Context) error {
 	o.stop(ErrShutdown)
 	o.route.gate.Close()
 	done := make(chan struct{})
-	go func() { o.running.Wait(); close(done) }()
+	go func() {
+		o.running.Wait()
+		<-o.route.gate.Stopped() // its fleet goroutine, once every slot is back
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil

@@ -18,6 +18,9 @@ var (
 	ErrQueueFull = errors.New("pipeline: queue full")
 	// ErrGateClosed means the gate was shut down.
 	ErrGateClosed = errors.New("pipeline: gate closed")
+	// ErrBudgetUnavailable means the gate's fleet-wide budget (Leases)
+	// does not answer and the gate fails closed.
+	ErrBudgetUnavailable = errors.New("pipeline: fleet budget unavailable")
 )
 
 // GateConfig configures a Gate.
@@ -34,6 +37,9 @@ type GateConfig struct {
 	// OnWait, when set, observes how long each granted claim waited. It
 	// may run with the gate's lock held: it must not call the gate.
 	OnWait func(time.Duration)
+	// Cluster, when its Leases is set, makes Limit a budget for the whole
+	// fleet: every permit is also a lease (leases.go).
+	Cluster ClusterConfig
 }
 
 // Gate is an in-flight budget: at most Limit permits are out at once, and
@@ -42,16 +48,19 @@ type GateConfig struct {
 type Gate struct {
 	cfg GateConfig
 
-	mu       sync.Mutex // protects inFlight, waiters, queued, closed
+	mu       sync.Mutex // protects inFlight, waiters, queued, once, closed
 	inFlight int
 	waiters  list.List // of *Claim, front = oldest
 	queued   int       // waiters that count against QueueLimit
+	once     int       // waiters that only wait for one answer of the fleet budget
 	closed   bool
 	closedC  chan struct{} // closed by Close: wakes every waiter
 
 	acquired atomic.Int64 // permits granted, ever
 	released atomic.Int64 // permits released, ever
 	rejected atomic.Int64 // claims refused (overloaded or queue full)
+
+	fleet *fleet // nil: a local budget
 }
 
 // NewGate returns a Gate with cfg's defaults filled in.
@@ -62,7 +71,11 @@ func NewGate(cfg GateConfig) *Gate {
 	if cfg.QueueLimit == 0 {
 		cfg.QueueLimit = 1024
 	}
-	return &Gate{cfg: cfg, closedC: make(chan struct{})}
+	g := &Gate{cfg: cfg, closedC: make(chan struct{})}
+	if cfg.Cluster.Leases != nil {
+		g.startFleet()
+	}
+	return g
 }
 
 // GateStats is a snapshot of a Gate's counters.
@@ -76,13 +89,19 @@ type GateStats struct {
 	AcquiredTotal int64  `json:"acquired_total"`
 	ReleasedTotal int64  `json:"released_total"`
 	RejectedTotal int64  `json:"rejected_total"`
+	// Mode is "local" (Limit is this instance's) or "cluster" (Limit is
+	// the fleet's, and FleetStats is set).
+	Mode string `json:"mode"`
+	*FleetStats
 }
 
 // Stats returns a consistent snapshot of the gate.
 func (g *Gate) Stats() GateStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return GateStats{
+	st := GateStats{
+		Mode:          "local",
+		FleetStats:    g.fleetStatsLocked(),
 		Name:          g.cfg.Name,
 		Limit:         g.cfg.Limit,
 		InFlight:      g.inFlight,
@@ -93,13 +112,18 @@ func (g *Gate) Stats() GateStats {
 		ReleasedTotal: g.released.Load(),
 		RejectedTotal: g.rejected.Load(),
 	}
+	if st.FleetStats != nil {
+		st.Mode = "cluster"
+	}
+	return st
 }
 
 // Permit is one held slot. Release returns it; only the first call counts,
 // so a deferred Release next to an explicit one is safe.
 type Permit struct {
-	g    *Gate
-	done atomic.Bool
+	g     *Gate
+	lease string // the fleet lease it holds; "" with a local budget
+	done  atomic.Bool
 }
 
 // Release gives the slot back (to the oldest waiter, if any). It reports
@@ -108,7 +132,7 @@ func (p *Permit) Release() bool {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return false
 	}
-	p.g.release()
+	p.g.release(p.lease)
 	return true
 }
 
@@ -119,7 +143,9 @@ type Claim struct {
 	elem    *list.Element // non-nil while waiting; protected by g.mu
 	queued  bool          // counts against QueueLimit
 	ready   chan struct{} // closed when granted
-	permit  *Permit       // set before ready is closed
+	permit  *Permit       // set before ready is closed (nil when refused)
+	err     error         // set before ready is closed when refused
+	once    bool          // refused after one full answer of the fleet budget
 	since   time.Time
 	settled bool // taken or cancelled; protected by g.mu
 }
@@ -132,17 +158,27 @@ func (c *Claim) Ready() <-chan struct{} { return c.ready }
 // otherwise refused with ErrQueueFull. It never blocks.
 func (g *Gate) Enqueue() (*Claim, error) { return g.claim(true) }
 
-func (g *Gate) claim(queued bool) (*Claim, error) {
-	c := &Claim{g: g, queued: queued, ready: make(chan struct{}), since: time.Now()}
+func (g *Gate) claim(queued bool) (*Claim, error) { return g.claimWith(queued, false) }
+
+// claimWith is claim; a once claim is refused (ErrOverloaded) as soon as
+// the fleet budget answers that it is full.
+func (g *Gate) claimWith(queued, once bool) (*Claim, error) {
+	c := &Claim{g: g, queued: queued, once: once, ready: make(chan struct{}), since: time.Now()}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case g.closed:
 		return nil, ErrGateClosed
-	case g.inFlight < g.cfg.Limit && g.waiters.Len() == 0:
-		g.grantLocked(c)
+	case g.fleet != nil && g.fleet.refusingLocked():
+		g.rejected.Add(1)
+		return nil, ErrBudgetUnavailable
+	case g.waiters.Len() == 0 && g.freeLocked():
+		g.grantLocked(c, g.localLeaseLocked())
 	case !queued:
 		c.elem = g.waiters.PushBack(c)
+		if once {
+			g.once++
+		}
 	case g.cfg.QueueLimit > 0 && g.queued < g.cfg.QueueLimit:
 		g.queued++
 		c.elem = g.waiters.PushBack(c)
@@ -150,20 +186,51 @@ func (g *Gate) claim(queued bool) (*Claim, error) {
 		g.rejected.Add(1)
 		return nil, ErrQueueFull
 	}
+	if c.elem != nil && g.fleet != nil {
+		if once {
+			// It waits for one answer: ask now, even in a backoff. That
+			// costs one call per such request, never more.
+			g.fleet.kick(g.fleet.retry)
+		} else {
+			g.fleet.kick(g.fleet.arrived)
+		}
+	}
 	return c, nil
 }
 
-// grantLocked hands one slot to c. g.mu must be held.
-func (g *Gate) grantLocked(c *Claim) {
+// leftLocked counts a claim out of the line. g.mu must be held.
+func (g *Gate) leftLocked(c *Claim) {
+	if c.queued {
+		g.queued--
+	}
+	if c.once {
+		g.once--
+	}
+}
+
+// freeLocked reports whether a slot may be granted here and now, without
+// asking anyone: below Limit with a local budget, below the local share
+// while a fleet budget fails open. g.mu must be held.
+func (g *Gate) freeLocked() bool {
+	if g.fleet == nil {
+		return g.inFlight < g.cfg.Limit
+	}
+	return g.fleet.openLocked() && g.inFlight < g.fleet.cfg.LocalShare
+}
+
+// grantLocked hands one slot (and its fleet lease, if any) to c. g.mu
+// must be held.
+func (g *Gate) grantLocked(c *Claim, lease string) {
 	g.inFlight++
 	g.acquired.Add(1)
-	c.permit = &Permit{g: g}
+	c.permit = &Permit{g: g, lease: lease}
+	if lease != "" {
+		g.fleet.held[lease] = struct{}{}
+	}
 	if c.elem != nil {
 		g.waiters.Remove(c.elem)
 		c.elem = nil
-		if c.queued {
-			g.queued--
-		}
+		g.leftLocked(c)
 	}
 	if g.cfg.OnWait != nil {
 		g.cfg.OnWait(time.Since(c.since))
@@ -204,7 +271,24 @@ func (c *Claim) take() (*Permit, error) {
 		return nil, ErrClaimSettled
 	}
 	c.settled = true
+	if c.err != nil {
+		return nil, c.err
+	}
 	return c.permit, nil
+}
+
+// refuseLocked ends a waiting claim with err (it counts as rejected).
+// g.mu must be held.
+func (g *Gate) refuseLocked(c *Claim, err error) {
+	if c.elem == nil {
+		return
+	}
+	g.waiters.Remove(c.elem)
+	c.elem = nil
+	g.leftLocked(c)
+	g.rejected.Add(1)
+	c.err = err
+	close(c.ready)
 }
 
 // Cancel withdraws a claim that has not been taken. If the claim was still
@@ -221,9 +305,7 @@ func (c *Claim) Cancel() bool {
 	if c.elem != nil {
 		g.waiters.Remove(c.elem)
 		c.elem = nil
-		if c.queued {
-			g.queued--
-		}
+		g.leftLocked(c)
 		c.settled = true
 		return true
 	}
@@ -259,6 +341,9 @@ func (g *Gate) TryAcquire() (*Permit, error) {
 // once when none is free). It returns ErrOverloaded when the wait runs out
 // and ctx's error when ctx ends first.
 func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error) {
+	if g.fleet != nil {
+		return g.acquireFleet(ctx, wait)
+	}
 	// Fast path: a free slot and nobody in line.
 	g.mu.Lock()
 	if !g.closed && g.inFlight < g.cfg.Limit && g.waiters.Len() == 0 {
@@ -302,7 +387,7 @@ func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error)
 	return nil, ErrOverloaded
 }
 
-func (g *Gate) release() {
+func (g *Gate) release(lease string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.released.Add(1)
@@ -310,8 +395,15 @@ func (g *Gate) release() {
 	if g.inFlight < 0 {
 		panic("pipeline: gate released more permits than it granted")
 	}
-	if front := g.waiters.Front(); front != nil && !g.closed {
-		g.grantLocked(front.Value.(*Claim))
+	if g.fleet != nil {
+		g.fleet.releasedLocked(lease)
+	}
+	for !g.closed && g.freeLocked() {
+		front := g.waiters.Front()
+		if front == nil {
+			break
+		}
+		g.grantLocked(front.Value.(*Claim), g.localLeaseLocked())
 	}
 }
 

@@ -67,6 +67,8 @@ func statusError(err error) *apiError {
 			msg = "the task queue for upstream " + ref.Upstream + " is full; retry later"
 		case orchestrator.RefusedBreakerOpen:
 			msg = "upstream " + ref.Upstream + " is failing and its circuit is open; retry later"
+		case orchestrator.RefusedBudgetUnavailable:
+			msg = "the fleet-wide budget for upstream " + ref.Upstream + " cannot be reached (its Redis does not answer); retry later"
 		}
 		return &apiError{Status: http.StatusServiceUnavailable, Code: ref.Code, Message: msg, RetryAfter: ref.RetryAfter}
 	}

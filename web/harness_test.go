@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 	"github.com/sluice-dev/sluice/web"
@@ -50,6 +51,7 @@ type envOpts struct {
 	// CacheLog, when set, shares the cache with other instances through
 	// it (cache.Cache.Share), stopped when the test ends.
 	CacheLog cache.ChangeLog
+	Leases   pipeline.Leases // the fleet budget; nil: a local one
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -83,7 +85,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 			t.Cleanup(stop)
 		}
 	}
-	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared})
+	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared, Leases: o.Leases})
 	if err != nil {
 		t.Fatal(err)
 	}

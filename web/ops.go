@@ -25,6 +25,7 @@ type upstreamBudget struct {
 // top-level fields sum over the upstreams.
 func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 	out := struct {
+		Mode          string           `json:"mode"` // "cluster" when any upstream's budget is the fleet's
 		Limit         int              `json:"limit"`
 		InFlight      int              `json:"in_flight"`
 		Queued        int              `json:"queued"`
@@ -34,6 +35,9 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 	breakers := s.orch.Breakers()
 	for i, g := range s.orch.Gates() {
 		st := g.Stats()
+		if out.Mode != "cluster" {
+			out.Mode = st.Mode
+		}
 		out.Limit += st.Limit
 		out.InFlight += st.InFlight
 		out.Queued += st.Queued
@@ -69,6 +73,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.cache != nil {
 		if st := s.cache.ShareStatus(); st.Enabled {
 			body["cache_log"] = cacheLogHealth(st)
+		}
+	}
+	// A cluster budget whose Redis fails is shown, never silent; it does
+	// not make the instance unready: every instance shares that Redis,
+	// and each still serves cache hits (and, failing open, its share).
+	for _, g := range s.orch.Gates() {
+		if st := g.Stats(); st.Mode == "cluster" {
+			body["budget"] = "ok"
+			if st.Degraded != "" {
+				body["budget"] = "degraded: " + st.Degraded
+			}
 		}
 	}
 	if err != nil {

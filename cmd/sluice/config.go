@@ -22,42 +22,48 @@ type settings struct {
 	Budget         int
 	AcquireTimeout time.Duration
 	Queue          int
-	ConnectTimeout time.Duration
-	TTFTTimeout    time.Duration
-	IdleTimeout    time.Duration
-	TotalTimeout   time.Duration
-	Heartbeat      time.Duration
-	ConnBuffer     int64
-	WriteTimeout   time.Duration
-	RedisURL       string
-	RedisPrefix    string
-	CacheThreshold float64
-	CacheTTL       time.Duration
-	CacheEntries   int
-	CacheBytes     int64
-	Embeddings     string
-	EmbedModel     string
-	EmbedAPIKey    string
-	APIKeys        map[string]string
-	MaxBody        int64
-	TaskTTL        time.Duration
-	MaxQueueWait   time.Duration
-	TaskMaxKept    int
-	TaskMaxBytes   int64
-	MaxAnswer      int64
-	IdemKeys       int
-	BreakerMin     int
-	BreakerRate    float64
-	BreakerWindow  time.Duration
-	BreakerCool    time.Duration
-	SimTTFT        time.Duration
-	SimTTFTSigma   float64
-	SimGap         time.Duration
-	SimGapSigma    float64
-	LogFormat      string
-	LogLevel       string
-	LogPrompts     bool
-	DebugAddr      string
+	// The fleet budget (issue 13).
+	BudgetMode        string
+	BudgetLease       time.Duration
+	BudgetFail        string
+	BudgetInstances   int
+	BudgetCallTimeout time.Duration
+	ConnectTimeout    time.Duration
+	TTFTTimeout       time.Duration
+	IdleTimeout       time.Duration
+	TotalTimeout      time.Duration
+	Heartbeat         time.Duration
+	ConnBuffer        int64
+	WriteTimeout      time.Duration
+	RedisURL          string
+	RedisPrefix       string
+	CacheThreshold    float64
+	CacheTTL          time.Duration
+	CacheEntries      int
+	CacheBytes        int64
+	Embeddings        string
+	EmbedModel        string
+	EmbedAPIKey       string
+	APIKeys           map[string]string
+	MaxBody           int64
+	TaskTTL           time.Duration
+	MaxQueueWait      time.Duration
+	TaskMaxKept       int
+	TaskMaxBytes      int64
+	MaxAnswer         int64
+	IdemKeys          int
+	BreakerMin        int
+	BreakerRate       float64
+	BreakerWindow     time.Duration
+	BreakerCool       time.Duration
+	SimTTFT           time.Duration
+	SimTTFTSigma      float64
+	SimGap            time.Duration
+	SimGapSigma       float64
+	LogFormat         string
+	LogLevel          string
+	LogPrompts        bool
+	DebugAddr         string
 
 	// Hardening (issue 10): server limits, bounded cache work and stats,
 	// /metrics access.
@@ -110,6 +116,11 @@ func (s *settings) table() []setting {
 		{"SLUICE_BUDGET", "budget", "64", "in-flight upstream streams allowed at once (per upstream)", posInt(&s.Budget)},
 		{"SLUICE_ACQUIRE_TIMEOUT", "acquire-timeout", "0s", "how long an interactive request may wait (FIFO) for budget; 0s = refuse at once", dur(&s.AcquireTimeout, true)},
 		{"SLUICE_QUEUE", "queue", "1024", "async tasks allowed to wait for budget; beyond it 503", nonNegInt(&s.Queue)},
+		{"SLUICE_BUDGET_MODE", "budget-mode", "local", "`local`: SLUICE_BUDGET per instance; `cluster`: SLUICE_BUDGET for the whole fleet on SLUICE_REDIS_URL (leases in Redis)", oneOf(&s.BudgetMode, "local", "cluster")},
+		{"SLUICE_BUDGET_LEASE", "budget-lease", "15s", "cluster budget: lifetime of a slot's lease without renewal (renewed every third of it); a crashed instance's slots come back within it", dur(&s.BudgetLease, false)},
+		{"SLUICE_BUDGET_FAIL", "budget-fail", "closed", "cluster budget while Redis fails: `closed` refuses new requests (503 budget_unavailable); `open` serves a local share, ceil(SLUICE_BUDGET / SLUICE_BUDGET_INSTANCES)", oneOf(&s.BudgetFail, "closed", "open")},
+		{"SLUICE_BUDGET_INSTANCES", "budget-instances", "1", "cluster budget: expected number of instances, which sizes the local share when failing open", posInt(&s.BudgetInstances)},
+		{"SLUICE_BUDGET_CALL_TIMEOUT", "budget-call-timeout", "500ms", "cluster budget: bound of each call to Redis (a stalled Redis costs a request at most about twice this)", dur(&s.BudgetCallTimeout, false)},
 		{"SLUICE_CONNECT_TIMEOUT", "connect-timeout", "1s", "upstream connect timeout", dur(&s.ConnectTimeout, false)},
 		{"SLUICE_TTFT_TIMEOUT", "ttft-timeout", "10s", "request sent -> first content chunk", dur(&s.TTFTTimeout, false)},
 		{"SLUICE_IDLE_TIMEOUT", "idle-timeout", "5s", "longest gap between two chunks once streaming", dur(&s.IdleTimeout, false)},
@@ -198,6 +209,9 @@ func loadSettings(args []string, getenv func(string) string) (*settings, error) 
 			return nil, errHelp
 		}
 		return nil, err
+	}
+	if s.BudgetMode == "cluster" && s.RedisURL == "" {
+		return nil, errors.New("setting SLUICE_BUDGET_MODE=cluster: the fleet budget lives in Redis; set SLUICE_REDIS_URL")
 	}
 	if fs.NArg() > 0 {
 		msg := fmt.Sprintf("unexpected argument %q (commands: %s; sluice help)", fs.Arg(0), strings.Join(commandNames(), ", "))

@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/web"
@@ -94,7 +95,8 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	})
 	var (
 		shared      orchestrator.Shared
-		tokenSecret []byte // nil: the web server makes one
+		leases      pipeline.Leases // nil: a local budget
+		tokenSecret []byte          // nil: the web server makes one
 	)
 	if s.RedisURL != "" {
 		rd, err := newRedis(s.RedisURL, ob.Metrics.ObserveRedis, log)
@@ -115,6 +117,13 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		if tokenSecret, err = rd.tokenSecret(ctx, s.RedisPrefix); err != nil {
 			log.Warn("events tokens will open streams on this instance only", "err", err.Error())
 		}
+		if s.BudgetMode == "cluster" {
+			l := redisstate.NewLeases(rd.client, s.RedisPrefix, up.Name(), s.BudgetLease, ob.Metrics.ObserveRedis)
+			defer l.Close()
+			leases = l
+			log.Info("cluster budget on: SLUICE_BUDGET is the whole fleet's", "budget", s.Budget,
+				"lease", s.BudgetLease.String(), "fail", s.BudgetFail, "instances", s.BudgetInstances)
+		}
 	}
 	orch, err := orchestrator.New(orchestrator.Config{
 		Budget: s.Budget, AcquireTimeout: s.AcquireTimeout, QueueLimit: queueLimit(s.Queue),
@@ -125,7 +134,9 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		SharedFlush:      s.SharedFlush,
 		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 		MaxIdempotencyKeys: s.IdemKeys,
-	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared})
+		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
+		BudgetInstances: s.BudgetInstances,
+	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
 	if err != nil {
 		return err
 	}

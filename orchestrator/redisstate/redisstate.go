@@ -19,7 +19,10 @@
 // stops, and a marker "state-marker:{ID}" whose absence tells it that
 // Redis lost its data. One more key, "events-token-secret", holds the
 // deployment's key for events tokens (TokenSecret), so that a token from
-// one instance opens the stream on another.
+// one instance opens the stream on another. The cluster budget's leases
+// live here too (Leases, leases.go: one sorted set "budget:{UPSTREAM}:leases"
+// per upstream and a release channel); the shared cache's change log is
+// cache/redislog's.
 //
 // The Redis is one server or a Redis Cluster (ParseURL; the clients are
 // redis.UniversalClient). Every command and script touches one slot: the

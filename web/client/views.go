@@ -74,6 +74,9 @@ type Delta struct {
 
 // Budget is GET /v1/budget: the top-level figures sum over the upstreams.
 type Budget struct {
+	// Mode is "cluster" when an upstream's budget is the whole fleet's
+	// (its UpstreamBudget then has FleetStats), else "local".
+	Mode          string           `json:"mode"`
 	Limit         int              `json:"limit"`
 	InFlight      int              `json:"in_flight"`
 	Queued        int              `json:"queued"`

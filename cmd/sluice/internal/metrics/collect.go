@@ -68,6 +68,8 @@ type scraper struct {
 	gateInFlight, gateLimit, gateWaiting, gateQueued, gateQueueLimit *prometheus.Desc
 	gateAcquired, gateReleased, gateRejected                         *prometheus.Desc
 	breakerState                                                     *prometheus.Desc
+	budgetDegraded, budgetFleet, budgetHeld, budgetAttempts          *prometheus.Desc
+	budgetGranted                                                    *prometheus.Desc
 	taskRetained, taskRetBytes, taskEvicted                          *prometheus.Desc
 	cacheLookups, cacheEntries, cacheBytes, cacheEvictions           *prometheus.Desc
 	cacheNamespaces                                                  *prometheus.Desc
@@ -94,6 +96,11 @@ func newScraper(maxNamespaces int) *scraper {
 		gateReleased:    newDesc(nameGateReleased),
 		gateRejected:    newDesc(nameGateRejected),
 		breakerState:    newDesc(nameBreakerState),
+		budgetDegraded:  newDesc(nameBudgetDegraded),
+		budgetFleet:     newDesc(nameBudgetFleetInFlight),
+		budgetHeld:      newDesc(nameBudgetLeasesHeld),
+		budgetAttempts:  newDesc(nameBudgetAttempts),
+		budgetGranted:   newDesc(nameBudgetGranted),
 		taskRetained:    newDesc(nameTasksRetained),
 		taskRetBytes:    newDesc(nameTasksRetainedB),
 		taskEvicted:     newDesc(nameTasksEvicted),
@@ -138,6 +145,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		s.gateInFlight, s.gateLimit, s.gateWaiting, s.gateQueued, s.gateQueueLimit,
 		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
+		s.budgetDegraded, s.budgetFleet, s.budgetHeld, s.budgetAttempts, s.budgetGranted,
 		s.taskRetained, s.taskRetBytes, s.taskEvicted,
 		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
 		s.cacheLogUp, s.cacheLogLag, s.cacheLogPending, s.cacheLogErrors, s.cacheLogChanges,
@@ -182,6 +190,17 @@ func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
 		counter(s.gateAcquired, float64(st.AcquiredTotal), st.Name)
 		counter(s.gateReleased, float64(st.ReleasedTotal), st.Name)
 		counter(s.gateRejected, float64(st.RejectedTotal), st.Name)
+		if st.FleetStats != nil {
+			degraded := 0.0
+			if st.Degraded != "" {
+				degraded = 1
+			}
+			gauge(s.budgetDegraded, degraded, st.Name, st.FailMode)
+			gauge(s.budgetFleet, float64(st.FleetInFlight), st.Name)
+			gauge(s.budgetHeld, float64(st.LeasesHeld), st.Name)
+			counter(s.budgetAttempts, float64(st.LeaseAttempts), st.Name)
+			counter(s.budgetGranted, float64(st.LeasesGranted), st.Name)
+		}
 	}
 	for _, b := range src.Breakers() {
 		cur := b.State()

@@ -71,6 +71,12 @@ const (
 	nameHTTPConnsReserved = "sluice_http_connections_reserved"
 	nameHTTPConnsRefused  = "sluice_http_connections_refused_total"
 
+	nameBudgetDegraded      = "sluice_budget_degraded"
+	nameBudgetFleetInFlight = "sluice_budget_fleet_in_flight"
+	nameBudgetLeasesHeld    = "sluice_budget_leases_held"
+	nameBudgetAttempts      = "sluice_budget_lease_attempts_total"
+	nameBudgetGranted       = "sluice_budget_leases_granted_total"
+
 	nameRedisUp            = "sluice_redis_up"
 	nameSharedPendingTasks = "sluice_shared_pending_tasks"
 	nameSharedPendingBytes = "sluice_shared_pending_bytes"
@@ -106,7 +112,20 @@ var catalog = []MetricDoc{
 	{Name: nameGateWait, Type: "histogram", Labels: []string{"upstream"}, Buckets: waitBuckets,
 		Help: "How long each granted claim waited for its slot, in seconds."},
 	{Name: nameRefusals, Type: "counter", Labels: []string{"upstream", "reason"},
-		Help: "Requests refused before their task started, by reason: overloaded, queue_full or breaker_open."},
+		Help: "Requests refused before their task started, by reason: overloaded, queue_full, breaker_open or budget_unavailable."},
+
+	// Cluster budget (SLUICE_BUDGET_MODE=cluster), read from Gate.Stats
+	// at scrape time; absent with a local budget.
+	{Name: nameBudgetDegraded, Type: "gauge", Labels: []string{"upstream", "fail"}, Scraped: true,
+		Help: "1 while the cluster budget's Redis does not answer (fail: closed refuses new requests, open serves a local share), 0 while it does."},
+	{Name: nameBudgetFleetInFlight, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Live leases of the whole fleet, as of this instance's last call to Redis (at most a third of SLUICE_BUDGET_LEASE old)."},
+	{Name: nameBudgetLeasesHeld, Type: "gauge", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Cluster budget leases this instance holds (its streams in flight)."},
+	{Name: nameBudgetAttempts, Type: "counter", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Calls to Redis asking for a cluster budget lease; divided by sluice_budget_leases_granted_total: Redis round trips per granted slot."},
+	{Name: nameBudgetGranted, Type: "counter", Labels: []string{"upstream"}, Scraped: true,
+		Help: "Cluster budget leases granted by Redis."},
 
 	// Circuit breakers.
 	{Name: nameBreakerState, Type: "gauge", Labels: []string{"upstream", "state"}, Scraped: true,

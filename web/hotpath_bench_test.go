@@ -8,12 +8,15 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream"
 	"github.com/sluice-dev/sluice/stream/upstream"
 	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
+	"github.com/sluice-dev/sluice/web"
 )
 
 // The hot-path benchmarks of issue 16: one op is one whole request over
@@ -28,10 +31,12 @@ import (
 const benchChunks = 20
 
 // zeroLatencyUpstream is an OpenAI-compatible upstream answering every
-// chat completion with the same 20-chunk stream, rendered once and
-// written in one go with no delay, so that it costs as little as
-// possible next to sluice's own work.
-func zeroLatencyUpstream(b *testing.B) upstream.Upstream {
+// chat completion with the same 20-chunk stream, rendered once, with no
+// delay, so that it costs as little as possible next to sluice's own
+// work. perChunk flushes every chunk on its own (as a model server, and
+// `sluice sim-upstream -gap 0`, do: sluice then reads and relays them
+// one by one); otherwise the answer is one write.
+func zeroLatencyUpstream(b *testing.B, perChunk bool) upstream.Upstream {
 	b.Helper()
 	var body strings.Builder
 	body.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n")
@@ -40,10 +45,20 @@ func zeroLatencyUpstream(b *testing.B) upstream.Upstream {
 	}
 	body.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
 	raw := body.String()
+	events := strings.SplitAfter(raw, "\n\n")
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, raw)
+		if !perChunk {
+			_, _ = io.WriteString(w, raw)
+			return
+		}
+		rc := http.NewResponseController(w)
+		for _, ev := range events {
+			if _, err := io.WriteString(w, ev); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
 	}))
 	b.Cleanup(ts.Close)
 	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: ts.URL + "/v1", Name: "zero"})
@@ -70,6 +85,14 @@ func (e *env) post(b *testing.B, path, body string) (int, string, int) {
 	return resp.StatusCode, resp.Header.Get("X-Cache"), int(n)
 }
 
+// writeCounter counts the write loop's writes (each one write and one
+// flush to the client).
+type writeCounter struct{ writes atomic.Int64 }
+
+func (*writeCounter) ConnOpened()                 {}
+func (*writeCounter) ConnClosed(stream.ConnStats) {}
+func (w *writeCounter) ConnWrote(_, _, _ int)     { w.writes.Add(1) }
+
 // latencies records each op's duration and reports p50 and p99.
 type latencies []time.Duration
 
@@ -85,15 +108,23 @@ func (l latencies) report(b *testing.B) {
 // BenchmarkStreamedRequest is scenario 1's request: a cache-bypassing
 // streamed answer of 20 chunks from a zero-latency upstream, on the task
 // door (POST /v1/stream) and on the OpenAI door (POST
-// /v1/chat/completions, "stream": true).
+// /v1/chat/completions, "stream": true); "-flushed": the upstream
+// flushes each chunk. writes/op counts the write loop's writes (each a
+// write and a flush to the client).
 func BenchmarkStreamedRequest(b *testing.B) {
-	doors := []struct{ name, path, body, last string }{
-		{"task", "/v1/stream", `{"prompt":"bench","nocache":true}`, "event: done"},
-		{"openai", "/v1/chat/completions", `{"messages":[{"role":"user","content":"bench"}],"stream":true,"sluice":{"nocache":true}}`, "data: [DONE]"},
+	doors := []struct {
+		name, path, body, last string
+		perChunk               bool
+	}{
+		{"task", "/v1/stream", `{"prompt":"bench","nocache":true}`, "event: done", false},
+		{"openai", "/v1/chat/completions", `{"messages":[{"role":"user","content":"bench"}],"stream":true,"sluice":{"nocache":true}}`, "data: [DONE]", false},
+		{"task-flushed", "/v1/stream", `{"prompt":"bench","nocache":true}`, "event: done", true},
+		{"openai-flushed", "/v1/chat/completions", `{"messages":[{"role":"user","content":"bench"}],"stream":true,"sluice":{"nocache":true}}`, "data: [DONE]", true},
 	}
 	for _, d := range doors {
 		b.Run(d.name, func(b *testing.B) {
-			e := newEnv(b, envOpts{Upstream: zeroLatencyUpstream(b), Orch: orchestrator.Config{Budget: 10000}})
+			var w writeCounter
+			e := newEnv(b, envOpts{Upstream: zeroLatencyUpstream(b, d.perChunk), Orch: orchestrator.Config{Budget: 10000}, Web: web.Config{ConnObserver: &w}})
 			// Check the answer once, whole.
 			resp := e.do(context.Background(), http.MethodPost, d.path, d.body)
 			raw, _ := io.ReadAll(resp.Body)
@@ -102,11 +133,15 @@ func BenchmarkStreamedRequest(b *testing.B) {
 				b.Fatalf("%s: %d %s", d.path, resp.StatusCode, raw)
 			}
 			b.ReportAllocs()
+			w.writes.Store(0)
+			n := 0
 			for b.Loop() {
 				if st, _, _ := e.post(b, d.path, d.body); st != http.StatusOK {
 					b.Fatalf("%s: %d", d.path, st)
 				}
+				n++
 			}
+			b.ReportMetric(float64(w.writes.Load())/float64(n), "writes/op")
 		})
 	}
 }

@@ -194,15 +194,24 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 	err := pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: o.cfg.TTFTTimeout, Idle: o.cfg.IdleTimeout}, in, done, emit)
 	cancel()
 	select {
-	case <-exited:
-	case <-time.After(stopGrace):
-		log.Error("upstream call did not stop after cancel; releasing its slot anyway", "grace", stopGrace)
+	case <-exited: // the usual case: no grace timer to make
+	default:
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		select {
+		case <-exited:
+		case <-grace.C:
+			log.Error("upstream call did not stop after cancel; releasing its slot anyway", "grace", stopGrace)
+		}
 	}
 	return err
 }
 
 // classify names an attempt's outcome for metrics and breakers.
 func classify(ctx context.Context, err error) (outcome Outcome, status int) {
+	if err == nil {
+		return OutcomeOK, 200 // before the targets of errors.As escape
+	}
 	var se *upstream.StatusError
 	var ce *upstream.ConnectError
 	switch {

@@ -109,7 +109,7 @@ func TestWatchRelaysWhatABufferedInHolds(t *testing.T) {
 		done <- end // done is ready before any item is relayed
 		var got []int
 		err := pipeline.Watch(context.Background(), pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, in, done, func(i int) { got = append(got, i) })
-		if err != end {
+		if !errors.Is(err, end) || (end == nil) != (err == nil) {
 			t.Fatalf("err = %v, want %v", err, end)
 		}
 		if len(got) != 8 {

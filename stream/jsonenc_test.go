@@ -34,6 +34,7 @@ func FuzzAppendJSONString(f *testing.F) {
 }
 
 func checkJSONString(t *testing.T, s string) {
+	t.Helper()
 	want, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +62,7 @@ func FuzzTaskEventsDelta(f *testing.F) {
 }
 
 func checkTaskDelta(t *testing.T, seq int, s string) {
+	t.Helper()
 	data, _ := json.Marshal(struct {
 		Text string `json:"text"`
 	}{s})

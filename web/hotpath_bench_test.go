@@ -71,6 +71,7 @@ func zeroLatencyUpstream(b *testing.B, perChunk bool) upstream.Upstream {
 // post sends body to path and reads the whole answer, returning its
 // status and the X-Cache header.
 func (e *env) post(b *testing.B, path, body string) (int, string, int) {
+	b.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.URL+path, strings.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
@@ -97,6 +98,7 @@ func (w *writeCounter) ConnWrote(_, _, _ int)     { w.writes.Add(1) }
 type latencies []time.Duration
 
 func (l latencies) report(b *testing.B) {
+	b.Helper()
 	if len(l) == 0 {
 		return
 	}

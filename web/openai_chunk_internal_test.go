@@ -55,6 +55,7 @@ func FuzzChunk(f *testing.F) {
 }
 
 func checkChunk(t *testing.T, id string, created int64, model, content, finish string, n int) {
+	t.Helper()
 	c := &completion{id: id, created: created, t: &orchestrator.Task{Model: model}}
 	u := chatUsage{PromptTokens: n, CompletionTokens: n * 2, TotalTokens: n * 3}
 	cases := []struct {

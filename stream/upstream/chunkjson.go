@@ -124,9 +124,10 @@ func (s *scanner) object(member func(key string) bool) bool {
 	for {
 		s.ws()
 		key, ok := s.rawString()
-		if !ok || strings.IndexByte(key, '\\') >= 0 || !s.consume(':') {
-			// A key with escapes may spell a field's name:
-			// encoding/json decodes it.
+		if !ok || !plainKey(key) || !s.consume(':') {
+			// A key with escapes, or beyond ASCII, may spell a
+			// field's name under encoding/json's rules (escapes
+			// decoded, case folded): encoding/json decodes it.
 			return false
 		}
 		if !member(key) {
@@ -137,6 +138,18 @@ func (s *scanner) object(member func(key string) bool) bool {
 		}
 		return s.consume('}')
 	}
+}
+
+// plainKey reports whether key is printable ASCII without escapes: the
+// keys the fast path compares itself (strings.EqualFold then catches the
+// ones encoding/json would match by case).
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if b := key[i]; b == '\\' || b >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // choices reads the choices array: null, empty, or exactly one choice.

@@ -26,6 +26,8 @@ var chunkSeeds = []string{
 	`{"choices":[{"Delta":{"content":"case"}}]}`,
 	`{"choices":[{"delta":{"CONTENT":"case"}}]}`,
 	`{"choi\u0063es":[{"delta":{"content":"escaped key"}}]}`,
+	`{"choıces":[{"delta":{"content":"dotless i"}}]}`, `{"choiceſ":[{"delta":{"content":"long s"}}]}`,
+	`{"choices":[{"fınish_reason":"stop","delta":{"contenté":"x"}}]}`,
 	`{"choices":[{"delta":{"content":"one"}},{"delta":{"content":"two"}}]}`,
 	`{"choices":[{"delta":{"content":"a"},"delta":{"content":"b"}}]}`,
 	`{"choices":[{"delta":{"content":"a","content":"b"}}]}`,

@@ -1,6 +1,9 @@
 package cache
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // Namespace is the effective cache namespace: entries of two different
 // Namespaces never meet, in the exact tier or the semantic tier.
@@ -24,6 +27,9 @@ type Answer struct {
 
 // Kind is how a hit was found.
 type Kind string
+
+// LogValue implements slog.LogValuer (a plain string for slog: without it the handlers format it with fmt and reflection, most of the cost of the "task end" line).
+func (k Kind) LogValue() slog.Value { return slog.StringValue(string(k)) }
 
 // The kinds of hit.
 const (

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/sluice-dev/sluice/stream"
@@ -37,6 +38,9 @@ const (
 // FinishReason is a task's finish reason of the contract. View and
 // stream.End carry it as a string.
 type FinishReason string
+
+// LogValue implements slog.LogValuer (a plain string for slog: without it the handlers format it with fmt and reflection, most of the cost of the "task end" line).
+func (f FinishReason) LogValue() slog.Value { return slog.StringValue(string(f)) }
 
 // The finish reasons of the contract.
 const (

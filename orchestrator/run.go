@@ -20,6 +20,10 @@ import (
 // return before it gives its slot back anyway (and logs the straggler).
 const stopGrace = 5 * time.Second
 
+// relayBuffer is how many chunks the upstream client may read ahead of
+// the task goroutine.
+const relayBuffer = 16
+
 // slot is the budget a task holds: a permit, or a claim still waiting for
 // one. release gives back whichever it holds; calling it again is a no-op.
 type slot struct {
@@ -78,14 +82,20 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	upReq := upstream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
 	var (
 		last time.Time
-		size int // bytes of the answer so far
+		size int  // bytes of the answer so far
+		cut  bool // the answer reached its limit: nothing more is kept
 	)
 	emit := func(c upstream.Chunk) {
+		if cut {
+			// Chunks the upstream client read ahead of the cut.
+			return
+		}
 		if limit := o.cfg.MaxAnswerBytes; limit > 0 && size+len(c.Text) > limit {
 			// The answer outgrows its limit: keep what fits (whole
 			// characters), then stop the upstream call; the task ends
 			// partial and its slot is freed.
 			c.Text = cutUTF8(c.Text, max(limit-size, 0))
+			cut = true
 			defer t.cancel(ErrAnswerTooLarge)
 		}
 		size += len(c.Text)
@@ -165,7 +175,10 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Request, emit func(upstream.Chunk), log *slog.Logger) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	in := make(chan upstream.Chunk)
+	// The upstream client reads ahead by up to relayBuffer chunks (Watch
+	// relays what is left once it reports), so that a burst of chunks is
+	// relayed without a goroutine switch per chunk.
+	in := make(chan upstream.Chunk, relayBuffer)
 	done := make(chan error, 1)
 	exited := make(chan struct{})
 	go func() {
@@ -181,15 +194,24 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 	err := pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: o.cfg.TTFTTimeout, Idle: o.cfg.IdleTimeout}, in, done, emit)
 	cancel()
 	select {
-	case <-exited:
-	case <-time.After(stopGrace):
-		log.Error("upstream call did not stop after cancel; releasing its slot anyway", "grace", stopGrace)
+	case <-exited: // the usual case: no grace timer to make
+	default:
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		select {
+		case <-exited:
+		case <-grace.C:
+			log.Error("upstream call did not stop after cancel; releasing its slot anyway", "grace", stopGrace)
+		}
 	}
 	return err
 }
 
 // classify names an attempt's outcome for metrics and breakers.
 func classify(ctx context.Context, err error) (outcome Outcome, status int) {
+	if err == nil {
+		return OutcomeOK, 200 // before the targets of errors.As escape
+	}
 	var se *upstream.StatusError
 	var ce *upstream.ConnectError
 	switch {

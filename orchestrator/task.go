@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,9 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
+// LogValue implements slog.LogValuer (a plain string for slog: without it the handlers format it with fmt and reflection, most of the cost of the "task end" line).
+func (s Status) LogValue() slog.Value { return slog.StringValue(string(s)) }
+
 // Final reports whether s is a terminal status.
 func (s Status) Final() bool { return s != StatusQueued && s != StatusRunning }
 
@@ -36,6 +40,9 @@ const (
 	CacheMiss   CacheStatus = "miss"   // asked upstream (and stored if it ends done)
 	CacheBypass CacheStatus = "bypass" // neither read nor written (nocache)
 )
+
+// LogValue implements slog.LogValuer (a plain string for slog: without it the handlers format it with fmt and reflection, most of the cost of the "task end" line).
+func (c CacheStatus) LogValue() slog.Value { return slog.StringValue(string(c)) }
 
 // CacheInfo is the cache decision recorded on a task.
 type CacheInfo struct {

@@ -26,10 +26,12 @@ type WatchConfig struct {
 // (its result is returned), a watchdog fires (ErrTTFTTimeout or
 // ErrIdleTimeout), or ctx ends (ctx's error).
 //
-// The producer must send on in without buffering (so that everything it
-// sent has been relayed when it reports on done), must stop sending when
-// its context is cancelled, and must report exactly once on done (a
-// buffered channel of one). Watch does not cancel the producer: the caller
+// The producer must stop sending when its context is cancelled, and must
+// report exactly once on done (a buffered channel of one) after its last
+// send. in may be buffered: when done reports, what in still holds is
+// relayed before Watch returns, so everything the producer sent is
+// relayed (a buffer lets the producer read ahead instead of waiting for
+// each item to be relayed). Watch does not cancel the producer: the caller
 // owns the producer's context and cancels it whatever Watch returns.
 func Watch[T any](ctx context.Context, cfg WatchConfig, in <-chan T, done <-chan error, emit func(T)) error {
 	var timer *time.Timer
@@ -60,7 +62,14 @@ func Watch[T any](ctx context.Context, cfg WatchConfig, in <-chan T, done <-chan
 			emit(item)
 			arm(cfg.Idle)
 		case err := <-done:
-			return err
+			for {
+				select {
+				case item := <-in: // sent before done: buffered
+					emit(item)
+				default:
+					return err
+				}
+			}
 		case <-fire:
 			if first {
 				return ErrTTFTTimeout

@@ -94,3 +94,31 @@ func TestWatchStopsOnContext(t *testing.T) {
 	}
 	<-exited
 }
+
+// TestWatchRelaysWhatABufferedInHolds: a producer that reads ahead into a
+// buffered in and reports done at once loses nothing: every item it sent
+// is relayed, in order, before Watch returns its result.
+func TestWatchRelaysWhatABufferedInHolds(t *testing.T) {
+	boom := errors.New("boom")
+	for _, end := range []error{nil, boom} {
+		in := make(chan int, 8)
+		done := make(chan error, 1)
+		for i := range 8 {
+			in <- i
+		}
+		done <- end // done is ready before any item is relayed
+		var got []int
+		err := pipeline.Watch(context.Background(), pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, in, done, func(i int) { got = append(got, i) })
+		if !errors.Is(err, end) || (end == nil) != (err == nil) {
+			t.Fatalf("err = %v, want %v", err, end)
+		}
+		if len(got) != 8 {
+			t.Fatalf("relayed %v, want 0..7", got)
+		}
+		for i, v := range got {
+			if v != i {
+				t.Fatalf("relayed %v out of order", got)
+			}
+		}
+	}
+}

@@ -73,6 +73,9 @@ type Transcript struct {
 	watched bool          // a reader holds changed: the next change must close it
 }
 
+// firstDeltas is the room a transcript makes at its first delta.
+const firstDeltas = 16
+
 // NewTranscript returns an empty, open transcript.
 func NewTranscript() *Transcript {
 	return &Transcript{changed: make(chan struct{})}
@@ -110,6 +113,12 @@ func (t *Transcript) Append(text string) int {
 	defer t.mu.Unlock()
 	if t.end != nil {
 		return 0
+	}
+	if t.deltas == nil {
+		// Room for a short answer at once, rather than growing through
+		// 1, 2, 4, 8 and 16 (ten allocations for a 20-chunk answer).
+		t.deltas = make([]string, 0, firstDeltas)
+		t.ends = make([]int, 0, firstDeltas)
 	}
 	t.deltas = append(t.deltas, text)
 	t.bytes += len(text)

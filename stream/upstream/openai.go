@@ -208,16 +208,19 @@ type chatRequest struct {
 // chatChunk is the part of a chat.completion.chunk (or, with Message, of a
 // whole chat.completion) that the client reads.
 type chatChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content string `json:"content"`
-		} `json:"delta"`
-		Message struct {
-			Content string `json:"content"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Error json.RawMessage `json:"error"`
+	Choices []chatChoice    `json:"choices"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// chatChoice is the part of one choice that the client reads.
+type chatChoice struct {
+	Delta struct {
+		Content string `json:"content"`
+	} `json:"delta"`
+	Message struct {
+		Content string `json:"content"`
+	} `json:"message"`
+	FinishReason string `json:"finish_reason"`
 }
 
 // APIError is an error object that the upstream sent inside a 200 answer,
@@ -328,6 +331,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 		}
 		return nil
 	}
+	var c chatChunk // reused: decodeChunk resets it
 	for ev, err := range sse.Read(resp.Body, readConfig) {
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -347,8 +351,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 		if data == "" {
 			continue
 		}
-		var c chatChunk
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
+		if err := decodeChunk(data, &c); err != nil {
 			if ev.Type == "error" {
 				return fmt.Errorf("%w: %w", ErrTruncated, &APIError{Message: truncate(data, maxErrorBody)})
 			}

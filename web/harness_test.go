@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,6 +144,40 @@ func (e *env) logTo(t testing.TB) (stop func()) { //nolint:thelper // t may be n
 // response; the caller closes its body.
 func (e *env) do(ctx context.Context, method, path string, body any, hdr ...string) *http.Response {
 	e.t.Helper()
+	return e.doOn(ctx, e.HTTP, method, path, body, hdr...)
+}
+
+// doStuck is do on a connection of its own whose receive buffer is small
+// and fixed (stuckDial): for a reader that reads nothing.
+func (e *env) doStuck(ctx context.Context, method, path string, body any, hdr ...string) *http.Response {
+	e.t.Helper()
+	c := &http.Client{Transport: &http.Transport{DialContext: stuckDial}}
+	e.t.Cleanup(c.CloseIdleConnections)
+	return e.doOn(ctx, c, method, path, body, hdr...)
+}
+
+// stuckDial dials with a 16 KiB receive buffer, set before the connection
+// is made, which also turns off the kernel's receive-buffer autotuning. A
+// reader that reads nothing then stalls the server's writes after its
+// send buffer (at most net.core.wmem_max, 4 MiB by default) and this
+// buffer, on any machine: with autotuning, a loopback receive buffer grows
+// to net.ipv4.tcp_rmem's maximum, 32 MiB on some machines, more than the
+// 12 MB answers that the slow-reader tests send.
+func stuckDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	return d.DialContext(ctx, network, addr)
+}
+
+func (e *env) doOn(ctx context.Context, c *http.Client, method, path string, body any, hdr ...string) *http.Response {
+	e.t.Helper()
 	var r io.Reader
 	if body != nil {
 		switch b := body.(type) {
@@ -165,7 +201,7 @@ func (e *env) do(ctx context.Context, method, path string, body any, hdr ...stri
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := e.HTTP.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}

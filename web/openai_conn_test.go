@@ -165,7 +165,7 @@ func TestOpenAIStreamsAreSSEConnections(t *testing.T) {
 		defer cancel()
 		// The stuck reader reads nothing. The Idempotency-Key lets a
 		// repeat attach to its task.
-		stuck := e.do(ctx, http.MethodPost, "/v1/chat/completions", chatStreamBody("big"), "Idempotency-Key", "slow-1")
+		stuck := e.doStuck(ctx, http.MethodPost, "/v1/chat/completions", chatStreamBody("big"), "Idempotency-Key", "slow-1")
 		defer stuck.Body.Close()
 		id := stuck.Header.Get("X-Task-Id")
 		if v := e.waitFinal(id); v.Status != orchestrator.StatusDone || v.Chunks != len(want) {

@@ -546,7 +546,7 @@ func TestSlowReaderDoesNotSlowUpstream(t *testing.T) {
 	// The stuck reader: open the events stream and read nothing.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stuck := e.do(ctx, http.MethodGet, "/v1/tasks/"+created.ID+"/events", nil)
+	stuck := e.doStuck(ctx, http.MethodGet, "/v1/tasks/"+created.ID+"/events", nil)
 	defer stuck.Body.Close()
 
 	v := e.waitFinal(created.ID) // the upstream is never held back
@@ -718,7 +718,7 @@ func TestStuckReaderOfAnAnswerIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/v1/tasks/" + created.ID, "/v1/responses/" + created.ID} {
-		conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+		conn, err := stuckDial(context.Background(), "tcp", u.Host)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -322,7 +322,12 @@ func TestSharedStateStalled(t *testing.T) {
 		}
 		mu.Unlock()
 	})
-	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true})
+	// The timeouts of the process's own client (cmd/sluice/redis.go): a
+	// call stuck on the stalled server, such as the cancel channel's
+	// SUBSCRIBE, which no context interrupts, ends within them, and so
+	// does Shutdown.
+	rc := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, ContextTimeoutEnabled: true,
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 	t.Cleanup(func() { rc.Close() })
 	e := newEnv(t, envOpts{Shared: redisstate.New(rc, nil, "sluice-test:stalled:", nil)})
 	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"not ", "held"}})

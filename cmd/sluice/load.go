@@ -127,6 +127,7 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 	fs.IntVar(&cfg.Hold.SlowRate, "slow-rate", 64, "hold mode: bytes per second a slow reader reads")
 	fs.DurationVar(&cfg.Hold.Deadline, "deadline", 0, "hold mode: when each stream should end after its request (the server's timer); 0: not checked")
 	fs.DurationVar(&cfg.Hold.ProbeEvery, "probe-every", time.Second, "hold mode: probe /healthz and a cache hit this often (0: never)")
+	fs.BoolVar(&cfg.Hold.NoHitProbe, "no-hit-probe", false, "hold mode: probe /healthz only, no cache hit (when no model answers the probe's first ask in time)")
 	fs.StringVar(&cfg.Hold.ProbeModel, "probe-model", "", "hold mode: model of the cache-hit probe (e.g. a sim-upstream -fast-models id)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, nil, usageExit(err), false

@@ -37,6 +37,7 @@ type HoldConfig struct {
 	Deadline   time.Duration // when each stream is expected to end (the server's timer, e.g. SLUICE_TTFT_TIMEOUT); 0: not checked
 	ProbeEvery time.Duration // /healthz and a cache hit probed this often; 0: never
 	ProbeModel string        // model of the cache-hit probe ("" the server's default)
+	NoHitProbe bool          // probe /healthz only (the model answers no probe in time)
 }
 
 // slowReadBuffer is a slow reader's socket receive buffer: fixed, so that
@@ -81,15 +82,18 @@ type HoldReport struct {
 	GorPer     float64        `json:"goroutines_per_stream"`
 	HoldCPU    float64        `json:"hold_cpu_cores"` // CPU seconds per second between Held and Held2
 	Series     []ServerSample `json:"series,omitempty"`
-	Heartbeat  LatencySummary `json:"heartbeat_gap_ms"` // gaps between arrivals on a stream before its end (fast readers)
-	TimerError LatencySummary `json:"timer_error_ms"`   // |end − send − Deadline|
-	TimerLate  int            `json:"timer_over_50ms"`  // ends more than 50 ms from the deadline
-	Fast       LatencySummary `json:"fast_total_ms"`    // fast readers' time to their end
-	Slow       LatencySummary `json:"slow_total_ms"`    // slow readers'
-	FastTTFT   LatencySummary `json:"fast_ttft_ms"`     // fast readers' first delta
-	Healthz    LatencySummary `json:"healthz_ms"`       // probes meanwhile
-	CacheHit   LatencySummary `json:"cache_hit_ms"`     // a cached answer read to its end, meanwhile
-	ProbeFails int            `json:"probe_failures"`   // probes that failed (or a hit that was not)
+	Heartbeat  LatencySummary `json:"heartbeat_gap_ms"`            // gaps between arrivals on a stream before its end (fast readers)
+	TimerError LatencySummary `json:"timer_error_ms"`              // |end − send − Deadline|
+	TimerLate  int            `json:"timer_over_50ms"`             // ends more than 50 ms from the deadline
+	TimerHead  LatencySummary `json:"timer_error_from_headers_ms"` // |end − headers − Deadline|: the server's timer started between the send and its headers
+	HeadLate   int            `json:"timer_from_headers_over_50ms"`
+	Open       LatencySummary `json:"open_ms"`        // request sent to the response's headers
+	Fast       LatencySummary `json:"fast_total_ms"`  // fast readers' time to their end
+	Slow       LatencySummary `json:"slow_total_ms"`  // slow readers'
+	FastTTFT   LatencySummary `json:"fast_ttft_ms"`   // fast readers' first delta
+	Healthz    LatencySummary `json:"healthz_ms"`     // probes meanwhile
+	CacheHit   LatencySummary `json:"cache_hit_ms"`   // a cached answer read to its end, meanwhile
+	ProbeFails int            `json:"probe_failures"` // probes that failed (or a hit that was not)
 	ProbeError string         `json:"probe_error,omitempty"`
 }
 
@@ -101,6 +105,7 @@ type holdSample struct {
 	terminal string
 	first    bool
 	ttft     time.Duration
+	open     time.Duration // to the response's headers
 	total    time.Duration
 	gaps     []time.Duration
 }
@@ -185,7 +190,7 @@ func RunHold(ctx context.Context, cfg Config, stdout, stderr io.Writer) int {
 			probes.err = err.Error()
 		}
 	}
-	if h.ProbeEvery > 0 {
+	if h.ProbeEvery > 0 && !h.NoHitProbe {
 		pctx, pcancel := context.WithTimeout(runCtx, 30*time.Second)
 		if _, err := probeHit(pctx); err != nil {
 			probeFail(fmt.Errorf("warming the cache-hit probe: %w", err))
@@ -193,6 +198,7 @@ func RunHold(ctx context.Context, cfg Config, stdout, stderr io.Writer) int {
 		pcancel()
 	}
 
+	start = time.Now() // the schedule starts after the warm-up
 	var wg sync.WaitGroup
 	quit := make(chan struct{})
 	// The sampler and the prober run until the streams have ended.
@@ -229,6 +235,10 @@ func RunHold(ctx context.Context, cfg Config, stdout, stderr io.Writer) int {
 					probes.Lock()
 					probes.healthz = append(probes.healthz, time.Since(t0))
 					probes.Unlock()
+				}
+				if h.NoHitProbe {
+					pcancel()
+					continue
 				}
 				t0 = time.Now()
 				xc, err := probeHit(pctx)
@@ -283,13 +293,12 @@ open:
 		if isSlow {
 			c = sc
 		}
-		sent := start.Add(due)
 		rep.PeakOpen = max(rep.PeakOpen, open.Add(1))
 		streams.Go(func() {
 			defer open.Add(-1)
 			rctx, rcancel := context.WithTimeout(runCtx, cfg.Timeout)
 			defer rcancel()
-			samples[i] = holdOne(rctx, c, b, sent, isSlow, h.SlowRate)
+			samples[i] = holdOne(rctx, c, b, isSlow, h.SlowRate)
 		})
 	}
 	timer.Stop()
@@ -314,7 +323,7 @@ open:
 	rep.ElapsedS = seconds(time.Since(start))
 	rep.Series = series
 
-	var gaps, timerErr, fastTotal, slowTotal, fastTTFT []time.Duration
+	var gaps, timerErr, timerHead, opens, fastTotal, slowTotal, fastTTFT []time.Duration
 	for i := range samples {
 		s := &samples[i]
 		switch {
@@ -323,6 +332,7 @@ open:
 			continue
 		case s.status == http.StatusOK:
 			rep.Opened++
+			opens = append(opens, s.open)
 		}
 		if s.failure != "" {
 			rep.Failed++
@@ -347,9 +357,14 @@ open:
 			if e > 50*time.Millisecond {
 				rep.TimerLate++
 			}
+			e = (s.total - s.open - h.Deadline).Abs()
+			timerHead = append(timerHead, e)
+			if e > 50*time.Millisecond {
+				rep.HeadLate++
+			}
 		}
 	}
-	rep.Heartbeat, rep.TimerError = summarize(gaps), summarize(timerErr)
+	rep.Heartbeat, rep.TimerError, rep.TimerHead, rep.Open = summarize(gaps), summarize(timerErr), summarize(timerHead), summarize(opens)
 	rep.Fast, rep.Slow, rep.FastTTFT = summarize(fastTotal), summarize(slowTotal), summarize(fastTTFT)
 	rep.Healthz, rep.CacheHit = summarize(probes.healthz), summarize(probes.hit)
 	rep.ProbeFails, rep.ProbeError = probes.fails, probes.err
@@ -385,9 +400,11 @@ open:
 
 // holdOne opens one stream and reads it to its end, raw: it records the
 // gaps between arrivals (heartbeat comments or events) until the terminal
-// event. A slow reader reads rate bytes per second, in small reads.
-func holdOne(ctx context.Context, api *client.Client, body []byte, sent time.Time, slow bool, rate int) (s holdSample) {
+// event. Its times are measured from when it sent the request (not from
+// the schedule: hold mode measures the server's timers, not queueing). A slow reader reads rate bytes per second, in small reads.
+func holdOne(ctx context.Context, api *client.Client, body []byte, slow bool, rate int) (s holdSample) {
 	s.slow = slow
+	sent := time.Now() // the server's timers start about now, not on the schedule
 	resp, err := api.Send(ctx, http.MethodPost, "/v1/stream", body, "text/event-stream")
 	if err != nil {
 		if se, ok := err.(*client.APIError); ok {
@@ -401,7 +418,7 @@ func holdOne(ctx context.Context, api *client.Client, body []byte, sent time.Tim
 		return s
 	}
 	defer resp.Body.Close()
-	s.status = resp.StatusCode
+	s.status, s.open = resp.StatusCode, time.Since(sent)
 	var r io.Reader = resp.Body
 	if slow {
 		r = &trickle{ctx: ctx, r: resp.Body, rate: rate}
@@ -557,7 +574,7 @@ func serverSample(ctx context.Context, hc *http.Client, server, apiKey string) (
 		}
 		found++
 	}
-	return s, found > 0
+	return s, found > 0 && s.RSS > 0 // no RSS: the server could not read /proc (out of file descriptors?)
 }
 
 func writeHoldReport(w io.Writer, asJSON bool, r *HoldReport) {
@@ -583,10 +600,13 @@ func writeHoldReport(w io.Writer, asJSON bool, r *HoldReport) {
 			fmt.Fprintf(w, "%-10s n %d · p50 %.1f · p99 %.1f · p99.9 %.1f · max %.1f ms\n", name, s.Count, s.P50, s.P99, s.P999, s.Max)
 		}
 	}
+	row("open", r.Open)
 	row("heartbeat", r.Heartbeat)
 	if r.DeadlineMs > 0 {
 		row("timer err", r.TimerError)
-		fmt.Fprintf(w, "          %d of %d ended more than 50 ms from the %.0f ms deadline\n", r.TimerLate, r.TimerError.Count, r.DeadlineMs)
+		row(" (headers)", r.TimerHead)
+		fmt.Fprintf(w, "          %d of %d ended more than 50 ms from the %.0f ms deadline after the request (%d after the headers)\n",
+			r.TimerLate, r.TimerError.Count, r.DeadlineMs, r.HeadLate)
 	}
 	row("fast ttft", r.FastTTFT)
 	row("fast end", r.Fast)

@@ -326,11 +326,11 @@ open:
 	var gaps, timerErr, timerHead, opens, fastTotal, slowTotal, fastTTFT []time.Duration
 	for i := range samples {
 		s := &samples[i]
-		switch {
-		case s.status == http.StatusServiceUnavailable:
+		switch s.status {
+		case http.StatusServiceUnavailable:
 			rep.Refused++
 			continue
-		case s.status == http.StatusOK:
+		case http.StatusOK:
 			rep.Opened++
 			opens = append(opens, s.open)
 		}
@@ -407,7 +407,7 @@ func holdOne(ctx context.Context, api *client.Client, body []byte, slow bool, ra
 	sent := time.Now() // the server's timers start about now, not on the schedule
 	resp, err := api.Send(ctx, http.MethodPost, "/v1/stream", body, "text/event-stream")
 	if err != nil {
-		if se, ok := err.(*client.APIError); ok {
+		if se := (*client.APIError)(nil); errors.As(err, &se) {
 			s.status = se.Status
 			if se.Status != http.StatusServiceUnavailable {
 				s.failure = "HTTP " + strconv.Itoa(se.Status)
@@ -428,7 +428,7 @@ func holdOne(ctx context.Context, api *client.Client, body []byte, slow bool, ra
 	event := ""
 	for {
 		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue // a long data line: its start was counted
 		}
 		now := time.Now()
@@ -502,7 +502,7 @@ func shortErr(ctx context.Context, err error) string {
 		return "timeout"
 	case strings.Contains(err.Error(), "reset"):
 		return "connection reset"
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return "connection closed"
 	}
 	return "transport error"

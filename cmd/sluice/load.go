@@ -63,6 +63,21 @@ Exit codes: 0 the run completed and the budget drained; 1 the budget did
 not drain (a leaked permit), the server is unreachable, the run was
 interrupted, or bad usage.
 
+Hold mode (-streams N, scenarios 5 and 6 of docs/performance.md): opens
+N POST /v1/stream event streams at -rate per second (no cache) and holds
+each until its terminal event or -timeout, reading them raw. A
+-slow-readers share of them reads -slow-rate bytes per second through a
+16 KiB receive buffer. It reports the server's RSS, heap and stacks in
+use and goroutines (GET /metrics) before the first stream and -settle
+after the last one opened, per open stream; the server's CPU over the
+next -settle; the gaps between arrivals on each fast stream (heartbeats
+and events); with -deadline, how far each stream's end came from it
+(the server's timer: point -deadline at SLUICE_TTFT_TIMEOUT with a slower
+model); the fast and slow readers' times to their end; and, every
+-probe-every, GET /healthz and a cache hit (a fixed prompt asked once
+before, with -probe-model) read to the end. The soft open-file limit is
+raised to the hard one first.
+
 Files: -out FILE writes every run's report as one JSON object
 {"runs": [...]}; -plot FILE.svg draws the latency percentiles against the
 offered load (several rates) or the requests in flight over time (one).
@@ -78,6 +93,10 @@ func cmdLoad(args []string, getenv func(string) string, stdout, stderr io.Writer
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cfg.Hold.Streams > 0 {
+		raiseOpenFiles(stderr, cfg.Hold.Streams)
+		return load.RunHold(ctx, cfg, stdout, stderr)
+	}
 	return load.RunRates(ctx, stop, cfg, rates, stdout, stderr)
 }
 
@@ -102,6 +121,14 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 	fs.IntVar(&cfg.MaxTokens, "max-tokens", 0, "most tokens per answer (0: the server's default)")
 	fs.DurationVar(&cfg.DrainWait, "drain-wait", 30*time.Second, "how long to wait after the run for the server's budget to drain")
 	fs.BoolVar(&cfg.JSON, "json", false, "print each report as one JSON object (a line)")
+	fs.IntVar(&cfg.Hold.Streams, "streams", 0, "hold mode: open this many event streams at -rate and hold them to their end (0: off)")
+	fs.DurationVar(&cfg.Hold.Settle, "settle", 3*time.Second, "hold mode: measure this long after the last stream opened, and the CPU over the next as long")
+	fs.Float64Var(&cfg.Hold.SlowShare, "slow-readers", 0, "hold mode: share of the streams read at a trickle (0 to 1)")
+	fs.IntVar(&cfg.Hold.SlowRate, "slow-rate", 64, "hold mode: bytes per second a slow reader reads")
+	fs.DurationVar(&cfg.Hold.Deadline, "deadline", 0, "hold mode: when each stream should end after its request (the server's timer); 0: not checked")
+	fs.DurationVar(&cfg.Hold.ProbeEvery, "probe-every", time.Second, "hold mode: probe /healthz and a cache hit this often (0: never)")
+	fs.BoolVar(&cfg.Hold.NoHitProbe, "no-hit-probe", false, "hold mode: probe /healthz only, no cache hit (when no model answers the probe's first ask in time)")
+	fs.StringVar(&cfg.Hold.ProbeModel, "probe-model", "", "hold mode: model of the cache-hit probe (e.g. a sim-upstream -fast-models id)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, nil, usageExit(err), false
 	}
@@ -151,6 +178,19 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 		return bad("-max-tokens must not be negative")
 	case cfg.DrainWait < 0:
 		return bad("-drain-wait must not be negative")
+	case cfg.Hold.Streams < 0 || cfg.Hold.Streams > load.MaxRequests:
+		return bad("-streams must be between 0 and %d", load.MaxRequests)
+	case cfg.Hold.Streams > 0 && (cfg.Target != load.TargetSluice || cfg.Endpoint != "stream"):
+		return bad("-streams holds POST /v1/stream streams of sluice only (-endpoint stream)")
+	case !(cfg.Hold.SlowShare >= 0 && cfg.Hold.SlowShare <= 1):
+		return bad("-slow-readers must be between 0 and 1")
+	case cfg.Hold.SlowRate < 1:
+		return bad("-slow-rate must be at least 1 byte per second")
+	case cfg.Hold.Settle < 0 || cfg.Hold.Deadline < 0 || cfg.Hold.ProbeEvery < 0:
+		return bad("-settle, -deadline and -probe-every must not be negative")
+	}
+	if cfg.Hold.Streams > 0 {
+		return cfg, rateList, exitOK, true
 	}
 	for _, r := range rateList {
 		c := cfg

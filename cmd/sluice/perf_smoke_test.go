@@ -117,4 +117,58 @@ func TestPerformanceScenariosSmoke(t *testing.T) {
 	if off[0].Cache["HIT"] != 0 || on[0].Cache["HIT"] == 0 {
 		t.Errorf("cache off: %v hits; cache on: %v", off[0].Cache, on[0].Cache)
 	}
+
+	// holdRun runs "sluice load -streams ... -out FILE" (hold mode) and
+	// returns its report.
+	holdRun := func(name string, args ...string) load.HoldReport {
+		t.Helper()
+		out := filepath.Join(dir, name+".json")
+		var stdout, stderr bytes.Buffer
+		args = append([]string{"load", "-timeout", "20s", "-settle", "100ms", "-json", "-out", out}, args...)
+		if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+			t.Fatalf("sluice %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep load.HoldReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatalf("%s: %v: %s", out, err, b)
+		}
+		if rep.Opened+rep.Refused != rep.Streams || rep.Refused != 0 {
+			t.Errorf("%s: %d streams, %d opened, %d refused", name, rep.Streams, rep.Opened, rep.Refused)
+		}
+		return rep
+	}
+
+	// 5. Many streams: streams held open on a model slower than the TTFT
+	// timeout, each ended by the server's timer; /healthz and a cache hit
+	// (on a model answering at once) probed meanwhile.
+	held := slow
+	held.TTFT, held.TTFTP99, held.FastModels = time.Minute, time.Minute, []string{"fast-1"}
+	up = startSimUpstream(t, held)
+	srv = startSluice(t, "-upstream", up, "-model", "sim-1", "-ttft-timeout", "400ms", "-heartbeat", "50ms")
+	h5 := holdRun("s5", "-server", srv, "-streams", "20", "-rate", "200", "-deadline", "400ms",
+		"-probe-every", "50ms", "-probe-model", "fast-1")
+	if h5.Terminal["error"] != 20 || h5.TimerError.Count != 20 || h5.Heartbeat.Count == 0 || h5.Open.Count != 20 {
+		t.Errorf("s5: terminal %v, %d timer figures, %d heartbeat gaps, %d opens", h5.Terminal, h5.TimerError.Count, h5.Heartbeat.Count, h5.Open.Count)
+	}
+	if h5.Idle == nil || h5.Held == nil || h5.Held.Open == 0 || h5.Held.Goroutines <= h5.Idle.Goroutines {
+		t.Errorf("s5: server samples idle %+v, held %+v", h5.Idle, h5.Held)
+	}
+	if h5.Healthz.Count == 0 || h5.CacheHit.Count == 0 || h5.ProbeFails != 0 {
+		t.Errorf("s5: %d healthz probes, %d cache hits, %d failed (%s)", h5.Healthz.Count, h5.CacheHit.Count, h5.ProbeFails, h5.ProbeError)
+	}
+
+	// 6. Slow readers: long answers, half the clients reading at a
+	// trickle (until the client's 5 s bound), the fast ones to done.
+	long := simserver.Config{Chunks: 500}
+	up = startSimUpstream(t, long)
+	srv = startSluice(t, "-upstream", up)
+	h6 := holdRun("s6", "-server", srv, "-streams", "10", "-rate", "200", "-slow-readers", "0.5", "-slow-rate", "64",
+		"-probe-every", "0", "-timeout", "5s")
+	if h6.Fast.Count != 5 || h6.Terminal["done"] < 5 || h6.Slow.Count+h6.Failed != 5 {
+		t.Errorf("s6: %d fast readers ended, terminal %v; slow: %d ended, %d failed (%v)", h6.Fast.Count, h6.Terminal, h6.Slow.Count, h6.Failed, h6.Failures)
+	}
 }

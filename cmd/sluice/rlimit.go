@@ -3,6 +3,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"log/slog"
 	"syscall"
 )
@@ -53,4 +55,13 @@ func raiseFileLimit() (soft, hard uint64, err error) {
 		}
 	}
 	return uint64(rl.Cur), uint64(rl.Max), nil
+}
+
+// raiseOpenFiles raises the open-file soft limit for the load generator
+// and warns when n connections do not fit in it.
+func raiseOpenFiles(stderr io.Writer, n int) {
+	soft, _, err := raiseFileLimit()
+	if err == nil && soft < uint64(n)+fdMargin {
+		fmt.Fprintf(stderr, "sluice: load: %d streams need more open files than the limit (%d): raise it with ulimit -n\n", n, soft)
+	}
 }

@@ -54,6 +54,7 @@ func cmdSimUpstream(args []string, _ func(string) string, _, stderr io.Writer) i
 	fs.Float64Var(&cfg.ErrorRate, "error-rate", 0, "share of chat requests answered 500 (0 to 1)")
 	fs.Float64Var(&cfg.DropRate, "drop-rate", 0, "share of streamed answers cut mid-answer without [DONE] (0 to 1)")
 	models := fs.String("models", "sim-1", "comma-separated model ids; the first answers requests naming none")
+	fastModels := fs.String("fast-models", "", "comma-separated further model ids answered at once (no delays, capacity or faults): probes beside a slow load")
 	if err := fs.Parse(args); err != nil {
 		return usageExit(err)
 	}
@@ -74,6 +75,11 @@ func cmdSimUpstream(args []string, _ func(string) string, _, stderr io.Writer) i
 	for _, m := range strings.Split(*models, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			cfg.Models = append(cfg.Models, m)
+		}
+	}
+	for _, m := range strings.Split(*fastModels, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			cfg.FastModels = append(cfg.FastModels, m)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

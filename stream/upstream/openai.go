@@ -179,6 +179,9 @@ func (o *OpenAI) Models(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// upstreamWriteBuffer is the write buffer of an upstream connection.
+const upstreamWriteBuffer = 1 << 10
+
 func newHTTPClient(connect time.Duration) *http.Client {
 	switch {
 	case connect == 0:
@@ -192,6 +195,12 @@ func newHTTPClient(connect time.Duration) *http.Client {
 	// One upstream host carries up to a whole budget of streams; keep
 	// their connections rather than redial (and renegotiate TLS) each time.
 	tr.MaxIdleConnsPerHost = 64
+	// A connection's write buffer lives as long as the connection, and
+	// each streaming answer holds one: it only gathers the request's
+	// headers (a body larger than the buffer is written straight
+	// through), so 1 KiB instead of net/http's 4 KiB costs nothing and
+	// saves 3 KiB per open upstream stream.
+	tr.WriteBufferSize = upstreamWriteBuffer
 	return &http.Client{Transport: tr}
 }
 

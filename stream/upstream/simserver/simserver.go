@@ -18,6 +18,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,6 +67,10 @@ type Config struct {
 	// Models are the model ids GET /v1/models lists; the first answers
 	// requests that name none. default: ["sim-1"]
 	Models []string
+	// FastModels are further model ids, listed too, answered at once:
+	// no delays, no capacity, no faults. A probe beside a slow load (a
+	// cache hit needs one answer that completes) asks for one of them.
+	FastModels []string
 }
 
 // Stats are the server's counters since it started.
@@ -213,14 +218,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "messages", "messages must not be empty")
 		return
 	}
-	if s.cfg.ErrorRate > 0 && rand.Float64() < s.cfg.ErrorRate {
+	fast := req.Model != "" && slices.Contains(s.cfg.FastModels, req.Model)
+	if !fast && s.cfg.ErrorRate > 0 && rand.Float64() < s.cfg.ErrorRate {
 		s.errors.Add(1)
 		writeError(w, http.StatusInternalServerError, "server_error", "", "simulated upstream failure")
 		return
 	}
 	n := s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	if c := s.cfg.Capacity; c > 0 && n > int64(c+s.cfg.Overflow) {
+	if c := s.cfg.Capacity; !fast && c > 0 && n > int64(c+s.cfg.Overflow) {
 		s.rejected.Add(1)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "", "simulated upstream over capacity")
@@ -253,6 +259,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	created := time.Now().Unix()
 	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": len(chunks), "total_tokens": prompt + len(chunks)}
 
+	delay := s.delay
+	if fast {
+		delay = func(time.Duration, float64) time.Duration { return 0 }
+	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	defer t.Stop()
@@ -270,9 +280,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if !req.Stream {
-		d := s.delay(s.cfg.TTFT, s.ttftSig)
+		d := delay(s.cfg.TTFT, s.ttftSig)
 		for range len(chunks) - 1 {
-			d += s.delay(s.cfg.Gap, s.gapSig)
+			d += delay(s.cfg.Gap, s.gapSig)
 		}
 		if !wait(d) {
 			s.canceled.Add(1)
@@ -291,7 +301,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	drop := -1
-	if s.cfg.DropRate > 0 && rand.Float64() < s.cfg.DropRate {
+	if !fast && s.cfg.DropRate > 0 && rand.Float64() < s.cfg.DropRate {
 		drop = len(chunks) / 2
 	}
 	h := w.Header()
@@ -320,7 +330,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if i == 0 {
 			median, sig = s.cfg.TTFT, s.ttftSig
 		}
-		if !wait(s.delay(median, sig)) {
+		if !wait(delay(median, sig)) {
 			s.canceled.Add(1)
 			return
 		}
@@ -352,8 +362,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	data := make([]map[string]any, len(s.cfg.Models))
-	for i, m := range s.cfg.Models {
+	ids := append(slices.Clip(s.cfg.Models), s.cfg.FastModels...)
+	data := make([]map[string]any, len(ids))
+	for i, m := range ids {
 		data[i] = map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "sluice-sim"}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})

@@ -59,6 +59,7 @@ type Config struct {
 	JSON           bool          // the report as one JSON object
 	Out            string        // file for every run's report, as {"runs": [...]}; "" none
 	Plot           string        // SVG file: latency against offered load (several rates) or in flight over time (one); "" none
+	Hold           HoldConfig    // with Hold.Streams > 0: hold mode (RunHold)
 }
 
 // Target values of Config.Target.

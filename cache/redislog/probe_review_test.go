@@ -57,7 +57,7 @@ func TestProbeOutboxPutAcrossEpochResurrects(t *testing.T) {
 		if hit(a, wms, question).Hit {
 			t.Fatal("hit")
 		}
-		a.Store(bg, wms, question, answer) // waits in A's outbox, Gen 2
+		a.Store(bg, wms, question, a.Generation(wms), answer) // waits in A's outbox, Gen 2
 		// Redis loses everything (a restart without persistence).
 		stream, gens, epoch := lb.Keys()
 		if err := redistest.Universal(t, f.url).Del(bg, stream, gens, epoch).Err(); err != nil {
@@ -89,7 +89,7 @@ func TestProbeGenerationGoesBackAfterLostWrite(t *testing.T) {
 		b.Purge("t1", "wms") // generation 1 everywhere
 		caughtUp(t, b, lb)
 		caughtUp(t, a, lb)
-		a.Store(bg, wms, question, answer)
+		a.Store(bg, wms, question, a.Generation(wms), answer)
 		caughtUp(t, a, lb)
 		eventually(t, "B has it", func() bool { return hit(b, wms, question).Hit })
 		// The promoted replica had not received the purge's HINCRBY.
@@ -148,14 +148,14 @@ func TestProbeTrimmedPurgeReachesOnReconnect(t *testing.T) {
 		return c
 	}
 	a, b := mk(f.url), mk(proxied)
-	a.Store(bg, wms, question, answer)
+	a.Store(bg, wms, question, a.Generation(wms), answer)
 	eventually(t, "hit on B", func() bool { return hit(b, wms, question).Hit })
 	proxy.Cut()
 	eventually(t, "B sees the outage", func() bool { return !b.ShareStatus().Up })
 	a.Purge("t1", "wms")
 	other := cache.Namespace{Tenant: "t1", Namespace: "other", Model: "m"}
 	for i := range 400 {
-		a.Store(bg, other, fmt.Sprintf("filler question %d about dock %d", i, i), answer)
+		a.Store(bg, other, fmt.Sprintf("filler question %d about dock %d", i, i), a.Generation(other), answer)
 	}
 	lg := f.log("", 0)
 	caughtUp(t, a, lg)
@@ -207,14 +207,14 @@ func TestProbeReaderBehindTrimMissesPurge(t *testing.T) {
 	}
 	sb := &slowLog{Log: small()}
 	a, b := mk(small()), mk(sb)
-	a.Store(bg, wms, question, answer)
+	a.Store(bg, wms, question, a.Generation(wms), answer)
 	eventually(t, "hit on B", func() bool { return hit(b, wms, question).Hit })
 	sb.held.Store(true)
 	eventually(t, "B's reader waits", sb.waiting.Load)
 	a.Purge("t1", "wms")
 	other := cache.Namespace{Tenant: "t1", Namespace: "other", Model: "m"}
 	for i := range 400 {
-		a.Store(bg, other, fmt.Sprintf("filler question %d about dock %d", i, i), answer)
+		a.Store(bg, other, fmt.Sprintf("filler question %d about dock %d", i, i), a.Generation(other), answer)
 	}
 	caughtUp(t, a, f.log("", 0))
 	sb.held.Store(false)

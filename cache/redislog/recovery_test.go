@@ -39,11 +39,12 @@ func (f *fleet) heldInstance() (*cache.Cache, *heldLog) {
 	return c, h
 }
 
-// PROBE: a put waiting in A's outbox across a Redis restart (empty) keeps
-// the generation of the old epoch (2). After the restart B purges the scope
-// (generation 1 of the new epoch); A's put is then appended as current
-// (2 >= 1) and B serves the answer computed before its purge.
-func TestProbeOutboxPutAcrossEpochResurrects(t *testing.T) {
+// A put waiting in A's outbox across a Redis restart (empty) was made
+// under generation 2 of the old epoch. After the restart B purges the
+// scope (generation 1 of the new epoch): A's put goes with generation 0 of
+// the new epoch, so the log refuses it and A drops its entry; B never
+// serves the answer computed before its purge.
+func TestPutWaitingAcrossAnEmptyRestartStaysBehindALaterPurge(t *testing.T) {
 	each(t, func(f *fleet) {
 		t := f.t
 		a, ha := f.heldInstance()
@@ -66,21 +67,24 @@ func TestProbeOutboxPutAcrossEpochResurrects(t *testing.T) {
 		b.Purge("t1", "wms") // after the restart: generation 1 of the new epoch
 		eventually(t, "B's purge appended", func() bool { st := b.ShareStatus(); return st.Pending == 0 && st.Appended >= 1 })
 		ha.held.Store(false)
+		eventually(t, "A's put refused", func() bool { st := a.ShareStatus(); return st.Pending == 0 && st.Refused == 1 })
 		caughtUp(t, a, lb)
-		caughtUp(t, b, lb)
-		time.Sleep(300 * time.Millisecond)
 		caughtUp(t, b, lb)
 		if hit(b, wms, question).Hit {
 			t.Fatal("B serves A's answer whose miss came before B's purge (a put of the old epoch appended as current)")
 		}
+		if hit(a, wms, question).Hit {
+			t.Fatal("A still serves its answer the log refused")
+		}
 	})
 }
 
-// PROBE: a failover (async replica promoted) or an RDB restore loses the
-// last writes but keeps the epoch: the generation of a scope goes back
-// (1 -> 0). The next purge (B) moves it to 1 again, which A already knows:
-// A ignores it and keeps serving the purged entry.
-func TestProbeGenerationGoesBackAfterLostWrite(t *testing.T) {
+// A failover (an async replica promoted) or an RDB restore loses the last
+// writes but keeps the epoch: the generation of a scope goes back (1 ->
+// 0). B's next purge carries the generation B knows (2 with its own), so
+// it moves the scope past every generation an instance knows and reaches
+// A, which drops the purged entry.
+func TestPurgeAfterTheLogLostAGenerationReachesEveryInstance(t *testing.T) {
 	each(t, func(f *fleet) {
 		t := f.t
 		a := f.instance("", cache.Config{}, cache.ShareConfig{})
@@ -106,35 +110,10 @@ func TestProbeGenerationGoesBackAfterLostWrite(t *testing.T) {
 	})
 }
 
-// PROBE: every scope ever purged stays a field of the generations hash
-// (no TTL, no cleanup), read in full (HGETALL) by every instance every 30 s
-// and kept in every instance's map: a tenant purging made-up namespaces
-// grows Redis and every instance's memory without bound.
-func TestProbeGenerationsGrowWithoutBound(t *testing.T) {
-	each(t, func(f *fleet) {
-		t := f.t
-		a := f.instance("", cache.Config{}, cache.ShareConfig{})
-		lb := f.log("", 0)
-		for i := range 2000 {
-			a.Purge("t1", fmt.Sprintf("ns-%d", i))
-		}
-		caughtUp(t, a, lb)
-		_, gens, _ := lb.Keys()
-		n, err := redistest.Universal(t, f.url).HLen(bg, gens).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 1000 {
-			t.Fatalf("%d generations kept for namespaces that never held an entry", n)
-		}
-	})
-}
-
-// PROBE (a test the suite lacks): a purge trimmed from the log while B was
-// disconnected still reaches B, through the generations read after the
-// reconnection. No existing test fails when resync ignores the
-// generations; this one does.
-func TestProbeTrimmedPurgeReachesOnReconnect(t *testing.T) {
+// A purge trimmed from the log while B was disconnected still reaches B,
+// through the generations read after the reconnection (this test fails
+// when the generations read at a resync are not applied).
+func TestTrimmedPurgeReachesAReconnectedInstance(t *testing.T) {
 	f := newFleet(t, redistest.Targets(t)[0])
 	proxy, proxied := redistest.NewProxy(t, f.url)
 	mk := func(url string) *cache.Cache {
@@ -187,15 +166,19 @@ func (s *slowLog) Read(ctx context.Context, after string, max int, block time.Du
 	return s.Log.Read(ctx, after, max, block)
 }
 
-// PROBE: a reader that falls behind past the trimmed front reads on from
-// its position without an error: the purges trimmed meanwhile are not
-// applied until the next periodic resync (Resync, 30 s by default): B
-// serves a purged entry meanwhile.
-func TestProbeReaderBehindTrimMissesPurge(t *testing.T) {
-	f := newFleet(t, redistest.Targets(t)[0])
+// A reader that fell behind past the trimmed front of the log (no error:
+// it was slow) notices the gap at its next read, reads the generations
+// again and applies the trimmed purge at once, not at the next periodic
+// resync (30 s by default, far beyond this test's wait).
+func TestReaderBehindTheTrimAppliesTrimmedPurges(t *testing.T) {
+	each(t, func(f *fleet) { readerBehindTheTrim(f) })
+}
+
+func readerBehindTheTrim(f *fleet) {
+	t := f.t
 	mk := func(lg cache.ChangeLog) *cache.Cache {
 		c := cache.New(cache.Config{})
-		stop, err := c.Share(bg, lg, cache.ShareConfig{Block: 100 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Timeout: 500 * time.Millisecond})
+		stop, err := c.Share(bg, lg, cache.ShareConfig{Block: 100 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, Timeout: 500 * time.Millisecond, Resync: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,10 +200,97 @@ func TestProbeReaderBehindTrimMissesPurge(t *testing.T) {
 		a.Store(bg, other, fmt.Sprintf("filler question %d about dock %d", i, i), a.Generation(other), answer)
 	}
 	caughtUp(t, a, f.log("", 0))
+	applied := b.ShareStatus().Applied
 	sb.held.Store(false)
 	caughtUp(t, b, f.log("", 0))
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, "B read the fillers kept", func() bool { return b.ShareStatus().Applied > applied })
 	if hit(b, wms, question).Hit {
 		t.Fatal("B read past a trimmed purge without noticing; it serves the purged entry until its next resync")
 	}
+}
+
+// A log that lost its last writes (a failover to a replica that had not
+// received them, an older snapshot) but kept its epoch: the purge and the
+// put A and B read are gone from the stream and the generations. A reader
+// whose position is past the log's last entry notices it, starts a new
+// epoch, and every instance resets its generations: a purge by an instance
+// that never knew the lost generation (C, started after) still reaches A
+// and B.
+func TestLogThatLostItsLastWritesStartsANewEpoch(t *testing.T) {
+	each(t, func(f *fleet) {
+		t := f.t
+		a := f.instance("", cache.Config{}, cache.ShareConfig{Resync: time.Hour})
+		b := f.instance("", cache.Config{}, cache.ShareConfig{Resync: time.Hour})
+		lg := f.log("", 0)
+		a.Store(bg, cache.Namespace{Tenant: "t1", Namespace: "ops", Model: "m"}, "What is a pallet?", a.Generation(wms), answer)
+		caughtUp(t, a, lg)
+		stream, gens, epoch := lg.Keys()
+		rdb := redistest.Universal(t, f.url)
+		kept, err := rdb.XRevRangeN(bg, stream, "+", "-", 1).Result()
+		if err != nil || len(kept) != 1 {
+			t.Fatalf("last entry: %v %v", kept, err)
+		}
+		epoch0, _ := rdb.Get(bg, epoch).Result()
+		b.Purge("t1", "wms") // generation 1, lost below
+		caughtUp(t, b, lg)
+		a.Store(bg, wms, question, a.Generation(wms), answer)
+		caughtUp(t, a, lg)
+		eventually(t, "B has A's put", func() bool { return hit(b, wms, question).Hit })
+
+		// The writes after kept are lost; the epoch is not.
+		lost, err := rdb.XRange(bg, stream, "("+kept[0].ID, "+").Result()
+		if err != nil || len(lost) != 2 {
+			t.Fatalf("entries after the kept one: %d %v", len(lost), err)
+		}
+		for _, m := range lost {
+			if err := rdb.XDel(bg, stream, m.ID).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.HDel(bg, gens, "2:t1wms").Err(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "a new epoch", func() bool { e, _ := rdb.Get(bg, epoch).Result(); return e != "" && e != epoch0 })
+
+		c := f.instance("", cache.Config{}, cache.ShareConfig{})
+		caughtUp(t, c, lg)
+		c.Purge("t1", "wms")
+		caughtUp(t, c, lg)
+		for name, x := range map[string]*cache.Cache{"A": a, "B": b} {
+			eventually(t, "C's purge reached "+name, func() bool { return !hit(x, wms, question).Hit })
+		}
+	})
+}
+
+// A put whose generation is above its scope's in the log means the log
+// went back (it lost the purge that made that generation): the log refuses
+// it and starts a new epoch.
+func TestPutAboveTheLogsGenerationStartsANewEpoch(t *testing.T) {
+	each(t, func(f *fleet) {
+		t := f.t
+		lg := f.log("", 0)
+		epoch, _, err := lg.Generations(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put := cache.Change{Op: cache.ChangePut, Epoch: epoch, Origin: "x", Gen: 1, Scope: cache.Scope{Tenant: "t1", Namespace: "wms"},
+			Model: "m", Question: question, Chunks: answer.Chunks, Created: time.Now()}
+		if _, err := lg.Append(bg, put); !errors.Is(err, cache.ErrEpoch) {
+			t.Fatalf("a put above the log's generation: %v, want ErrEpoch", err)
+		}
+		e2, _, err := lg.Generations(bg)
+		if err != nil || e2 == epoch {
+			t.Fatalf("epoch after: %q (before %q), %v", e2, epoch, err)
+		}
+		// A purge moves the scope to at least the generation its
+		// instance knows.
+		g, err := lg.Append(bg, cache.Change{Op: cache.ChangePurge, Epoch: e2, Origin: "x", Scope: put.Scope, Known: 5})
+		if err != nil || g != 5 {
+			t.Fatalf("purge known 5 over 0: gen %d, %v; want 5", g, err)
+		}
+		g, err = lg.Append(bg, cache.Change{Op: cache.ChangePurge, Epoch: e2, Origin: "x", Scope: put.Scope, Known: 3, Steps: 2})
+		if err != nil || g != 7 {
+			t.Fatalf("purge of 2 steps known 3 over 5: gen %d, %v; want 7", g, err)
+		}
+	})
 }

@@ -114,8 +114,12 @@ func TestPurgeAfterTheLogLostAGenerationReachesEveryInstance(t *testing.T) {
 // through the generations read after the reconnection (this test fails
 // when the generations read at a resync are not applied).
 func TestTrimmedPurgeReachesAReconnectedInstance(t *testing.T) {
-	f := newFleet(t, redistest.Targets(t)[0])
-	proxy, proxied := redistest.NewProxy(t, f.url)
+	each(t, func(f *fleet) { trimmedPurgeReachesAReconnectedInstance(f) })
+}
+
+func trimmedPurgeReachesAReconnectedInstance(f *fleet) {
+	t := f.t
+	proxy, proxied := redistest.NewCut(t, f.url)
 	mk := func(url string) *cache.Cache {
 		c := cache.New(cache.Config{})
 		lg := redislog.New(redistest.Universal(t, url), redislog.Config{Prefix: f.prefix, MaxLen: 10})

@@ -217,7 +217,7 @@ func TestStalePutAfterPurgeIsRefused(t *testing.T) {
 
 		// Through the caches: A's put waits (A cannot reach Redis) while
 		// B purges; when A is back, the log refuses it and A drops it.
-		proxy, proxied := redistest.NewProxy(t, f.url)
+		proxy, proxied := redistest.NewCut(t, f.url)
 		a := f.instance(proxied, cache.Config{}, cache.ShareConfig{})
 		b := f.instance("", cache.Config{}, cache.ShareConfig{})
 		c := f.instance("", cache.Config{}, cache.ShareConfig{})
@@ -314,7 +314,7 @@ func TestWarmStartDoesNotResurrect(t *testing.T) {
 func TestPurgeWhileDisconnectedReachesOnReconnect(t *testing.T) {
 	each(t, func(f *fleet) {
 		t := f.t
-		proxy, proxied := redistest.NewProxy(t, f.url)
+		proxy, proxied := redistest.NewCut(t, f.url)
 		a := f.instance("", cache.Config{}, cache.ShareConfig{})
 		b := f.instance(proxied, cache.Config{}, cache.ShareConfig{})
 		c := f.instance("", cache.Config{}, cache.ShareConfig{})
@@ -346,7 +346,7 @@ func TestPurgeWhileDisconnectedReachesOnReconnect(t *testing.T) {
 func TestPurgeMadeWhileDisconnectedIsAppendedLater(t *testing.T) {
 	each(t, func(f *fleet) {
 		t := f.t
-		proxy, proxied := redistest.NewProxy(t, f.url)
+		proxy, proxied := redistest.NewCut(t, f.url)
 		a := f.instance("", cache.Config{}, cache.ShareConfig{})
 		b := f.instance(proxied, cache.Config{}, cache.ShareConfig{})
 		a.Store(bg, wms, question, a.Generation(wms), answer)
@@ -563,7 +563,7 @@ func TestTTLCountsFromCreation(t *testing.T) {
 func TestRedisDownServesLocally(t *testing.T) {
 	each(t, func(f *fleet) {
 		t := f.t
-		proxy, proxied := redistest.NewProxy(t, f.url)
+		proxy, proxied := redistest.NewCut(t, f.url)
 		a := f.instance(proxied, cache.Config{}, cache.ShareConfig{Outbox: 3})
 		b := f.instance("", cache.Config{}, cache.ShareConfig{})
 		caughtUp(t, a, f.log(proxied, 0))

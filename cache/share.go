@@ -610,9 +610,10 @@ func (sh *sharing) read(ctx context.Context, c *Cache) {
 // resync moves every scope to the generation the log has for it. When
 // the log's epoch changed (it was lost and started again), the
 // generations this instance knew mean nothing any more: every local entry
-// and remembered miss is taken as made under generation 0 of the new
-// epoch, the scopes purged in it since drop their entries, and the log is
-// read again from its start.
+// is taken as made under generation 0 of the new epoch, the generations
+// Lookup handed out are refused by Store (a new life), waiting puts go
+// with generation 0, the scopes purged in the new epoch drop their
+// entries, and the log is read again from its start.
 func (sh *sharing) resync(ctx context.Context, c *Cache) error {
 	gctx, cancel := context.WithTimeout(ctx, sh.cfg.Timeout)
 	defer cancel()

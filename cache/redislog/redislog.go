@@ -17,6 +17,13 @@
 // from the front never reorders, and the hash keeps every scope's
 // generation whatever was trimmed.
 //
+// Every read is checked in a third script, after it: when the oldest
+// change kept is after the reader's position, changes were trimmed unread
+// (cache.ErrTrimmed: the reader reads the generations again); when the
+// stream ends before the reader's position, or a put's generation is above
+// its scope's, the log went back (lost writes: a failover, an older
+// snapshot) and the script starts a new epoch (cache.ErrEpoch).
+//
 // One stream, not several, keeps one total order and one XREAD per
 // instance: a put is one append per stored answer (a finished, cacheable
 // generation), far below what one Redis node serves.

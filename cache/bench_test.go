@@ -42,7 +42,7 @@ func filled(b *testing.B, n int) (*cache.Cache, cache.Namespace, []string) {
 	qs := make([]string, n)
 	for i := range qs {
 		qs[i] = benchQuestion(r, i)
-		c.Store(ctx, ns, qs[i], ans("answer"))
+		c.Store(ctx, ns, qs[i], c.Generation(ns), ans("answer"))
 	}
 	return c, ns, qs
 }
@@ -81,7 +81,7 @@ func BenchmarkSemanticScanAll(b *testing.B) {
 			r := rand.New(rand.NewPCG(2, uint64(n)))
 			for i := 0; i < n; i++ {
 				w := func() string { return benchWords[r.IntN(len(benchWords))] }
-				c.Store(ctx, ns, fmt.Sprintf("how do i configure %s with %s and %s for %s on %s", w(), w(), w(), w(), w()), ans("a"))
+				c.Store(ctx, ns, fmt.Sprintf("how do i configure %s with %s and %s for %s on %s", w(), w(), w(), w(), w()), c.Generation(ns), ans("a"))
 			}
 			b.ResetTimer()
 			for b.Loop() {

@@ -76,11 +76,13 @@ type Cache struct {
 	retired  NamespaceStats // the sum of the counters dropped
 
 	// gens is the generation of every scope that was purged (absent: 0),
-	// as this instance knows it; misses remembers the generation each
-	// recent miss saw (see missGen). Both under mu.
-	gens   map[Scope]uint64
-	misses missLog
-	share  *sharing // the shared change log, nil when not shared; under mu
+	// as this instance knows it, under mu. life counts the resets of the
+	// shared log's generations (an epoch change, see Share): a Generation
+	// of an earlier life means generation 0 of the current one. It is
+	// written under mu and read without it by the writer goroutine.
+	gens  map[Scope]uint64
+	life  atomic.Uint64
+	share *sharing // the shared change log, nil when not shared; under mu
 	// embedDim is the dimension of the vectors the embedder returned
 	// (0: none yet): a vector of another instance is taken only when it
 	// has the same one.
@@ -93,7 +95,7 @@ type Cache struct {
 func New(cfg Config) *Cache {
 	cfg.setDefaults()
 	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New(),
-		gens: map[Scope]uint64{}, misses: newMissLog(maxMisses)}
+		gens: map[Scope]uint64{}}
 }
 
 // Threshold returns the cosine similarity a semantic hit needs.
@@ -227,25 +229,24 @@ func (c *Cache) Retired() NamespaceStats {
 // A question longer than MaxSemanticRunes (normalized) is looked up in the
 // exact tier only: it is never analysed nor embedded.
 //
-// A miss remembers the generation of its scope (the last maxMisses
-// misses), so that the answer stored for it later is refused when the
-// scope was purged in between (see Store).
+// The Result carries the generation of the namespace's scope the lookup
+// saw (Gen): the answer made for a miss is stored under it, so that it is
+// refused when the scope was purged in between (see Store).
 func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Result {
 	d := c.decide(ctx, ns, question, false)
 	nsKey := ns.String()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.nsStats(ns, nsKey)
+	gen := c.genOf(ns.scope())
 	if d.hit == nil {
 		s.Misses++
-		c.misses.add(d.key, c.gens[ns.scope()])
-		return Result{Score: d.score}
+		return Result{Score: d.score, Gen: gen}
 	}
 	// The entry may have gone between the read and this write lock.
 	if e, ok := c.st.get(d.hit.id); !ok || e != d.hit {
 		s.Misses++
-		c.misses.add(d.key, c.gens[ns.scope()])
-		return Result{}
+		return Result{Gen: gen}
 	}
 	if d.kind == "exact" {
 		s.HitsExact++
@@ -255,7 +256,7 @@ func (c *Cache) Lookup(ctx context.Context, ns Namespace, question string) Resul
 	d.hit.hits++
 	c.st.touch(d.hit)
 	chunks := d.hit.answer.Chunks // shared, not copied: see Result.Answer
-	return Result{Hit: true, Kind: d.kind, Score: d.score, Answer: Answer{Chunks: chunks[:len(chunks):len(chunks)]}}
+	return Result{Hit: true, Kind: d.kind, Score: d.score, Answer: Answer{Chunks: chunks[:len(chunks):len(chunks)]}, Gen: gen}
 }
 
 func cloneAnswer(a Answer) Answer {
@@ -272,11 +273,13 @@ func cloneAnswer(a Answer) Answer {
 // stored.
 //
 // An answer computed before a purge of its namespace is not stored after
-// it: the entry is made under the namespace's generation that the miss of
-// its question saw (see Lookup), and a purge since then makes it stale.
-// With a shared change log (Share) the stored entry is also appended to
-// the log, for every other instance.
-func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans Answer) {
+// it: gen is the generation the lookup of its question saw (Result.Gen, or
+// Generation before the answer was computed), and the answer is stored
+// only when it is still its scope's current one. Each request carries its
+// own, so requests of the same question on both sides of a purge cannot
+// take each other's. With a shared change log (Share) the stored entry is
+// also appended to the log, for every other instance, with its generation.
+func (c *Cache) Store(ctx context.Context, ns Namespace, question string, gen Generation, ans Answer) {
 	norm, long := c.tooLong(question)
 	var vec []float32
 	if !long {
@@ -284,24 +287,21 @@ func (c *Cache) Store(ctx context.Context, ns Namespace, question string, ans An
 	}
 	e := c.newEntry(ns, question, norm, long, vec, cloneAnswer(ans), c.cfg.Now())
 	c.mu.Lock()
-	scope := ns.scope()
-	cur := c.gens[scope]
-	gen, seen := c.missGen(e.id)
-	if !seen {
-		gen = cur
-	}
-	if gen < cur || c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
+	// gen is refused when it is not the current generation: older (a
+	// purge came since), of an earlier life (the log was reset since: its
+	// generations mean nothing now), or newer (not this Cache's).
+	if gen != c.genOf(ns.scope()) || c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
 		c.mu.Unlock()
 		return
 	}
-	e.gen = gen
+	e.gen = gen.n
 	c.nsStats(ns, e.nsKey)
 	c.st.put(e)
 	c.evict(e.created)
 	sh := c.share
 	c.mu.Unlock()
 	if sh != nil {
-		sh.queuePut(c, e, vec)
+		sh.queuePut(c, e, vec, gen)
 	}
 }
 

@@ -60,7 +60,7 @@ func TestExactAndSemantic(t *testing.T) {
 	t.Parallel()
 	c := cache.New(cache.Config{})
 	ns := cache.Namespace{Namespace: "wms", Model: "m"}
-	c.Store(ctx, ns, "How many units of SKU-10234 are left in zone A?", ans("42"))
+	c.Store(ctx, ns, "How many units of SKU-10234 are left in zone A?", c.Generation(ns), ans("42"))
 
 	r := c.Lookup(ctx, ns, "  how many units of sku-10234 are left in zone a ??")
 	if !r.Hit || r.Kind != "exact" || r.Score != 1 || r.Answer.Chunks[0] != "42" {
@@ -91,7 +91,7 @@ func TestExplainReasonsAndNoCounters(t *testing.T) {
 	if x := c.Explain(ctx, ns, "anything"); x.Reason != "no entries in namespace" || x.Decision != "miss" {
 		t.Errorf("empty namespace: %+v", x)
 	}
-	c.Store(ctx, ns, "What does HTTP 503 mean?", ans("unavailable"))
+	c.Store(ctx, ns, "What does HTTP 503 mean?", c.Generation(ns), ans("unavailable"))
 	c.Lookup(ctx, ns, "What does HTTP 503 mean") // one hit on the entry
 	before := c.Stats()
 
@@ -127,7 +127,7 @@ func TestNamespaceIsolation(t *testing.T) {
 	c := cache.New(cache.Config{})
 	base := cache.Namespace{Tenant: "a", Namespace: "wms", Model: "m1"}
 	q := "Where is SKU-30517 stored?"
-	c.Store(ctx, base, q, ans("A-01"))
+	c.Store(ctx, base, q, c.Generation(base), ans("A-01"))
 	for _, ns := range []cache.Namespace{
 		{Tenant: "a", Namespace: "wms", Model: "m2"},
 		{Tenant: "a", Namespace: "ops", Model: "m1"},
@@ -150,11 +150,11 @@ func TestPurge(t *testing.T) {
 	t.Parallel()
 	c := cache.New(cache.Config{})
 	for _, m := range []string{"m1", "m2"} {
-		c.Store(ctx, cache.Namespace{Tenant: "a", Namespace: "wms", Model: m}, "q1", ans("x"))
-		c.Store(ctx, cache.Namespace{Tenant: "a", Namespace: "wms", Model: m}, "q2", ans("x"))
+		c.Store(ctx, cache.Namespace{Tenant: "a", Namespace: "wms", Model: m}, "q1", c.Generation(cache.Namespace{Tenant: "a", Namespace: "wms", Model: m}), ans("x"))
+		c.Store(ctx, cache.Namespace{Tenant: "a", Namespace: "wms", Model: m}, "q2", c.Generation(cache.Namespace{Tenant: "a", Namespace: "wms", Model: m}), ans("x"))
 	}
-	c.Store(ctx, cache.Namespace{Tenant: "b", Namespace: "wms", Model: "m1"}, "q1", ans("x"))
-	c.Store(ctx, cache.Namespace{Tenant: "a", Namespace: "ops", Model: "m1"}, "q1", ans("x"))
+	c.Store(ctx, cache.Namespace{Tenant: "b", Namespace: "wms", Model: "m1"}, "q1", c.Generation(cache.Namespace{Tenant: "b", Namespace: "wms", Model: "m1"}), ans("x"))
+	c.Store(ctx, cache.Namespace{Tenant: "a", Namespace: "ops", Model: "m1"}, "q1", c.Generation(cache.Namespace{Tenant: "a", Namespace: "ops", Model: "m1"}), ans("x"))
 	if n := c.Purge("a", "wms"); n != 4 {
 		t.Errorf("Purge = %d; want 4", n)
 	}
@@ -180,7 +180,7 @@ func TestTTL(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
 	c := cache.New(cache.Config{TTL: time.Hour, Now: clk.Now})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "What does HTTP 503 mean?", ans("x"))
+	c.Store(ctx, ns, "What does HTTP 503 mean?", c.Generation(ns), ans("x"))
 	clk.Add(59 * time.Minute)
 	if r := c.Lookup(ctx, ns, "What does HTTP 503 mean?"); !r.Hit {
 		t.Fatal("live entry missed")
@@ -202,10 +202,10 @@ func TestEvictionByEntries(t *testing.T) {
 	c := cache.New(cache.Config{MaxEntries: 3})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
 	for _, q := range []string{"SKU-1", "SKU-2", "SKU-3"} {
-		c.Store(ctx, ns, q, ans(q))
+		c.Store(ctx, ns, q, c.Generation(ns), ans(q))
 	}
 	c.Lookup(ctx, ns, "SKU-1") // SKU-2 is now the least recently used
-	c.Store(ctx, ns, "SKU-4", ans("4"))
+	c.Store(ctx, ns, "SKU-4", c.Generation(ns), ans("4"))
 	if r := c.Lookup(ctx, ns, "SKU-2"); r.Hit {
 		t.Error("LRU entry not evicted")
 	}
@@ -225,7 +225,7 @@ func TestEvictionByBytes(t *testing.T) {
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
 	big := strings.Repeat("x", 7000)
 	for _, q := range []string{"q1", "q2", "q3", "q4"} {
-		c.Store(ctx, ns, q, ans(big))
+		c.Store(ctx, ns, q, c.Generation(ns), ans(big))
 	}
 	s := statsOf(c, ns)
 	if s.Entries != 3 || s.Evictions != 1 || s.Bytes > 3*8192 {
@@ -234,7 +234,7 @@ func TestEvictionByBytes(t *testing.T) {
 	if r := c.Lookup(ctx, ns, "q1"); r.Hit {
 		t.Error("oldest entry kept")
 	}
-	c.Store(ctx, ns, "huge", ans(strings.Repeat("y", 1<<20)))
+	c.Store(ctx, ns, "huge", c.Generation(ns), ans(strings.Repeat("y", 1<<20)))
 	if r := c.Lookup(ctx, ns, "huge"); r.Hit {
 		t.Error("entry larger than MaxBytes stored")
 	}
@@ -244,8 +244,8 @@ func TestDeterministicID(t *testing.T) {
 	t.Parallel()
 	c := cache.New(cache.Config{})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "Cancel wave W-3301", ans("old"))
-	c.Store(ctx, ns, "cancel wave w-3301.", ans("new"))
+	c.Store(ctx, ns, "Cancel wave W-3301", c.Generation(ns), ans("old"))
+	c.Store(ctx, ns, "cancel wave w-3301.", c.Generation(ns), ans("new"))
 	if s := statsOf(c, ns); s.Entries != 1 {
 		t.Errorf("entries = %d; want 1", s.Entries)
 	}
@@ -263,7 +263,7 @@ func TestSlowEmbedder(t *testing.T) {
 	const timeout = 50 * time.Millisecond
 	c := cache.New(cache.Config{Embedder: block, EmbedTimeout: timeout})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "What does HTTP 503 mean?", ans("x")) // exact tier only
+	c.Store(ctx, ns, "What does HTTP 503 mean?", c.Generation(ns), ans("x")) // exact tier only
 	start := time.Now()
 	r := c.Lookup(ctx, ns, "What is the meaning of HTTP 503?")
 	if d := time.Since(start); r.Hit || d > 20*timeout {
@@ -289,7 +289,7 @@ func TestEmbedderIgnoringContext(t *testing.T) {
 	})
 	c := cache.New(cache.Config{Embedder: stuck, EmbedTimeout: 20 * time.Millisecond})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "q", ans("x"))
+	c.Store(ctx, ns, "q", c.Generation(ns), ans("x"))
 	if r := c.Lookup(ctx, ns, "other q"); r.Hit {
 		t.Error("hit without an embedding")
 	}
@@ -300,7 +300,7 @@ func TestFailingEmbedder(t *testing.T) {
 	fail := funcEmbedder(func(context.Context, string) ([]float32, error) { return nil, errors.New("down") })
 	c := cache.New(cache.Config{Embedder: fail})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "What does HTTP 503 mean?", ans("x"))
+	c.Store(ctx, ns, "What does HTTP 503 mean?", c.Generation(ns), ans("x"))
 	if r := c.Lookup(ctx, ns, "What does HTTP 503 mean?"); !r.Hit || r.Kind != "exact" {
 		t.Errorf("exact = %+v", r)
 	}
@@ -355,7 +355,7 @@ func TestOpenAIEmbedder(t *testing.T) {
 	// Through a Cache: the vectors come from the server.
 	c := cache.New(cache.Config{Embedder: e})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "hello", ans("hi"))
+	c.Store(ctx, ns, "hello", c.Generation(ns), ans("hi"))
 	if x := c.Explain(ctx, ns, "hello"); x.Decision != "hit" {
 		t.Errorf("explain = %+v", x)
 	}
@@ -416,7 +416,7 @@ func TestConcurrent(t *testing.T) {
 			ns := cache.Namespace{Namespace: "n", Model: "m"}
 			for i := 0; i < 200; i++ {
 				q := "How many units of SKU-" + string(rune('0'+i%10)) + string(rune('0'+g)) + " are left?"
-				c.Store(ctx, ns, q, ans("x"))
+				c.Store(ctx, ns, q, c.Generation(ns), ans("x"))
 				c.Lookup(ctx, ns, q)
 				c.Explain(ctx, ns, q)
 				if i%50 == 0 {
@@ -437,9 +437,9 @@ func TestEvictionIsFairBetweenTenants(t *testing.T) {
 		c := cache.New(cfg)
 		b := cache.Namespace{Tenant: "b", Namespace: "n", Model: "m"}
 		a := cache.Namespace{Tenant: "a", Namespace: "n", Model: "m"}
-		c.Store(ctx, b, "where is pallet 7?", ans("aisle 3"))
+		c.Store(ctx, b, "where is pallet 7?", c.Generation(b), ans("aisle 3"))
 		for i := range 500 {
-			c.Store(ctx, a, "flood question number "+strconv.Itoa(i), ans(strings.Repeat("x", 1000)))
+			c.Store(ctx, a, "flood question number "+strconv.Itoa(i), c.Generation(a), ans(strings.Repeat("x", 1000)))
 		}
 		if r := c.Lookup(ctx, b, "where is pallet 7?"); !r.Hit {
 			t.Fatalf("bounds %d entries / %d bytes: tenant a's flood evicted tenant b's entry", cfg.MaxEntries, cfg.MaxBytes)

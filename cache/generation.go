@@ -22,62 +22,29 @@ func (ns Namespace) scope() Scope {
 	return Scope{Tenant: ns.Tenant, Namespace: ns.Namespace}.norm()
 }
 
-// maxMisses is how many recent misses remember the generation they saw.
-// An answer stored after more misses than this came in between falls back
-// to its scope's current generation: a purge between its miss and its store
-// is then not noticed on this instance (the shared log still refuses it
-// when the purge reached the log first).
-const maxMisses = 16384
-
-// missLog remembers the generation each recent miss saw, by exact key: a
-// ring of keys, oldest overwritten first, and a map from key to the
-// generation and the ring slot that holds it. Callers hold the Cache lock.
-type missLog struct {
-	ring []string
-	next int
-	gens map[string]missGen
+// Generation is the generation of a scope that a Lookup saw, for the
+// Store of the answer made after it (Result.Gen). It is opaque: a
+// generation of this Cache in one life of its shared log (a reset of the
+// log starts another life, see Share). The zero value is generation 0 of
+// the first life: an answer stored under it is refused once the scope was
+// purged.
+type Generation struct {
+	life uint64 // Cache.life when it was read
+	n    uint64 // the scope's generation
 }
 
-type missGen struct {
-	gen  uint64
-	slot int
+// Generation returns the current generation of ns's scope, for an answer
+// computed from now on (Lookup returns it too, in Result.Gen).
+func (c *Cache) Generation(ns Namespace) Generation {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.genOf(ns.scope())
 }
 
-func newMissLog(n int) missLog {
-	return missLog{ring: make([]string, n), gens: make(map[string]missGen, 64)}
+// genOf returns the current generation of scope. c.mu must be held.
+func (c *Cache) genOf(scope Scope) Generation {
+	return Generation{life: c.life.Load(), n: c.gens[scope]}
 }
-
-// add records that a lookup of key missed under generation gen. A key that
-// missed again keeps the oldest generation it saw: the answer being made
-// may be the first one's.
-func (m *missLog) add(key string, gen uint64) {
-	if old, ok := m.gens[key]; ok {
-		gen = min(gen, old.gen)
-		m.ring[old.slot] = ""
-	}
-	slot := m.next
-	m.next = (m.next + 1) % len(m.ring)
-	if k := m.ring[slot]; k != "" {
-		delete(m.gens, k)
-	}
-	m.ring[slot] = key
-	m.gens[key] = missGen{gen: gen, slot: slot}
-}
-
-// take returns and forgets the generation the last miss of key saw.
-func (m *missLog) take(key string) (uint64, bool) {
-	g, ok := m.gens[key]
-	if !ok {
-		return 0, false
-	}
-	delete(m.gens, key)
-	m.ring[g.slot] = ""
-	return g.gen, true
-}
-
-// missGen returns and forgets the generation the last miss of key saw.
-// c.mu must be held for writing.
-func (c *Cache) missGen(key string) (uint64, bool) { return c.misses.take(key) }
 
 // bumpGen moves scope to generation gen when that is newer than the one
 // this instance knows, and drops the entries made under an older one. It

@@ -36,7 +36,7 @@ func TestLongPromptSkipsTheSemanticTier(t *testing.T) {
 	})
 	c := cache.New(cache.Config{Embedder: emb, MaxSemanticRunes: 100})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "How many units of SKU-1 are left?", ans("short"))
+	c.Store(ctx, ns, "How many units of SKU-1 are left?", c.Generation(ns), ans("short"))
 	if embeds.Load() != 1 {
 		t.Fatalf("short store: %d embeddings; want 1", embeds.Load())
 	}
@@ -46,7 +46,7 @@ func TestLongPromptSkipsTheSemanticTier(t *testing.T) {
 	if r := c.Lookup(ctx, ns, long); r.Hit {
 		t.Fatal("long prompt hit")
 	}
-	c.Store(ctx, ns, long, ans("long answer"))
+	c.Store(ctx, ns, long, c.Generation(ns), ans("long answer"))
 	if r := c.Lookup(ctx, ns, long+"  "); !r.Hit || r.Kind != "exact" || r.Answer.Chunks[0] != "long answer" {
 		t.Fatalf("long prompt after store: %+v; want an exact hit", r)
 	}
@@ -82,7 +82,7 @@ func TestLongPromptSkipsTheSemanticTier(t *testing.T) {
 func TestLongPromptLookupWorkIsFlat(t *testing.T) {
 	c := cache.New(cache.Config{})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
-	c.Store(ctx, ns, "something else entirely", ans("x")) // the namespace is not empty
+	c.Store(ctx, ns, "something else entirely", c.Generation(ns), ans("x")) // the namespace is not empty
 	allocs := func(q string) float64 {
 		return testing.AllocsPerRun(3, func() { c.Lookup(ctx, ns, q) })
 	}
@@ -105,7 +105,7 @@ func BenchmarkHitsBesideLongPrompts(b *testing.B) {
 	c := cache.New(cache.Config{})
 	ns := cache.Namespace{Namespace: "n", Model: "m"}
 	const q = "what is in zone B?"
-	c.Store(ctx, ns, q, ans("x"))
+	c.Store(ctx, ns, q, c.Generation(ns), ans("x"))
 	long := longPrompt(1 << 20)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -120,7 +120,7 @@ func evalPairs(t *testing.T, pairs []pair, maxFalse float64) { //nolint:thelper 
 	exactHits, exactTotal, falseHits, missTotal := 0, 0, 0, 0
 	for _, p := range pairs {
 		ns := cache.Namespace{Namespace: "eval-" + p.ID, Model: "sim-1"}
-		c.Store(ctx, ns, p.A, cache.Answer{Chunks: []string{"answer to " + p.ID}})
+		c.Store(ctx, ns, p.A, c.Generation(ns), cache.Answer{Chunks: []string{"answer to " + p.ID}})
 		x := c.Explain(ctx, ns, p.B)
 		r := c.Lookup(ctx, ns, p.B)
 		if got := map[bool]cache.Decision{true: cache.DecisionHit, false: cache.DecisionMiss}[r.Hit]; got != x.Decision || (r.Hit && r.Kind != x.Kind) {

@@ -38,6 +38,12 @@ type Change struct {
 	// Steps is how many generations a purge moves its scope on (purges
 	// that waited together to be appended are merged); 0 means 1.
 	Steps uint64
+	// Known is the generation of its scope the purging instance knows
+	// when the purge is appended (its own purges included): the purge
+	// moves the scope at least there, so that a log that lost its last
+	// writes (a failover, an older snapshot) cannot hand out again a
+	// generation that instances already know.
+	Known uint64
 
 	// A put's fields.
 	Model    string    // Namespace.Model
@@ -61,8 +67,16 @@ var ErrStale = errors.New("cache: stale generation: the scope was purged after t
 
 // ErrEpoch is ChangeLog.Append's answer when the log's epoch is not the
 // change's: the log was reset (e.g. an empty Redis after a restart), so the
-// appender must read the generations again before it appends.
+// appender must read the generations again before it appends. Append and
+// Read also return it after they found that the log went back (it lost
+// writes that were already read or relied on) and started a new epoch.
 var ErrEpoch = errors.New("cache: the change log was reset (another epoch): read its generations again")
+
+// ErrTrimmed is ChangeLog.Read's answer when changes after the reader's
+// position were trimmed before it read them: the reader must read the
+// generations again (the trimmed purges are in them) and go on from the
+// oldest change kept.
+var ErrTrimmed = errors.New("cache: the change log was trimmed past this reader's position")
 
 // ChangeLog is the ordered log of changes that instances sharing a cache
 // append to and read from (cache/redislog implements it in Redis). Every
@@ -72,17 +86,19 @@ var ErrEpoch = errors.New("cache: the change log was reset (another epoch): read
 type ChangeLog interface {
 	// Append appends ch atomically with its checks. When the log's epoch
 	// is not ch.Epoch it appends nothing and returns ErrEpoch. A purge
-	// moves its scope's generation on by ch.Steps (at least 1) and returns
-	// the new one. A put is
-	// appended only when ch.Gen is not older than its scope's current
-	// generation (it returns that generation); otherwise it returns
-	// ErrStale.
+	// moves its scope's generation to max(current + ch.Steps (at least
+	// 1), ch.Known) and returns the new one. A put is appended only when
+	// ch.Gen is its scope's current generation (it returns that
+	// generation); an older one returns ErrStale, and a newer one means
+	// the log went back: it starts a new epoch and returns ErrEpoch.
 	Append(ctx context.Context, ch Change) (gen uint64, err error)
 	// Read returns at most max changes after position after ("" = from
 	// the oldest kept), oldest first, waiting at most block for the
 	// first one, and the position to read from next (after itself when
 	// there was nothing; it also moves past changes it could not decode,
-	// which it does not return).
+	// which it does not return). It returns ErrTrimmed when changes after
+	// after were trimmed unread, and ErrEpoch (after starting a new
+	// epoch) when the log no longer holds after: it went back.
 	Read(ctx context.Context, after string, max int, block time.Duration) (changes []Change, next string, err error)
 	// Generations returns the log's epoch and the current generation of
 	// every scope purged in it. The epoch names one life of the log: it
@@ -101,9 +117,12 @@ type ShareConfig struct {
 	// Block is the longest a read waits for a change. default: 1s
 	Block time.Duration
 	// Outbox bounds the puts waiting to be appended while the log does not
-	// answer (plus the one being appended); past it the oldest waiting put
-	// is dropped (it stays local). Purges are never dropped (at most one
-	// waits per scope, see queuePurge). default: 10000
+	// answer (plus the one being appended); past it, or past the cache's
+	// MaxEntries, or when their entries' bytes would pass the cache's
+	// MaxBytes, the oldest waiting put is dropped (it stays local), so the
+	// waiting answers never hold more than the cache's own bounds. Purges
+	// are never dropped (at most one waits per scope, see queuePurge).
+	// default: 10000
 	Outbox int
 	// Resync is how often the generations are read again in full, on top
 	// of after every reconnection. default: 30s
@@ -178,8 +197,9 @@ type sharing struct {
 
 	mu        sync.Mutex
 	outbox    []pending
-	puts      int  // puts in outbox
-	busy      bool // the writer is appending outbox[0]: it is not dropped
+	puts      int   // puts in outbox
+	putBytes  int64 // the entries' sizes of the puts in outbox
+	busy      bool  // the writer is appending outbox[0]: it is not dropped
 	readErr   error
 	writeErr  error
 	epoch     string // the log's epoch as last read; "" before the first read
@@ -195,10 +215,12 @@ type sharing struct {
 }
 
 // pending is a change waiting to be appended; e is a put's local entry,
-// removed when the log refuses it.
+// removed when the log refuses it, and life the Cache's life its
+// generation belongs to (a put of an earlier life goes with generation 0).
 type pending struct {
-	ch Change
-	e  *entry
+	ch   Change
+	e    *entry
+	life uint64
 }
 
 // Share keeps c in step with every other Cache sharing lg: the entries c
@@ -261,28 +283,38 @@ func (c *Cache) ShareStatus() ShareStatus {
 	return st
 }
 
-// queuePut queues the put of e (vec: its vector before storage, sent for a
-// model embedder only).
-func (sh *sharing) queuePut(c *Cache, e *entry, vec []float32) {
-	ch := Change{Op: ChangePut, Origin: sh.cfg.Origin, Gen: e.gen, Scope: e.ns.scope(), Model: e.ns.Model,
+// queuePut queues the put of e, made under gen (vec: its vector before
+// storage, sent for a model embedder only). The waiting puts stay within
+// Outbox and the cache's MaxEntries and MaxBytes: the oldest waiting ones
+// are dropped first.
+func (sh *sharing) queuePut(c *Cache, e *entry, vec []float32, gen Generation) {
+	ch := Change{Op: ChangePut, Origin: sh.cfg.Origin, Gen: gen.n, Scope: e.ns.scope(), Model: e.ns.Model,
 		Context: e.ns.Context, Question: e.question, Chunks: e.answer.Chunks, Created: e.created,
 		Embedder: c.cfg.Embedder.Name(), Dim: len(vec)}
 	if _, builtin := c.cfg.Embedder.(Builtin); !builtin {
 		ch.Vector = vec
 	}
-	sh.mu.Lock()
-	if sh.puts >= sh.cfg.Outbox {
-		for i, p := range sh.outbox {
-			if p.ch.Op == ChangePut && (i > 0 || !sh.busy) {
-				sh.outbox = append(sh.outbox[:i], sh.outbox[i+1:]...)
-				sh.puts--
-				sh.dropped++
-				break
-			}
-		}
+	maxPuts := sh.cfg.Outbox
+	if c.cfg.MaxEntries > 0 {
+		maxPuts = min(maxPuts, c.cfg.MaxEntries)
 	}
-	sh.outbox = append(sh.outbox, pending{ch: ch, e: e})
+	over := func() bool {
+		return sh.puts >= maxPuts || c.cfg.MaxBytes > 0 && sh.putBytes+e.size > c.cfg.MaxBytes
+	}
+	sh.mu.Lock()
+	for i := 0; i < len(sh.outbox) && over(); {
+		if p := sh.outbox[i]; p.ch.Op != ChangePut || i == 0 && sh.busy {
+			i++
+			continue
+		}
+		sh.putBytes -= sh.outbox[i].e.size
+		sh.outbox = append(sh.outbox[:i], sh.outbox[i+1:]...)
+		sh.puts--
+		sh.dropped++
+	}
+	sh.outbox = append(sh.outbox, pending{ch: ch, e: e, life: gen.life})
 	sh.puts++
+	sh.putBytes += e.size
 	sh.mu.Unlock()
 	sh.signal()
 }
@@ -302,6 +334,7 @@ func (sh *sharing) queuePurge(scope Scope) {
 			switch p.ch.Op {
 			case ChangePut:
 				sh.puts--
+				sh.putBytes -= p.e.size
 			case ChangePurge:
 				steps += max(p.ch.Steps, 1)
 			}
@@ -361,6 +394,11 @@ func (sh *sharing) write(ctx context.Context, c *Cache) {
 			p := sh.outbox[0]
 			head = &p
 			sh.busy = true
+			// The epoch is read with the head and before the Cache's life
+			// and generations (resync changes them first and the epoch
+			// last): a change sent under the new epoch carries what the new
+			// life knows.
+			head.ch.Epoch = sh.epoch
 		}
 		sh.mu.Unlock()
 		if head == nil {
@@ -375,9 +413,7 @@ func (sh *sharing) write(ctx context.Context, c *Cache) {
 			sh.flushPurges(c)
 			return
 		}
-		sh.mu.Lock()
-		head.ch.Epoch = sh.epoch
-		sh.mu.Unlock()
+		sh.prepare(c, head)
 		if head.ch.Epoch == "" { // the reader has not read the generations yet
 			sh.mu.Lock()
 			sh.busy = false
@@ -411,6 +447,23 @@ func (sh *sharing) write(ctx context.Context, c *Cache) {
 	}
 }
 
+// prepare sets what a change takes from the Cache when it is appended: a
+// put made in an earlier life of the log goes with generation 0 of this
+// one (its entry was moved there by the reset), and a purge carries the
+// generation this instance knows (Change.Known).
+func (sh *sharing) prepare(c *Cache, p *pending) {
+	switch p.ch.Op {
+	case ChangePut:
+		if p.life != c.life.Load() {
+			p.ch.Gen = 0
+		}
+	case ChangePurge:
+		c.mu.RLock()
+		p.ch.Known = c.gens[p.ch.Scope]
+		c.mu.RUnlock()
+	}
+}
+
 // append appends the head of the outbox and pops it unless the log
 // failed. A refused put's local entry is removed (when it is still the
 // same entry); an appended purge moves its scope to the new generation.
@@ -431,6 +484,7 @@ func (sh *sharing) append(ctx context.Context, c *Cache, p pending) error {
 		sh.outbox = sh.outbox[1:]
 		if p.ch.Op == ChangePut {
 			sh.puts--
+			sh.putBytes -= p.e.size
 		}
 	}
 	if stale {
@@ -468,6 +522,7 @@ func (sh *sharing) flushPurges(c *Cache) {
 	}
 	sh.mu.Unlock()
 	for _, p := range purges {
+		sh.prepare(c, &p)
 		if _, err := sh.log.Append(ctx, p.ch); err != nil {
 			sh.failed("append", err, &sh.writeErr)
 			return
@@ -506,9 +561,23 @@ func (sh *sharing) read(ctx context.Context, c *Cache) {
 		pos := sh.pos
 		sh.mu.Unlock()
 		changes, next, err := sh.log.Read(ctx, pos, sh.cfg.Batch, sh.cfg.Block)
+		if errors.Is(err, ErrTrimmed) {
+			// Purges may be among the trimmed changes: read the
+			// generations again, then the log from its oldest change (all
+			// after pos).
+			sh.mu.Lock()
+			sh.pos = ""
+			sh.mu.Unlock()
+			synced = time.Time{}
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
+			}
+			if errors.Is(err, ErrEpoch) {
+				synced = time.Time{} // the log started a new epoch: reset at once
+				continue
 			}
 			sh.failed("read", err, &sh.readErr)
 			synced = time.Time{} // purges may have been trimmed meanwhile
@@ -541,9 +610,10 @@ func (sh *sharing) read(ctx context.Context, c *Cache) {
 // resync moves every scope to the generation the log has for it. When
 // the log's epoch changed (it was lost and started again), the
 // generations this instance knew mean nothing any more: every local entry
-// and remembered miss is taken as made under generation 0 of the new
-// epoch, the scopes purged in it since drop their entries, and the log is
-// read again from its start.
+// is taken as made under generation 0 of the new epoch, the generations
+// Lookup handed out are refused by Store (a new life), waiting puts go
+// with generation 0, the scopes purged in the new epoch drop their
+// entries, and the log is read again from its start.
 func (sh *sharing) resync(ctx context.Context, c *Cache) error {
 	gctx, cancel := context.WithTimeout(ctx, sh.cfg.Timeout)
 	defer cancel()
@@ -553,24 +623,29 @@ func (sh *sharing) resync(ctx context.Context, c *Cache) error {
 	}
 	sh.mu.Lock()
 	reset := sh.epoch != "" && sh.epoch != epoch
-	sh.epoch = epoch
-	if reset {
-		sh.pos = ""
-	}
-	sh.fullSyncs++
 	sh.mu.Unlock()
+	// The Cache first, the epoch last: the writer reads the epoch before
+	// the Cache's life, so a change it sends under the new epoch has the
+	// new life's generation (see write and prepare).
 	c.mu.Lock()
 	if reset {
 		for _, e := range c.st.all() {
 			e.gen = 0
 		}
 		clear(c.gens)
-		c.misses = newMissLog(len(c.misses.ring))
+		c.life.Add(1) // the generations Lookup handed out mean nothing now
 	}
 	for s, g := range gens {
 		c.bumpGen(s.norm(), g)
 	}
 	c.mu.Unlock()
+	sh.mu.Lock()
+	sh.epoch = epoch
+	if reset {
+		sh.pos = ""
+	}
+	sh.fullSyncs++
+	sh.mu.Unlock()
 	return nil
 }
 

@@ -16,7 +16,7 @@ func TestStatsAreBounded(t *testing.T) {
 	t.Parallel()
 	c := cache.New(cache.Config{MaxNamespaces: 3})
 	first := cache.Namespace{Tenant: "a", Namespace: "first", Model: "m"}
-	c.Store(ctx, first, "q", ans("x"))
+	c.Store(ctx, first, "q", c.Generation(first), ans("x"))
 	for i := range 1000 {
 		c.Lookup(ctx, cache.Namespace{Tenant: "a", Namespace: "n", Model: fmt.Sprintf("model-%d", i)}, "q")
 	}
@@ -50,10 +50,10 @@ func TestPurgeDropsStats(t *testing.T) {
 	wms2 := cache.Namespace{Tenant: "a", Namespace: "wms", Model: "m2"}
 	ops := cache.Namespace{Tenant: "a", Namespace: "ops", Model: "m1"}
 	other := cache.Namespace{Tenant: "b", Namespace: "wms", Model: "m1"}
-	c.Store(ctx, wms1, "q", ans("x")) // its counters are dropped by the next two
-	c.Store(ctx, wms2, "q", ans("x"))
-	c.Store(ctx, ops, "q", ans("x"))
-	c.Store(ctx, other, "q", ans("x"))
+	c.Store(ctx, wms1, "q", c.Generation(wms1), ans("x")) // its counters are dropped by the next two
+	c.Store(ctx, wms2, "q", c.Generation(wms2), ans("x"))
+	c.Store(ctx, ops, "q", c.Generation(ops), ans("x"))
+	c.Store(ctx, other, "q", c.Generation(other), ans("x"))
 	if n := c.Purge("a", "wms"); n != 2 {
 		t.Fatalf("Purge = %d; want 2 (both models, counted or not)", n)
 	}

@@ -66,6 +66,10 @@ type Result struct {
 	Kind   Kind    // KindExact or KindSemantic on a hit
 	Score  float64 // cosine similarity of the best candidate (1 for exact)
 	Answer Answer  // the stored answer on a hit; it shares the entry's chunks: read only
+	// Gen is the generation of the namespace's scope the lookup saw: the
+	// answer made for a miss is stored under it (Store), so that it is
+	// refused when the scope was purged in between.
+	Gen Generation
 }
 
 // Candidate is one entry considered by a lookup, for explanations.

@@ -204,8 +204,8 @@ func TestSparseMatchesDensePath(t *testing.T) {
 			q = fmt.Sprintf("Why does %s fail when %s restarts?", w(), w())
 		}
 		qs = append(qs, q)
-		sparse.Store(ctx, ns, q, Answer{Chunks: []string{q}})
-		dense.Store(ctx, ns, q, Answer{Chunks: []string{q}})
+		sparse.Store(ctx, ns, q, sparse.Generation(ns), Answer{Chunks: []string{q}})
+		dense.Store(ctx, ns, q, dense.Generation(ns), Answer{Chunks: []string{q}})
 	}
 	for i := range 300 {
 		q := qs[r.IntN(len(qs))]

@@ -63,7 +63,7 @@ func TestVerifyInCache(t *testing.T) {
 	ctx := context.Background()
 	c := New(Config{})
 	ns := Namespace{Namespace: "v", Model: "m"}
-	c.Store(ctx, ns, "Alice reports to Bob", Answer{Chunks: []string{"yes"}})
+	c.Store(ctx, ns, "Alice reports to Bob", c.Generation(ns), Answer{Chunks: []string{"yes"}})
 	x := c.Explain(ctx, ns, "Bob reports to Alice")
 	if x.Score < c.Threshold() {
 		t.Fatalf("score %.3f below the threshold: the test needs a near-duplicate", x.Score)
@@ -81,7 +81,7 @@ func TestVerifyInCache(t *testing.T) {
 	if x.Decision != "hit" || x.Stage != "exact" {
 		t.Errorf("exact: %+v", x)
 	}
-	c.Store(ctx, ns, "How many units of SKU-7 are left in zone A?", Answer{Chunks: []string{"5"}})
+	c.Store(ctx, ns, "How many units of SKU-7 are left in zone A?", c.Generation(ns), Answer{Chunks: []string{"5"}})
 	x = c.Explain(ctx, ns, "In zone A, how many units of SKU-7 are left?")
 	if x.Decision != "hit" || x.Stage != "verify" || x.Verify == nil || !x.Verify.Passed {
 		t.Errorf("paraphrase: %+v %+v", x, x.Verify)

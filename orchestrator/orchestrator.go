@@ -23,7 +23,9 @@ import (
 // passes every request through.
 type Cache interface {
 	Lookup(ctx context.Context, ns cache.Namespace, question string) cache.Result
-	Store(ctx context.Context, ns cache.Namespace, question string, ans cache.Answer)
+	// Store stores an answer under gen, the generation its Lookup's
+	// Result reported: it is refused when the scope was purged since.
+	Store(ctx context.Context, ns cache.Namespace, question string, gen cache.Generation, ans cache.Answer)
 	Bypass(ns cache.Namespace)
 }
 
@@ -278,9 +280,11 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		t.Cache.Status = CacheBypass
 		o.cache.Bypass(ns)
 	default:
-		if res := o.cache.Lookup(ctx, ns, req.Question); res.Hit {
+		res := o.cache.Lookup(ctx, ns, req.Question)
+		if res.Hit {
 			return o.replay(t, res, accepted), nil
 		}
+		t.cacheGen = res.Gen
 	}
 
 	r := o.route

@@ -247,7 +247,7 @@ type panickyCache struct{}
 func (panickyCache) Lookup(context.Context, cache.Namespace, string) cache.Result {
 	return cache.Result{}
 }
-func (panickyCache) Store(context.Context, cache.Namespace, string, cache.Answer) {
+func (panickyCache) Store(context.Context, cache.Namespace, string, cache.Generation, cache.Answer) {
 	panic("cache bug")
 }
 func (panickyCache) Bypass(cache.Namespace) {}

@@ -340,7 +340,7 @@ func (o *Orchestrator) cacheAnswer(ctx context.Context, t *Task, ns cache.Namesp
 			log.Error("cache store panicked; the answer is not cached", "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
-	o.cache.Store(context.WithoutCancel(ctx), ns, question, cache.Answer{Chunks: t.tr.Chunks()})
+	o.cache.Store(context.WithoutCancel(ctx), ns, question, t.cacheGen, cache.Answer{Chunks: t.tr.Chunks()})
 }
 
 // noticeFmt is the notice of a cut answer: what cut it, what the text

@@ -76,6 +76,7 @@ type Task struct {
 	remote   bool                    // runs on another instance (from the shared state)
 	follower *follower               // of a running remote task, until it is followed; set before the task is shared
 	deadline time.Time               // the total cap: the task ends by then
+	cacheGen cache.Generation        // the generation its cache miss saw: its answer is stored under it
 
 	mu           sync.Mutex // protects the fields below
 	status       Status

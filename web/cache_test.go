@@ -295,3 +295,51 @@ func TestCacheKeepsContextsApartOverHTTP(t *testing.T) {
 		t.Fatalf("the same question under other instructions: %s", c)
 	}
 }
+
+// Two requests of one question on both sides of a purge: the one that
+// began before it finishes last, and its answer is not cached (each
+// request stores under the generation its own lookup saw); the answer of
+// the one that began after it is.
+func TestAnswerStartedBeforeAPurgeIsNotCachedAfterIt(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	release := make(chan struct{})
+	e.Up.SetHandler(func(_ upstreamtest.ChatRequest, n int) upstreamtest.Script {
+		if n == 1 {
+			<-release // request 1's answer comes after request 2's
+			return upstreamtest.Script{Chunks: []string{"stale"}}
+		}
+		return upstreamtest.Script{Chunks: []string{"fresh"}}
+	})
+	var released bool
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	q := "How many units of SKU-10234 are left in zone A?"
+	var created struct{ ID string }
+	if st, hdr := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": q, "namespace": "wms"}, &created); st != 202 || hdr.Get("X-Cache") != "MISS" {
+		t.Fatalf("request 1: %d %v", st, hdr)
+	}
+	for deadline := time.Now().Add(10 * time.Second); e.Up.Requests() < 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("request 1 never reached the upstream")
+		}
+	}
+	if st, _ := e.doJSON(http.MethodDelete, "/v1/cache/namespaces/wms", nil, nil); st != 200 {
+		t.Fatalf("purge: %d", st)
+	}
+	resp, r := e.stream(map[string]any{"prompt": q, "namespace": "wms"})
+	if resp.Header.Get("X-Cache") != "MISS" || r.Text != "fresh" {
+		t.Fatalf("request 2: X-Cache %s %q", resp.Header.Get("X-Cache"), r.Text)
+	}
+	close(release)
+	released = true
+	if v := e.waitFinal(created.ID); v.Status != orchestrator.StatusDone {
+		t.Fatalf("request 1: %+v", v)
+	}
+	resp, r = e.stream(map[string]any{"prompt": q, "namespace": "wms"})
+	if resp.Header.Get("X-Cache") != "HIT" || r.Text != "fresh" {
+		t.Fatalf("after both: X-Cache %s %q, want a hit on the answer made after the purge", resp.Header.Get("X-Cache"), r.Text)
+	}
+}

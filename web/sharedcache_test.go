@@ -113,7 +113,7 @@ func TestCacheSharedRedisDown(t *testing.T) {
 	for _, target := range redistest.Targets(t) {
 		t.Run(target.Name, func(t *testing.T) {
 			_, prefix := redistest.Redis(t)
-			proxy, proxied := redistest.NewProxy(t, target.URL)
+			proxy, proxied := redistest.NewCut(t, target.URL)
 			a := newEnv(t, envOpts{CacheLog: redislog.New(redistest.Universal(t, target.URL), redislog.Config{Prefix: prefix})})
 			b := newEnv(t, envOpts{CacheLog: redislog.New(redistest.Universal(t, proxied), redislog.Config{Prefix: prefix})})
 			b.Up.SetScript(upstreamtest.Script{Chunks: []string{"dock ", "7"}})

@@ -40,7 +40,7 @@ func BenchmarkHit(b *testing.B) {
 				var c *cache.Cache
 				if shared {
 					a, cb, _ := benchFleet(b)
-					a.Store(bg, wms, question, answer)
+					a.Store(bg, wms, question, a.Generation(wms), answer)
 					deadline := time.Now().Add(10 * time.Second)
 					for !cb.Lookup(bg, wms, question).Hit {
 						if time.Now().After(deadline) {
@@ -51,7 +51,7 @@ func BenchmarkHit(b *testing.B) {
 					c = cb
 				} else {
 					c = cache.New(cache.Config{})
-					c.Store(bg, wms, question, answer)
+					c.Store(bg, wms, question, c.Generation(wms), answer)
 				}
 				q := question
 				if kind == "semantic" {
@@ -77,7 +77,7 @@ func BenchmarkPut(b *testing.B) {
 		c := cache.New(cache.Config{})
 		i := 0
 		for b.Loop() {
-			c.Store(bg, wms, fmt.Sprintf("What is the stock of SKU-%d in zone B?", i), answer)
+			c.Store(bg, wms, fmt.Sprintf("What is the stock of SKU-%d in zone B?", i), c.Generation(wms), answer)
 			i++
 		}
 	})
@@ -85,7 +85,7 @@ func BenchmarkPut(b *testing.B) {
 		a, _, _ := benchFleet(b)
 		i := 0
 		for b.Loop() {
-			a.Store(bg, wms, fmt.Sprintf("What is the stock of SKU-%d in zone B?", i), answer)
+			a.Store(bg, wms, fmt.Sprintf("What is the stock of SKU-%d in zone B?", i), a.Generation(wms), answer)
 			i++
 		}
 		b.StopTimer()
@@ -101,7 +101,7 @@ func BenchmarkPut(b *testing.B) {
 		for b.Loop() {
 			q := fmt.Sprintf("What is the stock of SKU-%d in zone B?", i)
 			i++
-			a.Store(bg, wms, q, answer)
+			a.Store(bg, wms, q, a.Generation(wms), answer)
 			for !cb.Lookup(bg, wms, q).Hit {
 				time.Sleep(50 * time.Microsecond)
 			}

@@ -17,6 +17,13 @@
 // from the front never reorders, and the hash keeps every scope's
 // generation whatever was trimmed.
 //
+// Every read is checked in a third script, after it: when the oldest
+// change kept is after the reader's position, changes were trimmed unread
+// (cache.ErrTrimmed: the reader reads the generations again); when the
+// stream ends before the reader's position, or a put's generation is above
+// its scope's, the log went back (lost writes: a failover, an older
+// snapshot) and the script starts a new epoch (cache.ErrEpoch).
+//
 // One stream, not several, keeps one total order and one XREAD per
 // instance: a put is one append per stored answer (a finished, cacheable
 // generation), far below what one Redis node serves.
@@ -87,20 +94,29 @@ func (l *Log) Keys() (stream, gens, epoch string) { return l.stream, l.gens, l.e
 
 // appendScript appends a change. KEYS: the stream, the generations, the
 // epoch. ARGV: max length, op, scope field, the put's generation (a
-// purge's steps), origin, body, the appender's epoch. Nothing is appended under another epoch
-// (the log was lost since the appender read it). A purge increments its
-// scope's generation by its steps and appends with the new one; a put is appended with
-// the current generation if its own is not older, and otherwise not at
-// all. It returns {appended (1|0; -1: another epoch), generation}.
+// purge's steps), origin, body, the appender's epoch, the purge's known
+// generation, a new epoch. Nothing is appended under another epoch (the
+// log was lost since the appender read it). A purge moves its scope's
+// generation to max(current + steps, known) and appends with the new one;
+// a put is appended with its generation if it is the current one, not at
+// all if it is older, and if it is newer the log went back (it lost the
+// purge that made it: a failover to a replica that had not received it,
+// an older snapshot): the script starts a new epoch (ARGV[9]) so that
+// every instance resets its generations. It returns {appended (1|0; -1:
+// another epoch), generation}.
 var appendScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[7] then
   return {-1, 0}
 end
 local cur = tonumber(redis.call('HGET', KEYS[2], ARGV[3]) or '0')
 if ARGV[2] == 'purge' then
-  cur = redis.call('HINCRBY', KEYS[2], ARGV[3], ARGV[4])
+  cur = math.max(cur + tonumber(ARGV[4]), tonumber(ARGV[8]))
+  redis.call('HSET', KEYS[2], ARGV[3], cur)
 elseif tonumber(ARGV[4]) < cur then
   return {0, cur}
+elseif tonumber(ARGV[4]) > cur then
+  redis.call('SET', KEYS[3], ARGV[9])
+  return {-1, 0}
 end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'op', ARGV[2], 'gen', tostring(cur), 'origin', ARGV[5], 'body', ARGV[6])
 return {1, cur}
@@ -162,7 +178,7 @@ func (l *Log) Append(ctx context.Context, ch cache.Change) (uint64, error) {
 	}
 	start := time.Now()
 	res, err := appendScript.Run(ctx, l.client, []string{l.stream, l.gens, l.epoch},
-		l.maxLen, string(ch.Op), field(ch.Scope), genArg, ch.Origin, raw, ch.Epoch).Int64Slice()
+		l.maxLen, string(ch.Op), field(ch.Scope), genArg, ch.Origin, raw, ch.Epoch, ch.Known, newEpoch()).Int64Slice()
 	l.note("cache_log_"+string(ch.Op), start, err)
 	if err != nil {
 		return 0, fmt.Errorf("redislog: append %s: %w", ch.Op, err)
@@ -180,7 +196,48 @@ func (l *Log) Append(ctx context.Context, ch cache.Change) (uint64, error) {
 	return gen, nil
 }
 
-// Read implements cache.ChangeLog with XREAD (BLOCK when block > 0).
+// checkScript checks a read that went from position ARGV[1] ("0-0": the
+// start) to ARGV[2]. KEYS: the stream, the epoch. The log went back when
+// its last entry is before ARGV[2] (entries are only trimmed from the
+// front, so the last one this reader read is there while the log keeps
+// its writes): it starts a new epoch (ARGV[3]) and returns -1. Entries
+// after ARGV[1] were trimmed unread when the first entry kept is after
+// it: it returns 1. Otherwise 0.
+var checkScript = redis.NewScript(`
+local function before(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+if ARGV[2] ~= '0-0' then
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if #last == 0 or before(last[1][1], ARGV[2]) then
+    redis.call('SET', KEYS[2], ARGV[3])
+    return -1
+  end
+end
+if ARGV[1] ~= '0-0' then
+  local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)
+  if #first > 0 and before(ARGV[1], first[1][1]) then
+    return 1
+  end
+end
+return 0
+`)
+
+func newEpoch() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Read implements cache.ChangeLog with XREAD (BLOCK when block > 0),
+// then checks the read (checkScript): it returns cache.ErrTrimmed when
+// changes after after were trimmed unread, and cache.ErrEpoch when the
+// log went back (it started a new epoch). The check comes after the read,
+// so a trim during the read cannot hide a gap; it costs one more call per
+// read.
 func (l *Log) Read(ctx context.Context, after string, max int, block time.Duration) ([]cache.Change, string, error) {
 	from := after
 	if from == "" {
@@ -208,6 +265,21 @@ func (l *Log) Read(ctx context.Context, after string, max int, block time.Durati
 				out = append(out, ch)
 			}
 		}
+	}
+	to := next
+	if to == "" {
+		to = "0-0"
+	}
+	start = time.Now()
+	verdict, err := checkScript.Run(ctx, l.client, []string{l.stream, l.epoch}, from, to, newEpoch()).Int64()
+	l.note("cache_log_check", start, err)
+	switch {
+	case err != nil:
+		return nil, after, fmt.Errorf("redislog: read: check: %w", err)
+	case verdict < 0:
+		return nil, after, fmt.Errorf("redislog: read: the log no longer holds position %s (it lost writes): %w", to, cache.ErrEpoch)
+	case verdict > 0:
+		return nil, after, fmt.Errorf("redislog: read: %w", cache.ErrTrimmed)
 	}
 	return out, next, nil
 }
@@ -262,10 +334,8 @@ return {e, redis.call('HGETALL', KEYS[2])}
 
 // Generations implements cache.ChangeLog.
 func (l *Log) Generations(ctx context.Context) (string, map[cache.Scope]uint64, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	start := time.Now()
-	res, err := generationsScript.Run(ctx, l.client, []string{l.epoch, l.gens}, hex.EncodeToString(b[:])).Slice()
+	res, err := generationsScript.Run(ctx, l.client, []string{l.epoch, l.gens}, newEpoch()).Slice()
 	l.note("cache_log_generations", start, err)
 	if err != nil {
 		return "", nil, fmt.Errorf("redislog: generations: %w", err)

@@ -254,7 +254,7 @@ func runEval(ctx context.Context, emb cache.Embedder, timeout time.Duration, par
 			for i := range work {
 				p := pairs[i]
 				ns := cache.Namespace{Namespace: "eval-" + strconv.Itoa(i), Model: "eval"}
-				c.Store(ctx, ns, p.A, cache.Answer{Chunks: []string{p.ID}})
+				c.Store(ctx, ns, p.A, c.Generation(ns), cache.Answer{Chunks: []string{p.ID}})
 				x := c.Explain(ctx, ns, p.B)
 				o := evalOutcome{hit: x.Decision == cache.DecisionHit, exact: x.Kind == cache.KindExact, score: x.Score, stage: x.Stage, embedErr: x.Stage == cache.StageEmbedder || x.Stage == cache.StageEmpty}
 				if len(x.Candidates) > 0 {

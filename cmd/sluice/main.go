@@ -113,7 +113,10 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 			log.Warn("redis not reachable at start; tasks are published when it is", "err", err.Error())
 		}
 		shared = redisstate.New(rd.client, rd.block, s.RedisPrefix, ob.Metrics.ObserveRedis)
-		defer shareCache(ctx, s, c, rd, log)()
+		// Not the signal context: purges made while the HTTP server drains
+		// must still reach the fleet; the deferred stop ends the sharing after
+		// the drain.
+		defer shareCache(context.WithoutCancel(ctx), s, c, rd, log)()
 		if tokenSecret, err = rd.tokenSecret(ctx, s.RedisPrefix); err != nil {
 			log.Warn("events tokens will open streams on this instance only", "err", err.Error())
 		}

@@ -320,7 +320,6 @@ func TestReviewFleetNoSpinWhileDown(t *testing.T) {
 	}
 }
 
-
 // lateView applies an Acquire in the store but reports its call timeout
 // (Redis ran the script; the reply came after the deadline), once.
 type lateView struct {

@@ -19,7 +19,9 @@ type Leases interface {
 	// Acquire adds the leases ids, in order, while fewer than limit
 	// leases are live (expired ones are dropped first): ids[:granted] are
 	// live leases after the call, the others were not added. It also
-	// reports how many leases are live after the call.
+	// reports how many leases are live after the call. It is idempotent:
+	// ids already live count as granted (and are renewed), so a call
+	// sent again after a lost reply grants what the first one added.
 	Acquire(ctx context.Context, ids []string, limit int) (granted, live int, err error)
 	// Renew extends the leases ids by the lease time, adding back any the
 	// store has lost (a restarted store, an expiry while it was out of

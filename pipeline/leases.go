@@ -241,7 +241,7 @@ func (g *Gate) acquireFleet(ctx context.Context, wait time.Duration) (*Permit, e
 		// answer are not: they share the next call to the store. When
 		// this instance holds Limit permits itself, no answer of the
 		// store can grant one more: refused without asking.
-		busy := !f.openLocked() && (g.waiters.Len() > g.once || (f.down == nil && g.inFlight >= g.cfg.Limit))
+		busy := !g.closed && !f.openLocked() && (g.waiters.Len() > g.once || (f.down == nil && g.inFlight >= g.cfg.Limit))
 		g.mu.Unlock()
 		if busy {
 			g.rejected.Add(1)

@@ -390,9 +390,13 @@ func TestFleetNoBusyLoopWhileStoreDown(t *testing.T) {
 type lateView struct {
 	*memLeases
 	late atomic.Bool
+	hold chan struct{} // closed: the late Acquire runs
 }
 
 func (v *lateView) Acquire(ctx context.Context, ids []string, limit int) (int, int, error) {
+	if v.late.Load() {
+		<-v.hold // the script is slow: every claim of the test joins the line first
+	}
 	g, n, err := v.memLeases.Acquire(ctx, ids, limit)
 	if err == nil && v.late.CompareAndSwap(true, false) {
 		return 0, 0, context.DeadlineExceeded
@@ -407,7 +411,7 @@ func (v *lateView) Acquire(ctx context.Context, ids []string, limit int) (int, i
 // default, up to 16 per lost reply).
 func TestFleetLostAcquireReplyLeavesNoOrphans(t *testing.T) {
 	store := newMemLeases(15*time.Second, 0)
-	v := &lateView{memLeases: store}
+	v := &lateView{memLeases: store, hold: make(chan struct{})}
 	g := pipeline.NewGate(pipeline.GateConfig{Name: "up", Limit: 4, QueueLimit: 10, Cluster: pipeline.ClusterConfig{Leases: v}})
 	defer func() {
 		g.Close()
@@ -423,6 +427,7 @@ func TestFleetLostAcquireReplyLeavesNoOrphans(t *testing.T) {
 		}
 		claims = append(claims, c)
 	}
+	close(v.hold)
 	for _, c := range claims {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		p, err := c.Wait(ctx)

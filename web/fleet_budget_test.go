@@ -393,11 +393,15 @@ func TestFleetBudgetRedisRestart(t *testing.T) {
 							ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 							defer cancel()
 							resp := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": fmt.Sprint("burst ", i, " ", k), "nocache": true})
-							_, _ = io.Copy(io.Discard, resp.Body)
+							raw, _ := io.ReadAll(resp.Body)
 							resp.Body.Close()
 							key := fmt.Sprint(resp.StatusCode)
 							if resp.StatusCode != http.StatusOK {
-								key += " overloaded?" // only 200 is expected while serving the share with waits
+								var eb struct {
+									Error struct{ Code string }
+								}
+								_ = json.Unmarshal(raw, &eb)
+								key += " " + eb.Error.Code // checked below with the others
 							}
 							mu.Lock()
 							answers["outage "+key]++

@@ -19,7 +19,9 @@ type Leases interface {
 	// Acquire adds the leases ids, in order, while fewer than limit
 	// leases are live (expired ones are dropped first): ids[:granted] are
 	// live leases after the call, the others were not added. It also
-	// reports how many leases are live after the call.
+	// reports how many leases are live after the call. It is idempotent:
+	// ids already live count as granted (and are renewed), so a call
+	// sent again after a lost reply grants what the first one added.
 	Acquire(ctx context.Context, ids []string, limit int) (granted, live int, err error)
 	// Renew extends the leases ids by the lease time, adding back any the
 	// store has lost (a restarted store, an expiry while it was out of
@@ -160,12 +162,17 @@ func (f *fleet) releasedLocked(lease string) {
 		return
 	}
 	delete(f.held, lease)
-	if len(f.notYet) >= f.maxNotYt {
-		// The oldest expire by themselves within the lease time.
-		f.notYet = f.notYet[1:]
-	}
-	f.notYet = append(f.notYet, lease)
+	f.pendingLocked(lease)
 	f.kick(f.retry)
+}
+
+// pendingLocked adds leases to send as released, keeping the newest
+// maxNotYt: the oldest expire by themselves within the lease time.
+func (f *fleet) pendingLocked(ids ...string) {
+	f.notYet = append(f.notYet, ids...)
+	if n := len(f.notYet) - f.maxNotYt; n > 0 {
+		f.notYet = f.notYet[n:]
+	}
 }
 
 // localLeaseLocked is the lease of a permit granted without asking the
@@ -231,8 +238,10 @@ func (g *Gate) acquireFleet(ctx context.Context, wait time.Duration) (*Permit, e
 	if wait <= 0 {
 		g.mu.Lock()
 		// Waiting claims are ahead (FIFO); other claims that ask for one
-		// answer are not: they share the next call to the store.
-		busy := g.waiters.Len() > g.once && !f.openLocked()
+		// answer are not: they share the next call to the store. When
+		// this instance holds Limit permits itself, no answer of the
+		// store can grant one more: refused without asking.
+		busy := !g.closed && !f.openLocked() && (g.waiters.Len() > g.once || (f.down == nil && g.inFlight >= g.cfg.Limit))
 		g.mu.Unlock()
 		if busy {
 			g.rejected.Add(1)
@@ -310,9 +319,12 @@ func (g *Gate) run() {
 			case fleetGranted:
 				backoff = f.cfg.BackoffMin
 				retryAt = time.Time{}
-			case fleetDown:
-				// No Acquire while down (acquireHeads checks): the probe
-				// below decides when the line is served again.
+			case fleetDown, fleetIdle:
+				// Down: no Acquire until the probe below finds the store
+				// again (acquireHeads checks). Idle: nothing to ask for
+				// until a claim arrives or a slot is released here (both
+				// wake the loop). Either way no retry time: a past one
+				// would make the timer below fire at once, every turn.
 				retryAt = time.Time{}
 			}
 		}
@@ -373,61 +385,67 @@ func (g *Gate) hasHead() bool {
 // arrivals costs one round trip per batch, not one per request.
 const acquireBatch = 16
 
-// acquireHeads asks the store for leases for the heads of the line, in
-// one call per batch, while a local slot is free.
+// acquireHeads asks the store for leases for the heads of the line while
+// a local slot is free: one call, for one batch. If more heads could be
+// served it kicks the loop, which first sends releases and renews held
+// leases when due, then comes back here: a steady flow of arrivals never
+// starves renewals and releases.
 func (g *Gate) acquireHeads() acquireResult {
 	f := g.fleet
-	res := fleetIdle
-	for {
-		g.mu.Lock()
-		n := 0
-		if !g.closed && f.down == nil {
-			n = min(g.waiters.Len(), g.cfg.Limit-g.inFlight, acquireBatch)
-		}
-		g.mu.Unlock()
-		if n <= 0 {
-			return res
-		}
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = newLeaseID()
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), f.cfg.CallTimeout)
-		granted, live, err := f.cfg.Leases.Acquire(ctx, ids, g.cfg.Limit)
-		cancel()
-		g.mu.Lock()
-		f.attempts++
-		if err != nil {
-			g.downLocked(err)
-			g.mu.Unlock()
-			return fleetDown
-		}
-		f.down = nil
-		f.live, f.check = live, time.Now()
-		f.granted += int64(granted)
-		for _, id := range ids[:granted] {
-			front := g.waiters.Front()
-			if front != nil && !g.closed && g.inFlight < g.cfg.Limit {
-				g.grantLocked(front.Value.(*Claim), id)
-			} else {
-				f.notYet = append(f.notYet, id) // nobody left to take it
-			}
-		}
-		if granted < n {
-			// Full: the claims that asked for one answer are refused.
-			for e := g.waiters.Front(); e != nil; {
-				next := e.Next()
-				if c := e.Value.(*Claim); c.once {
-					g.refuseLocked(c, ErrOverloaded)
-				}
-				e = next
-			}
-			g.mu.Unlock()
-			return fleetFull
-		}
-		g.mu.Unlock()
-		res = fleetGranted
+	g.mu.Lock()
+	n := 0
+	if !g.closed && f.down == nil {
+		n = min(g.waiters.Len(), g.cfg.Limit-g.inFlight, acquireBatch)
 	}
+	g.mu.Unlock()
+	if n <= 0 {
+		return fleetIdle
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = newLeaseID()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.CallTimeout)
+	granted, live, err := f.cfg.Leases.Acquire(ctx, ids, g.cfg.Limit)
+	cancel()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f.attempts++
+	if err != nil {
+		// The script may have run and only its reply been lost: its
+		// leases would be held by nobody for the lease time. Release
+		// them all (removing an absent lease is harmless); they are
+		// sent once the store answers again.
+		f.pendingLocked(ids...)
+		g.downLocked(err)
+		return fleetDown
+	}
+	f.down = nil
+	f.live, f.check = live, time.Now()
+	f.granted += int64(granted)
+	for _, id := range ids[:granted] {
+		front := g.waiters.Front()
+		if front != nil && !g.closed && g.inFlight < g.cfg.Limit {
+			g.grantLocked(front.Value.(*Claim), id)
+		} else {
+			f.pendingLocked(id) // nobody left to take it
+		}
+	}
+	if granted < n {
+		// Full: the claims that asked for one answer are refused.
+		for e := g.waiters.Front(); e != nil; {
+			next := e.Next()
+			if c := e.Value.(*Claim); c.once {
+				g.refuseLocked(c, ErrOverloaded)
+			}
+			e = next
+		}
+		return fleetFull
+	}
+	if !g.closed && g.waiters.Len() > 0 && g.inFlight < g.cfg.Limit {
+		f.kick(f.retry) // more heads to serve: the next turn asks again
+	}
+	return fleetGranted
 }
 
 // downLocked marks the store as failing. Failing closed, the interactive

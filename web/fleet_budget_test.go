@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -378,6 +379,64 @@ func TestFleetBudgetRedisRestart(t *testing.T) {
 				}
 			}
 			waitFor(t, 10*time.Second, "during the outage: "+want, func() bool { return count(want) >= 3 })
+			if mode == "open" {
+				// A burst far above the shares: each instance stays within
+				// its own, ceil(6/3) = 2 (running streams included), so the
+				// fleet stays within 3 shares, here the limit.
+				f.up.SetScript(upstreamtest.Script{Chunks: chunks(3, "b"), Gap: 30 * time.Millisecond})
+				var burst sync.WaitGroup
+				for i, e := range f.envs {
+					for k := range 6 {
+						burst.Add(1)
+						go func() {
+							defer burst.Done()
+							ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+							defer cancel()
+							resp := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": fmt.Sprint("burst ", i, " ", k), "nocache": true})
+							raw, _ := io.ReadAll(resp.Body)
+							resp.Body.Close()
+							key := fmt.Sprint(resp.StatusCode)
+							if resp.StatusCode != http.StatusOK {
+								var eb struct {
+									Error struct{ Code string }
+								}
+								_ = json.Unmarshal(raw, &eb)
+								key += " " + eb.Error.Code // checked below with the others
+							}
+							mu.Lock()
+							answers["outage "+key]++
+							mu.Unlock()
+						}()
+					}
+				}
+				burstDone := make(chan struct{})
+				go func() { burst.Wait(); close(burstDone) }()
+				peak := make([]int, len(f.envs))
+			sample:
+				for {
+					select {
+					case <-burstDone:
+						break sample
+					case <-time.After(5 * time.Millisecond): // sampling each instance's in-flight slots during the burst
+					}
+					for i, e := range f.envs {
+						peak[i] = max(peak[i], e.budgetView().Upstreams[0].InFlight)
+					}
+				}
+				t.Logf("failing open, peak slots per instance during a burst of 6 each: %v (share 2); upstream peak %d", peak, f.counter.Max())
+				for i, p := range peak {
+					if p > 2 {
+						t.Errorf("instance %d held %d slots failing open, its share is 2", i, p)
+					}
+				}
+				if slices.Max(peak) < 2 {
+					t.Errorf("the burst never filled a share (peaks %v): the check above proved nothing", peak)
+				}
+				if m := f.counter.Max(); m > limit {
+					t.Errorf("%d streams at once at the upstream, limit %d with the right SLUICE_BUDGET_INSTANCES", m, limit)
+				}
+				f.up.SetScript(upstreamtest.Script{Chunks: chunks(3, "r"), Gap: 5 * time.Millisecond})
+			}
 			srv.Start()
 			setPhase("after")
 			for i, e := range f.envs {

@@ -117,7 +117,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_ACQUIRE_TIMEOUT", "acquire-timeout", "0s", "how long an interactive request may wait (FIFO) for budget; 0s = refuse at once", dur(&s.AcquireTimeout, true)},
 		{"SLUICE_QUEUE", "queue", "1024", "async tasks allowed to wait for budget; beyond it 503", nonNegInt(&s.Queue)},
 		{"SLUICE_BUDGET_MODE", "budget-mode", "local", "`local`: SLUICE_BUDGET per instance; `cluster`: SLUICE_BUDGET for the whole fleet on SLUICE_REDIS_URL (leases in Redis)", oneOf(&s.BudgetMode, "local", "cluster")},
-		{"SLUICE_BUDGET_LEASE", "budget-lease", "15s", "cluster budget: lifetime of a slot's lease without renewal (renewed every third of it); a crashed instance's slots come back within it", dur(&s.BudgetLease, false)},
+		{"SLUICE_BUDGET_LEASE", "budget-lease", "15s", "cluster budget: lifetime of a slot's lease without renewal (renewed every third of it); a crashed instance's slots come back within it. At least 1s and 3 times SLUICE_BUDGET_CALL_TIMEOUT", durAtLeast(&s.BudgetLease, time.Second)},
 		{"SLUICE_BUDGET_FAIL", "budget-fail", "closed", "cluster budget while Redis fails: `closed` refuses new requests (503 budget_unavailable); `open` serves a local share, ceil(SLUICE_BUDGET / SLUICE_BUDGET_INSTANCES)", oneOf(&s.BudgetFail, "closed", "open")},
 		{"SLUICE_BUDGET_INSTANCES", "budget-instances", "1", "cluster budget: expected number of instances, which sizes the local share when failing open", posInt(&s.BudgetInstances)},
 		{"SLUICE_BUDGET_CALL_TIMEOUT", "budget-call-timeout", "500ms", "cluster budget: bound of each call to Redis (a stalled Redis costs a request at most about twice this)", dur(&s.BudgetCallTimeout, false)},
@@ -212,6 +212,11 @@ func loadSettings(args []string, getenv func(string) string) (*settings, error) 
 	}
 	if s.BudgetMode == "cluster" && s.RedisURL == "" {
 		return nil, errors.New("setting SLUICE_BUDGET_MODE=cluster: the fleet budget lives in Redis; set SLUICE_REDIS_URL")
+	}
+	if s.BudgetLease < 3*s.BudgetCallTimeout {
+		// A renewal every third of the lease must fit in the lease even
+		// when it takes its whole call timeout, or held leases expire.
+		return nil, fmt.Errorf("setting SLUICE_BUDGET_LEASE=%s: must be at least 3 times SLUICE_BUDGET_CALL_TIMEOUT (%s), so that a renewal every third of the lease ends before the lease does", s.BudgetLease, s.BudgetCallTimeout)
 	}
 	if fs.NArg() > 0 {
 		msg := fmt.Sprintf("unexpected argument %q (commands: %s; sluice help)", fs.Arg(0), strings.Join(commandNames(), ", "))
@@ -412,6 +417,18 @@ func dur(p *time.Duration, zeroOK bool) func(string) error {
 				return fmt.Errorf("must be a duration >= 0 such as 1.5s or 300ms")
 			}
 			return fmt.Errorf("must be a duration > 0 such as 1.5s or 300ms")
+		}
+		*p = d
+		return nil
+	}
+}
+
+// durAtLeast parses a duration of at least least.
+func durAtLeast(p *time.Duration, least time.Duration) func(string) error {
+	return func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < least {
+			return fmt.Errorf("must be a duration >= %s such as 15s", least)
 		}
 		*p = d
 		return nil

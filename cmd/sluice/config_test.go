@@ -62,11 +62,31 @@ func TestInvalidSettingsNameTheSetting(t *testing.T) {
 		{"SLUICE_EMBEDDINGS", "sim"}, {"SLUICE_UPSTREAM", "builtin"}, {"SLUICE_API_KEYS", "k=a,k=b"},
 		{"SLUICE_REDIS_URL", "redis+cluster://"}, {"SLUICE_REDIS_URL", "redis+cluster://h1:7000/2"},
 		{"SLUICE_REDIS_PREFIX", "sluice:{prod}:"}, {"SLUICE_SHARED_FLUSH", "0s"}, {"SLUICE_SHARED_FLUSH", "fast"},
+		{"SLUICE_BUDGET_LEASE", "0s"}, {"SLUICE_BUDGET_LEASE", "500us"}, {"SLUICE_BUDGET_LEASE", "999ms"},
+		{"SLUICE_BUDGET_CALL_TIMEOUT", "0s"},
 	} {
 		_, err := loadSettings(nil, env(kv[0], kv[1]))
 		if err == nil || !strings.Contains(err.Error(), kv[0]) {
 			t.Errorf("%s=%s: error %v does not name the setting", kv[0], kv[1], err)
 		}
+	}
+	// The lease must outlast a renewal that takes its whole call
+	// timeout: the error names the setting and the one it depends on.
+	for _, e := range []func(string) string{
+		env("SLUICE_BUDGET_LEASE", "1s", "SLUICE_BUDGET_CALL_TIMEOUT", "500ms"),
+		env("SLUICE_BUDGET_CALL_TIMEOUT", "6s"), // lease 15s by default
+	} {
+		_, err := loadSettings(nil, e)
+		if err == nil || !strings.Contains(err.Error(), "SLUICE_BUDGET_LEASE") || !strings.Contains(err.Error(), "SLUICE_BUDGET_CALL_TIMEOUT") {
+			t.Errorf("lease shorter than 3 call timeouts: error %v does not name both settings", err)
+		}
+	}
+	if _, err := loadSettings(nil, env("SLUICE_BUDGET_LEASE", "1500ms", "SLUICE_BUDGET_CALL_TIMEOUT", "500ms")); err != nil {
+		t.Errorf("lease of exactly 3 call timeouts: %v", err)
+	}
+	var stderr strings.Builder
+	if code := run([]string{"-budget-lease", "2s", "-budget-call-timeout", "1s"}, env(), &strings.Builder{}, &stderr); code != 2 || !strings.Contains(stderr.String(), "SLUICE_BUDGET_LEASE") {
+		t.Errorf("lease of 2 call timeouts by flag: exit %d, stderr %q", code, stderr.String())
 	}
 	if code := run([]string{"-budget", "0"}, env(), &strings.Builder{}, &strings.Builder{}); code != 2 {
 		t.Fatalf("invalid flag: exit %d", code)

@@ -98,23 +98,31 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 `
 
 // acquireScript: ARGV = limit, ttl ms, ids... Adds the ids in order
-// while below the limit. Returns {granted, live}.
+// while below the limit. An id already live counts as granted and is
+// refreshed, whatever the count: the script is idempotent, so a replay
+// (the cluster client sends a script again after a network error) after
+// its first run filled the fleet reports the leases that run added
+// instead of leaving them held by nobody. Returns {granted, live}.
 var acquireScript = redis.NewScript(leaseNow + `
 local n = redis.call('ZCARD', KEYS[1])
 local limit = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
 local k = 0
 for i = 3, #ARGV do
-  if n + k >= limit then
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+  elseif n < limit then
+    redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
+    n = n + 1
+  else
     break
   end
-  redis.call('ZADD', KEYS[1], now + ttl, ARGV[i])
   k = k + 1
 end
 if k > 0 then
   redis.call('PEXPIRE', KEYS[1], 2 * ttl)
 end
-return {k, n + k}
+return {k, n}
 `)
 
 // renewScript: ARGV = ttl ms, ids... Returns live.

@@ -246,6 +246,80 @@ func TestFleetWaitDoesNotSpin(t *testing.T) {
 	}
 }
 
+// TestFleetReleaseElsewhereWakesWaiter: an instance waiting on a full
+// fleet with a backoff far longer than the test (30 s) gets the slot
+// released on another instance within seconds: only the release
+// notification can wake it (TestFleetWaitDoesNotSpin would pass with
+// notifications lost, its backoff being at most 500 ms).
+func TestFleetReleaseElsewhereWakesWaiter(t *testing.T) {
+	for _, target := range redistest.Targets(t) {
+		t.Run(target.Name, func(t *testing.T) {
+			_, prefix := redistest.Redis(t)
+			slow := pipeline.ClusterConfig{LeaseTime: 3 * time.Second, BackoffMin: 30 * time.Second, BackoffMax: 30 * time.Second}
+			a, _ := fleetGate(t, target.URL, prefix, 1, pipeline.ClusterConfig{LeaseTime: 3 * time.Second})
+			b, _ := fleetGate(t, target.URL, prefix, 1, slow)
+			// b's subscription connects in the background: it is up
+			// once a release on a wakes b.
+			ready := false
+			for deadline := time.Now().Add(5 * time.Second); !ready; {
+				if time.Now().After(deadline) {
+					t.Fatal("no release on a woke the waiter on b within 5s (its backoff is 30s: notifications lost?)")
+				}
+				p, err := a.Acquire(context.Background(), time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := b.Enqueue()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first := b.Stats().LeaseAttempts == 0; first {
+					poll(t, 5*time.Second, "b asked once and backs off", func() bool { return b.Stats().LeaseAttempts > 0 })
+				}
+				p.Release()
+				select {
+				case <-c.Ready():
+					ready = true
+				case <-time.After(time.Second):
+				}
+				if !ready {
+					c.Abandon()
+					continue
+				}
+				q, err := c.Wait(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				q.Release()
+			}
+			// Now every release must wake it.
+			for round := range 3 {
+				p, err := a.Acquire(context.Background(), 5*time.Second)
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				c, err := b.Enqueue()
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := b.Stats().LeaseAttempts
+				poll(t, 5*time.Second, "b asked and found the fleet full", func() bool { return b.Stats().LeaseAttempts > before })
+				start := time.Now()
+				p.Release()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				q, err := c.Wait(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("round %d: the waiter on b was not woken by a's release (its backoff is 30s): %v", round, err)
+				}
+				t.Logf("round %d: b got the slot %s after a's release", round, time.Since(start))
+				q.Release()
+				poll(t, 5*time.Second, "b's release sent", func() bool { return b.Stats().PendingReleases == 0 && b.Stats().LeasesHeld == 0 })
+			}
+		})
+	}
+}
+
 // TestFleetStalledRedisCostsBoundedTime: a Redis that accepts
 // connections and never answers costs a request about the call timeout,
 // not its whole wait: failing closed it is refused with

@@ -103,6 +103,17 @@ type Config struct {
 	// token nor the end waits for the window. default: 100ms
 	SharedFlush time.Duration
 
+	// CutSettle, with a fleet budget (Deps.Leases), is how long the slot
+	// of an upstream stream that sluice cut (a client's cancel, a TTFT,
+	// idle or total timeout) stays held after the cut: the time the
+	// upstream takes to see the disconnect, so that a fleet at its limit,
+	// whose freed slot another instance takes within milliseconds, never
+	// has one stream more at the upstream meanwhile. A stream that ended
+	// on its own frees its slot at once, and so does every stream with a
+	// local budget (a freed slot there goes to the next request at once,
+	// as an operator of one instance expects). default: 100ms; negative: 0
+	CutSettle time.Duration
+
 	// BudgetLeaseTime is how long a fleet budget lease lives without
 	// renewal (Deps.Leases): a crashed instance's slots come back within
 	// it; held leases are renewed every third of it. default: 15s
@@ -171,6 +182,10 @@ func (c *Config) setDefaults() {
 	}
 	def(&c.SharedHeartbeat, 2*time.Second)
 	def(&c.SharedFlush, 100*time.Millisecond)
+	if c.CutSettle == 0 {
+		c.CutSettle = 100 * time.Millisecond
+	}
+	c.CutSettle = max(c.CutSettle, 0)
 	def(&c.BudgetLeaseTime, 15*time.Second)
 	def(&c.BudgetCallTimeout, 500*time.Millisecond)
 	if c.BudgetInstances <= 0 {

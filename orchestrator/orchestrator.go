@@ -115,6 +115,9 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		return nil, errors.New("orchestrator: no upstream")
 	}
 	cfg.setDefaults()
+	if d.Leases == nil {
+		cfg.CutSettle = 0 // a local budget frees a cut stream's slot at once
+	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -339,7 +342,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		default:
 		}
 	}
-	sl := &slot{permit: permit, claim: claim, probe: probe}
+	sl := &slot{permit: permit, claim: claim, probe: probe, o: o}
 	// Register the task goroutine under the lock that Shutdown takes to
 	// close: a task either starts before Shutdown waits, or not at all.
 	o.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,6 +30,11 @@ const relayBuffer = 16
 type slot struct {
 	permit *pipeline.Permit
 	claim  *pipeline.Claim
+	// settle, when set, holds the permit that long after release (or
+	// until Shutdown): the last upstream call was cut, and the upstream
+	// has yet to see it.
+	settle time.Duration
+	o      *Orchestrator
 	// probe is the breaker's permission taken at admission (interactive
 	// requests), used by the first attempt; nil otherwise.
 	probe func(pipeline.Outcome)
@@ -44,9 +50,31 @@ func (s *slot) release() {
 		s.claim = nil
 	}
 	if s.permit != nil {
-		s.permit.Release()
+		if p := s.permit; s.settle > 0 && s.o != nil {
+			s.o.settle(p, s.settle)
+		} else {
+			p.Release()
+		}
 		s.permit = nil
 	}
+	s.settle = 0
+}
+
+// settle releases p after d, or at once when Shutdown begins: one
+// goroutine, counted in o.running, so that Shutdown returns with every
+// slot back.
+func (o *Orchestrator) settle(p *pipeline.Permit, d time.Duration) {
+	o.running.Add(1)
+	go func() {
+		defer o.running.Done()
+		defer p.Release()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-o.sweeperC:
+		}
+	}()
 }
 
 // run is the task goroutine: it owns the slot and the upstream call, and
@@ -133,7 +161,11 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		// Only the first outcome counts: this one matters if a panic
 		// skips the real one, so that a half-open probe is never stuck.
 		defer done(pipeline.Ignore)
-		err = o.attempt(ctx, r, upReq, emit, log)
+		var cut bool
+		cut, err = o.attempt(ctx, r, upReq, emit, log)
+		if cut {
+			s.settle = o.cfg.CutSettle
+		}
 		outcome, status := classify(ctx, err)
 		o.obs.UpstreamAttempt(r.up.Name(), string(outcome), status)
 		if status != 0 {
@@ -171,8 +203,10 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 }
 
 // attempt makes one upstream call under the watchdogs, relaying chunks to
-// emit, and returns once the upstream call has stopped (or stopGrace).
-func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Request, emit func(upstream.Chunk), log *slog.Logger) error {
+// emit, and returns once the upstream call has stopped (or stopGrace). cut
+// reports that the call had not ended on its own when it was stopped (a
+// watchdog, a cancel): its slot waits CutSettle before it is free.
+func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The upstream client reads ahead by up to relayBuffer chunks (Watch
@@ -181,6 +215,7 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 	in := make(chan upstream.Chunk, relayBuffer)
 	done := make(chan error, 1)
 	exited := make(chan struct{})
+	var ended atomic.Bool // the upstream call returned on its own
 	go func() {
 		defer close(exited)
 		defer func() {
@@ -189,9 +224,12 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 				done <- fmt.Errorf("orchestrator: upstream panic: %v", p)
 			}
 		}()
-		done <- r.up.Stream(actx, req, in)
+		uerr := r.up.Stream(actx, req, in)
+		ended.Store(true)
+		done <- uerr
 	}()
-	err := pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: o.cfg.TTFTTimeout, Idle: o.cfg.IdleTimeout}, in, done, emit)
+	err = pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: o.cfg.TTFTTimeout, Idle: o.cfg.IdleTimeout}, in, done, emit)
+	cut = !ended.Load()
 	cancel()
 	select {
 	case <-exited: // the usual case: no grace timer to make
@@ -204,7 +242,7 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 			log.Error("upstream call did not stop after cancel; releasing its slot anyway", "grace", stopGrace)
 		}
 	}
-	return err
+	return cut, err
 }
 
 // classify names an attempt's outcome for metrics and breakers.

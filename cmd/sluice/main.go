@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,6 +136,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		TaskTTL: s.TaskTTL, DefaultModel: s.Model, LogPrompts: s.LogPrompts,
 		SharedHeartbeat: s.SharedHeartbeat, SharedPendingTasks: s.SharedPendingTasks, SharedPendingBytes: s.SharedPendingBytes,
 		SharedFlush:      s.SharedFlush,
+		CutSettle:        cmp.Or(s.CutSettle, -1), // 0 = none: the orchestrator's "no settle"
 		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",

@@ -170,6 +170,18 @@ func (f *fleet) releasedLocked(lease string) {
 // maxNotYt: the oldest expire by themselves within the lease time.
 func (f *fleet) pendingLocked(ids ...string) {
 	f.notYet = append(f.notYet, ids...)
+	f.trimLocked()
+}
+
+// requeueLocked puts back, ahead of those released since, leases whose
+// release could not be sent, within the same bound.
+func (f *fleet) requeueLocked(ids []string) {
+	f.notYet = append(ids, f.notYet...)
+	f.trimLocked()
+}
+
+// trimLocked keeps the newest maxNotYt pending releases.
+func (f *fleet) trimLocked() {
 	if n := len(f.notYet) - f.maxNotYt; n > 0 {
 		f.notYet = f.notYet[n:]
 	}
@@ -512,7 +524,7 @@ func (g *Gate) sendReleases() {
 	g.mu.Unlock()
 	if len(ids) == 0 || (down && !closed) {
 		g.mu.Lock()
-		f.notYet = append(ids, f.notYet...)
+		f.requeueLocked(ids)
 		g.mu.Unlock()
 		return
 	}
@@ -524,10 +536,7 @@ func (g *Gate) sendReleases() {
 	if err != nil {
 		if !closed {
 			g.downLocked(err)
-			f.notYet = append(ids, f.notYet...)
-			if n := len(f.notYet) - f.maxNotYt; n > 0 {
-				f.notYet = f.notYet[n:]
-			}
+			f.requeueLocked(ids)
 		}
 		return // closed: the leases expire by themselves
 	}

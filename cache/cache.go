@@ -290,19 +290,29 @@ func (c *Cache) Store(ctx context.Context, ns Namespace, question string, gen Ge
 	// gen is refused when it is not the current generation: older (a
 	// purge came since), of an earlier life (the log was reset since: its
 	// generations mean nothing now), or newer (not this Cache's).
-	if gen != c.genOf(ns.scope()) || c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
+	if gen != c.genOf(ns.scope()) || !c.insertLocked(e, gen.n, e.created) {
 		c.mu.Unlock()
 		return
 	}
-	e.gen = gen.n
-	c.nsStats(ns, e.nsKey)
-	c.st.put(e)
-	c.evict(e.created)
 	sh := c.share
 	c.mu.Unlock()
 	if sh != nil {
 		sh.queuePut(c, e, vec, gen)
 	}
+}
+
+// insertLocked stores e, made under generation gen of its scope, and
+// evicts what the bounds then require, unless e is larger than MaxBytes on
+// its own; it reports whether e was stored. c.mu must be held for writing.
+func (c *Cache) insertLocked(e *entry, gen uint64, now time.Time) bool {
+	if c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
+		return false
+	}
+	e.gen = gen
+	c.nsStats(e.ns, e.nsKey)
+	c.st.put(e)
+	c.evict(now)
+	return true
 }
 
 // newEntry makes the entry of question in ns from what this instance

@@ -700,14 +700,7 @@ func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 	if ch.Gen > c.gens[scope] {
 		c.bumpGen(scope, ch.Gen) // its purge was trimmed before this instance read it
 	}
-	if ch.Gen < c.gens[scope] || c.cfg.MaxBytes > 0 && e.size > c.cfg.MaxBytes {
-		return false
-	}
-	e.gen = ch.Gen
-	c.nsStats(ns, e.nsKey)
-	c.st.put(e)
-	c.evict(now)
-	return true
+	return ch.Gen == c.gens[scope] && c.insertLocked(e, ch.Gen, now)
 }
 
 // vector returns the vector of a put's normalized question as this

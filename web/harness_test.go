@@ -54,6 +54,12 @@ type envOpts struct {
 	// it (cache.Cache.Share), stopped when the test ends.
 	CacheLog cache.ChangeLog
 	Leases   pipeline.Leases // the fleet budget; nil: a local one
+	// SendBuffer, when set, fixes the kernel send buffer of the server's
+	// accepted connections (SO_SNDBUF, which turns off its autotuning):
+	// for tests of a reader that reads nothing a finished answer that
+	// could otherwise sit whole in a send buffer autotuned up to
+	// net.ipv4.tcp_wmem's maximum, which differs from machine to machine.
+	SendBuffer int
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -93,7 +99,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	e.Orch = orch
 	o.Web.Logger = log
-	e.Srv = httptest.NewServer(web.New(o.Web, orch, e.Cache))
+	e.Srv = httptest.NewUnstartedServer(web.New(o.Web, orch, e.Cache))
+	if o.SendBuffer > 0 {
+		e.Srv.Listener = sendBufferListener{Listener: e.Srv.Listener, size: o.SendBuffer}
+	}
+	e.Srv.Start()
 	e.URL = e.Srv.URL
 	e.HTTP = &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(func() {
@@ -154,6 +164,23 @@ func (e *env) doStuck(ctx context.Context, method, path string, body any, hdr ..
 	c := &http.Client{Transport: &http.Transport{DialContext: stuckDial}}
 	e.t.Cleanup(c.CloseIdleConnections)
 	return e.doOn(ctx, c, method, path, body, hdr...)
+}
+
+// sendBufferListener sets each accepted connection's send buffer.
+type sendBufferListener struct {
+	net.Listener
+	size int
+}
+
+func (l sendBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok && err == nil {
+		if err := tc.SetWriteBuffer(l.size); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, err
 }
 
 // stuckDial dials with a 16 KiB receive buffer, set before the connection

@@ -154,9 +154,9 @@ func TestOpenAIStreamsAreSSEConnections(t *testing.T) {
 		e := newEnv(t, envOpts{Web: web.Config{
 			Conn:         stream.ConnConfig{MaxPendingBytes: 16 << 10, WriteTimeout: 300 * time.Millisecond},
 			ConnObserver: rec,
-		}, Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}}) // over the 1 MiB default
+		}, Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}, SendBuffer: 64 << 10}) // over the 1 MiB default
 		big := strings.Repeat("x", 4000)
-		want := make([]string, 3000) // 12 MB: more than loopback socket buffers
+		want := make([]string, 3000) // 12 MB: far more than the fixed socket buffers
 		for i := range want {
 			want[i] = fmt.Sprintf("%05d%s", i, big)
 		}

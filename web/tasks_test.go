@@ -533,9 +533,9 @@ func TestSlowReaderDoesNotSlowUpstream(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{
 		Conn:         stream.ConnConfig{MaxPendingBytes: 16 << 10, WriteTimeout: 300 * time.Millisecond},
 		ConnObserver: rec,
-	}, Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}}) // over the 1 MiB default
+	}, Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}, SendBuffer: 64 << 10}) // over the 1 MiB default
 	big := strings.Repeat("x", 4000)
-	want := make([]string, 3000) // 12 MB: more than loopback socket buffers
+	want := make([]string, 3000) // 12 MB: far more than the fixed socket buffers
 	for i := range want {
 		want[i] = fmt.Sprintf("%05d%s", i, big)
 	}
@@ -701,9 +701,9 @@ func TestReadyzChecksTheUpstream(t *testing.T) {
 // on the event streams: it cannot hold the handler and the body for ever.
 func TestStuckReaderOfAnAnswerIsCut(t *testing.T) {
 	e := newEnv(t, envOpts{Web: web.Config{Conn: stream.ConnConfig{WriteTimeout: 300 * time.Millisecond}},
-		Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}})
+		Orch: orchestrator.Config{MaxAnswerBytes: 16 << 20}, SendBuffer: 64 << 10})
 	big := strings.Repeat("y", 4000)
-	chunks := make([]string, 3000) // 12 MB: more than loopback socket buffers
+	chunks := make([]string, 1000) // 4 MB: far more than the fixed socket buffers (64 KiB sent, 16 KiB received)
 	for i := range chunks {
 		chunks[i] = big
 	}
@@ -735,7 +735,7 @@ func TestStuckReaderOfAnAnswerIsCut(t *testing.T) {
 		if errors.As(err, &ne) && ne.Timeout() {
 			t.Fatalf("%s: the connection stayed open (read %d bytes, then waited 20 s)", path, n)
 		}
-		if n >= 12_000_000 {
+		if n >= 4_000_000 {
 			t.Fatalf("%s: the whole answer came (%d bytes): the stuck reader was not cut", path, n)
 		}
 	}

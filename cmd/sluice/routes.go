@@ -337,18 +337,18 @@ var lineRE = regexp.MustCompile(`^line (\d+): `)
 func yamlErrors(path string, err error, root *yaml.Node) configErrors {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
-	for from, to := range map[string]string{
-		"in type main.fileConfig": "at the top level (default_model, upstreams, models)",
-		"in type main.fileUpstream": "in an upstream (name, kind, base_url, api_key_env, budget, acquire_timeout, queue, " +
-			"connect_timeout, ttft_timeout, idle_timeout, breaker)",
-		"in type main.fileBreaker": "in breaker (min_calls, failure_rate, window, cooldown)",
-		"into time.Duration":       "into a duration (e.g. 1.5s, 300ms)",
-		"into *time.Duration":      "into a duration (e.g. 1.5s, 300ms)",
-		"main.fileTarget":          "a model's upstream",
-		"main.fileUpstream":        "an upstream",
-		"main.fileConfig":          "the configuration",
+	for _, r := range [][2]string{ // the longer first
+		{"in type main.fileConfig", "at the top level (default_model, upstreams, models)"},
+		{"in type main.fileUpstream", "in an upstream (name, kind, base_url, api_key_env, budget, acquire_timeout, queue, " +
+			"connect_timeout, ttft_timeout, idle_timeout, breaker)"},
+		{"in type main.fileBreaker", "in breaker (min_calls, failure_rate, window, cooldown)"},
+		{"into time.Duration", "into a duration (e.g. 1.5s, 300ms)"},
+		{"main.fileTarget", "a model's upstream"},
+		{"main.fileUpstream", "an upstream"},
+		{"main.fileBreaker", "a breaker"},
+		{"main.fileConfig", "the configuration"},
 	} {
-		msg = strings.ReplaceAll(msg, from, to)
+		msg = strings.ReplaceAll(msg, r[0], r[1])
 	}
 	var errs configErrors
 	for _, l := range strings.Split(msg, "\n") {

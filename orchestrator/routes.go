@@ -354,20 +354,24 @@ func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slo
 			log("fallback route refused", "upstream", h.r.name, "reason", string(ref.Reason))
 			continue
 		}
-		if next.claim != nil {
-			p, err := next.claim.Wait(ctx)
-			next.claim = nil
-			if err != nil {
-				return false
-			}
-			next.permit = p
-		}
-		*s = *next
-		s.hop = i
+		log("falling back to the next upstream", "from", from, "upstream", h.r.name, "cause", cause.Error())
 		t.mu.Lock()
 		t.Upstream = h.r.name
 		t.mu.Unlock()
-		log("falling back to the next upstream", "from", from, "upstream", h.r.name, "cause", cause.Error())
+		*s = *next
+		s.hop = i
+		if s.claim != nil {
+			// An async task waits in the next route's queue (status
+			// queued) within its deadline.
+			t.setStatus(StatusQueued)
+			p, err := s.claim.Wait(ctx)
+			s.claim = nil
+			t.setStatus(StatusRunning)
+			if err != nil {
+				return false
+			}
+			s.permit = p
+		}
 		return true
 	}
 	return false

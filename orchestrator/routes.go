@@ -207,6 +207,17 @@ func (o *Orchestrator) ModelNames() []string {
 	return names
 }
 
+// routeNamed returns the route called name, or the first route (a task's
+// Upstream always names one of o's routes).
+func (o *Orchestrator) routeNamed(name string) *route {
+	for _, r := range o.routes {
+		if r.name == name {
+			return r
+		}
+	}
+	return o.routes[0]
+}
+
 // hops returns the routes model may take, in order.
 func (o *Orchestrator) hops(model string) ([]hop, error) {
 	if o.models == nil {
@@ -241,8 +252,11 @@ func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, log fun
 			sl.hop = i
 			return sl, nil
 		}
-		if log != nil && i+1 < len(hops) {
-			log(h.r.name, ref)
+		if i+1 < len(hops) {
+			o.fellBack(h.r.name, string(ref.Reason))
+			if log != nil {
+				log(h.r.name, ref)
+			}
 		}
 		refs = append(refs, ref)
 	}
@@ -343,6 +357,12 @@ func mayFallBack(ctx context.Context, err error, hasOut bool) bool {
 // returns false, with s empty, when none does.
 func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slot, mode Mode, cause error, log logFunc) bool {
 	from := s.r.name
+	reason := FallbackUpstreamError
+	var ref *Refusal
+	if errors.As(cause, &ref) {
+		reason = string(ref.Reason)
+	}
+	o.fellBack(from, reason)
 	s.release()
 	for i := s.hop + 1; i < len(hops); i++ {
 		h := hops[i]
@@ -375,6 +395,14 @@ func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slo
 		return true
 	}
 	return false
+}
+
+// fellBack tells the Observer, if it counts fallbacks, that upstream
+// passed a request on to the next one for reason.
+func (o *Orchestrator) fellBack(upstream, reason string) {
+	if f, ok := o.obs.(FallbackObserver); ok {
+		f.Fallback(upstream, reason)
+	}
 }
 
 // logFunc is slog.Logger.Info's shape.

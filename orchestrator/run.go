@@ -462,9 +462,9 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		status, reason, code, message = StatusFailed, FinishUpstreamError, ref.Code, "the upstream's circuit is open: it failed repeatedly; retry later"
 	case errors.Is(err, pipeline.ErrTTFTTimeout):
 		status, reason, code = StatusFailed, FinishTTFTTimeout, CodeTTFTTimeout
-		message = fmt.Sprintf("no first token within %s", o.cfg.TTFTTimeout)
+		message = fmt.Sprintf("no first token within %s", o.routeNamed(t.Upstream).ttft)
 	case errors.Is(err, pipeline.ErrIdleTimeout):
-		reason, code, message = FinishIdleTimeout, CodeIdleTimeout, fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
+		reason, code, message = FinishIdleTimeout, CodeIdleTimeout, fmt.Sprintf("no chunk for %s", o.routeNamed(t.Upstream).idle)
 	case ctx.Err() != nil && errors.Is(cause, ErrQueueWait):
 		status, reason, code = StatusFailed, FinishOverloaded, CodeQueueTimeout
 		message = fmt.Sprintf("no budget slot within the queue wait limit (%s); the task was never sent upstream; retry later", o.cfg.MaxQueueWait)

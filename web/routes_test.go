@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ type twoUpstreams struct {
 	A, B *upstreamtest.Server
 }
 
-func newTwoUpstreams(t *testing.T, cfg orchestrator.Config, specA, specB orchestrator.RouteSpec) *twoUpstreams {
+func newTwoUpstreams(t *testing.T, cfg orchestrator.Config, specA, specB orchestrator.RouteSpec, obs ...orchestrator.Observer) *twoUpstreams {
 	t.Helper()
 	tu := &twoUpstreams{A: upstreamtest.NewServer(t), B: upstreamtest.NewServer(t)}
 	for _, x := range []struct {
@@ -42,7 +43,11 @@ func newTwoUpstreams(t *testing.T, cfg orchestrator.Config, specA, specB orchest
 		"m":    {{Upstream: "a"}, {Upstream: "b", Model: "m-at-b"}},
 		"solo": {{Upstream: "b"}},
 	}
-	tu.env = newEnv(t, envOpts{Orch: cfg, Routes: []orchestrator.RouteSpec{specA, specB}, NoCache: true})
+	o := envOpts{Orch: cfg, Routes: []orchestrator.RouteSpec{specA, specB}, NoCache: true}
+	if len(obs) > 0 {
+		o.Observer = obs[0]
+	}
+	tu.env = newEnv(t, o)
 	return tu
 }
 
@@ -52,8 +57,9 @@ func newTwoUpstreams(t *testing.T, cfg orchestrator.Config, specA, specB orchest
 // admission without reaching a. Every client sees 200 and b's whole
 // answer, and meta, the task record and b's request say who served.
 func TestRoutesBreakerOpenFallsBack(t *testing.T) {
+	fb := &fallbackCounter{endCounter: endCounter{ends: map[string]int{}}, n: map[string]int{}}
 	tu := newTwoUpstreams(t, orchestrator.Config{RetryBackoff: 10 * time.Millisecond},
-		orchestrator.RouteSpec{BreakerMinCalls: 2, BreakerCoolDown: time.Minute}, orchestrator.RouteSpec{})
+		orchestrator.RouteSpec{BreakerMinCalls: 2, BreakerCoolDown: time.Minute}, orchestrator.RouteSpec{}, fb)
 	tu.A.SetScript(upstreamtest.Script{Status: 503})
 	tu.B.SetScript(upstreamtest.Script{Chunks: []string{"from ", "b"}})
 
@@ -80,6 +86,11 @@ func TestRoutesBreakerOpenFallsBack(t *testing.T) {
 	if n, m := tu.B.Requests(), tu.B.LastRequest().Model; n != 4 || m != "m-at-b" {
 		t.Fatalf("b got %d requests for model %q, want 4 for m-at-b", n, m)
 	}
+	fb.mu.Lock()
+	if fb.n["a upstream_error"] != 1 || fb.n["a breaker_open"] != 3 || len(fb.n) != 2 {
+		t.Errorf("fallbacks %v, want a's upstream_error once then breaker_open 3 times", fb.n)
+	}
+	fb.mu.Unlock()
 	// An async task queues on b too.
 	var acc struct{ ID string }
 	if st, _ := tu.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "q2"}, &acc); st != http.StatusAccepted {
@@ -244,4 +255,19 @@ type errorBody struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// fallbackCounter counts Observer.Fallback calls by "upstream reason".
+type fallbackCounter struct {
+	endCounter
+	mu sync.Mutex
+	n  map[string]int
+}
+
+var _ orchestrator.FallbackObserver = (*fallbackCounter)(nil)
+
+func (f *fallbackCounter) Fallback(upstream, reason string) {
+	f.mu.Lock()
+	f.n[upstream+" "+reason]++
+	f.mu.Unlock()
 }

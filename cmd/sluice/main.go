@@ -1,11 +1,13 @@
 // Command sluice serves the sluice LLM streaming gateway, and its
 // subcommands are a terminal client for a running sluice.
 //
-//	sluice                  serve (settings from SLUICE_* variables or flags)
+//	sluice                  serve (settings from SLUICE_* variables or flags;
+//	                        several upstreams from a SLUICE_CONFIG file)
 //	sluice ask "question"   stream an answer to the terminal
 //	sluice task ID          follow or poll a task
 //	sluice cache lookup Q   explain the cache decision for a question
 //	sluice load             send an open-loop load and report
+//	sluice config check F   check a configuration file and summarise it
 //	sluice help [COMMAND]   the usage
 package main
 

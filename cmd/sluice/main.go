@@ -87,6 +87,13 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 			return err
 		}
 		s.Model = s.routes.DefaultModel
+		for _, name := range []string{"SLUICE_UPSTREAM", "SLUICE_UPSTREAM_API_KEY"} {
+			if s.given[name] {
+				log.Warn(name+" is not used: the upstreams are those of SLUICE_CONFIG", "config", s.Config)
+			}
+		}
+		log.Info("upstreams from the configuration file", "config", s.Config, "upstreams", len(routes),
+			"models", strings.Join(sortedKeys(s.routes.Models), ","), "default_model", s.Model)
 	} else {
 		if up, err = newUpstream(s); err != nil {
 			return err

@@ -235,24 +235,59 @@ func (o *Orchestrator) hops(model string) ([]hop, error) {
 }
 
 // admit takes a slot for a new task on the first of hops that admits it:
-// interactive requests wait each route's acquire timeout in turn, async
-// ones queue on the first route whose circuit is not open and whose queue
-// has room. The slot records the hop taken. When every route refuses, the
+// interactive requests try the routes with a free slot first, then wait
+// each other route's acquire timeout in turn; async ones queue on the
+// first route whose circuit is not open and whose queue has room. The slot records the hop taken. When every route refuses, the
 // refusal is overloaded if any route's budget (or queue) was full, else
 // budget_unavailable if any fleet budget did not answer, else
 // upstream_unavailable (every circuit open).
-func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, log func(from string, ref *Refusal)) (*slot, error) {
+func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, log func(from string, ref *Refusal)) (sl *slot, err error) {
+	order := make([]int, len(hops))
+	for i := range order {
+		order[i] = i
+	}
+	if mode == Interactive && len(hops) > 1 {
+		// A route with a free slot now comes before one whose budget is
+		// full, so that a request does not wait the first route's acquire
+		// timeout while another has room; each group keeps the model's
+		// order. The look is a hint (the gate may fill before the
+		// acquire, which then waits as usual) and counts no rejection.
+		free := make([]bool, len(hops))
+		busy := make([]RefusalReason, len(hops)) // why a route is not free
+		for i, h := range hops {
+			st := h.r.gate.Stats()
+			blocked, _ := h.r.breaker.Blocked()
+			free[i] = !blocked && st.InFlight < st.Limit && st.Waiting == 0
+			busy[i] = RefusedOverloaded
+			if blocked {
+				busy[i] = RefusedBreakerOpen
+			}
+		}
+		sort.SliceStable(order, func(a, b int) bool { return free[order[a]] && !free[order[b]] })
+		defer func() {
+			// The routes before the one taken that were passed over
+			// untried are fallbacks too (those tried are counted below).
+			if sl != nil {
+				for j := 0; j < sl.hop; j++ {
+					if !free[j] {
+						o.fellBack(hops[j].r.name, string(busy[j]))
+					}
+				}
+			}
+		}()
+	}
 	var refs []*Refusal
-	for i, h := range hops {
-		sl, ref, err := o.admitOn(ctx, h.r, mode)
+	for n, i := range order {
+		h := hops[i]
+		got, ref, err := o.admitOn(ctx, h.r, mode)
 		if err != nil {
 			return nil, err
 		}
 		if ref == nil {
-			sl.hop = i
-			return sl, nil
+			got.hop = i
+			return got, nil
 		}
-		if i+1 < len(hops) {
+		if n+1 < len(order) {
 			o.fellBack(h.r.name, string(ref.Reason))
 			if log != nil {
 				log(h.r.name, ref)

@@ -192,6 +192,33 @@ func TestRoutesBudgetFullOnBoth(t *testing.T) {
 	tu.waitIdle()
 }
 
+// TestRoutesFreeSlotBeforeWaiting: a's budget is full and its acquire
+// timeout long; b has room: a stream goes to b at once, without waiting
+// for a nor counting a rejection there.
+func TestRoutesFreeSlotBeforeWaiting(t *testing.T) {
+	tu := newTwoUpstreams(t, orchestrator.Config{},
+		orchestrator.RouteSpec{Budget: 1, AcquireTimeout: 10 * time.Second}, orchestrator.RouteSpec{})
+	tu.A.SetScript(upstreamtest.Script{Chunks: []string{"a"}, TTFT: time.Minute})
+	tu.B.SetScript(upstreamtest.Script{Chunks: []string{"b"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	held := tu.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "held"})
+	defer held.Body.Close()
+	if err := tu.A.WaitInFlight(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, res := tu.stream(map[string]any{"prompt": "q"})
+	if res.Text != "b" || res.Meta["upstream"] != "b" || time.Since(start) > 2*time.Second {
+		t.Fatalf("%q on %v after %s, want b at once", res.Text, res.Meta["upstream"], time.Since(start))
+	}
+	if st := tu.Orch.Gates()[0].Stats(); st.RejectedTotal != 0 {
+		t.Fatalf("a counted %d rejections", st.RejectedTotal)
+	}
+	tu.doJSON(http.MethodDelete, "/v1/tasks/"+held.Header.Get("X-Task-Id"), nil, nil)
+	tu.waitIdle()
+}
+
 // TestRoutesNoFallbackAfterOutput: a drops its stream after one chunk.
 // The answer stays partial with that chunk; b is never asked.
 func TestRoutesNoFallbackAfterOutput(t *testing.T) {

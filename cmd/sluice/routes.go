@@ -161,6 +161,14 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 		_ = yaml.Unmarshal(data, &root) // for the field names of type errors
 		return nil, yamlErrors(path, err, &root)
 	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		line := more.Line
+		if err != nil {
+			return nil, yamlErrors(path, err, &more)
+		}
+		return nil, fmt.Errorf("%s:%d: a second YAML document (after ---): the configuration is one document", path, line)
+	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // it decoded above
 	var errs configErrors

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
 	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
@@ -95,6 +96,7 @@ func TestConfigErrorsNameFileLineAndField(t *testing.T) {
 		{"listed twice", twoUpstreams + "models:\n  m: [a, a]\n", []string{`:7: models.m[1]: upstream "a" is listed twice`}},
 		{"no upstreams", "models:\n  m: [a]\n", []string{":1: upstreams: at least one upstream is required", `:2: models.m[0]: unknown upstream "a"`}},
 		{"syntax", "upstreams: [\n", []string{":1: did not find expected node content"}},
+		{"two documents", twoUpstreams + "models:\n  m: [a]\n---\nmodels:\n  n: [b]\n", []string{":8: a second YAML document"}},
 		{"several at once", "upstreams:\n  - name: a\n    kind: sim\n    budget: -1\n    queue: -2\nmodels:\n  m: [z]\n",
 			[]string{":4: upstreams[0].budget", ":5: upstreams[0].queue", ":7: models.m[0]: unknown upstream"}},
 	}
@@ -144,7 +146,7 @@ models:
       model: real-alpha
   beta: [two]
 `, one.URL(), two.URL()))
-	base, _, err := startWithLog(t, []string{"-config", p}, "ONE_KEY", "secret-1")
+	base, logs, err := startWithLog(t, []string{"-config", p}, "ONE_KEY", "secret-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,5 +234,41 @@ models:
 	defer cancel()
 	if err := one.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "secret-1") {
+		t.Fatal("the upstream key is in the log")
+	}
+	code, out, _ := runCmd(t, env("ONE_KEY", "secret-1"), "config", "check", p)
+	if code != exitOK || strings.Contains(out, "secret-1") || !strings.Contains(out, "(key from $ONE_KEY)") {
+		t.Fatalf("config check: exit %d\n%s", code, out)
+	}
+}
+
+// TestClusterBudgetPerUpstreamFromFile: with a file and -budget-mode
+// cluster, every upstream's budget is a fleet budget of its own in Redis.
+func TestClusterBudgetPerUpstreamFromFile(t *testing.T) {
+	url, prefix := redistest.Redis(t)
+	p := writeConfig(t, "upstreams:\n  - {name: a, kind: sim, budget: 2}\n  - {name: b, kind: sim, budget: 3}\nmodels:\n  m: [a, b]\n")
+	srv, _, err := startWithLog(t, []string{"-config", p, "-redis-url", url, "-redis-prefix", prefix, "-budget-mode", "cluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		Mode      string `json:"mode"`
+		Limit     int    `json:"limit"`
+		Upstreams []struct {
+			Upstream      string `json:"upstream"`
+			Mode          string `json:"mode"`
+			Limit         int    `json:"limit"`
+			FleetInFlight *int   `json:"fleet_in_flight"`
+		} `json:"upstreams"`
+	}
+	getJSON(t, srv+"/v1/budget", &b)
+	if b.Mode != "cluster" || b.Limit != 5 || len(b.Upstreams) != 2 || b.Upstreams[0].Upstream != "a" || b.Upstreams[0].Mode != "cluster" ||
+		b.Upstreams[0].FleetInFlight == nil || b.Upstreams[1].Limit != 3 || b.Upstreams[1].Mode != "cluster" {
+		t.Fatalf("GET /v1/budget: %+v", b)
+	}
+	if code, out, errOut := runCLI(t, srv, "ask", "which dock takes the 3pm wave?"); code != exitOK || out == "" {
+		t.Fatalf("ask: exit %d: %s", code, errOut)
 	}
 }

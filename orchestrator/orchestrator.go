@@ -64,11 +64,14 @@ type Orchestrator struct {
 	cfg    Config
 	routes []*route         // one per upstream, in Deps order (routes.go)
 	models map[string][]hop // Config.Models resolved; nil: every model takes every route
-	cache  Cache
-	store  taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
-	idem   *idemTable // Idempotency-Key -> task, per tenant
-	log    *slog.Logger
-	obs    Observer
+	// allHops is every route in order: the hops of every model without
+	// Config.Models (shared, read only).
+	allHops []hop
+	cache   Cache
+	store   taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
+	idem    *idemTable // Idempotency-Key -> task, per tenant
+	log     *slog.Logger
+	obs     Observer
 
 	shared     Shared           // nil: one instance
 	sharedDown atomic.Int64     // unix ns until which new tasks publish in the background
@@ -143,6 +146,9 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		shared:    d.Shared,
 		following: map[string]*Task{},
 		sweeperC:  make(chan struct{}),
+	}
+	for _, r := range routes {
+		o.allHops = append(o.allHops, hop{r: r})
 	}
 	o.root, o.stop = context.WithCancelCause(context.Background())
 	o.running.Add(1)

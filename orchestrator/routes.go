@@ -207,6 +207,27 @@ func (o *Orchestrator) ModelNames() []string {
 	return names
 }
 
+// Upstreams returns the names of the upstreams that serve model, in
+// order (every route without Config.Models; none for a model it does not
+// list).
+func (o *Orchestrator) Upstreams(model string) []string {
+	hs, err := o.hops(model)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.r.name
+	}
+	return names
+}
+
+// UpstreamCount is len(Upstreams(model)), without allocating.
+func (o *Orchestrator) UpstreamCount(model string) int {
+	hs, _ := o.hops(model)
+	return len(hs)
+}
+
 // routeNamed returns the route called name, or the first route (a task's
 // Upstream always names one of o's routes).
 func (o *Orchestrator) routeNamed(name string) *route {
@@ -221,11 +242,7 @@ func (o *Orchestrator) routeNamed(name string) *route {
 // hops returns the routes model may take, in order.
 func (o *Orchestrator) hops(model string) ([]hop, error) {
 	if o.models == nil {
-		hs := make([]hop, len(o.routes))
-		for i, r := range o.routes {
-			hs[i] = hop{r: r}
-		}
-		return hs, nil
+		return o.allHops, nil // shared: read only
 	}
 	hs := o.models[model]
 	if hs == nil {

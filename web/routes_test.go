@@ -72,8 +72,9 @@ func TestRoutesBreakerOpenFallsBack(t *testing.T) {
 		if v := tu.waitFinal(id); v.Upstream != "b" || v.Status != orchestrator.StatusDone || v.Text != "from b" {
 			t.Fatalf("request %d: task %+v, want done on b", i, v)
 		}
-		if i > 0 && res.Meta["upstream"] != "b" {
-			// The first one's meta was sent while it still ran on a.
+		if res.Meta["upstream"] != "b" {
+			// The first one fell back within its task, before its first
+			// token and within Config.FallbackHold: meta waited for it.
 			t.Fatalf("request %d: meta %v, want upstream b", i, res.Meta)
 		}
 	}
@@ -202,12 +203,18 @@ func TestRoutesFreeSlotBeforeWaiting(t *testing.T) {
 	tu.B.SetScript(upstreamtest.Script{Chunks: []string{"b"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	start := time.Now()
 	held := tu.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "held"})
 	defer held.Body.Close()
+	// Its first token is a minute away: the status line waited
+	// FallbackHold (1s) for it, no more.
+	if d := time.Since(start); d < 900*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("the stream's headers came after %s, want about 1s (web.Config.FallbackHold)", d)
+	}
 	if err := tu.A.WaitInFlight(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	start = time.Now()
 	_, res := tu.stream(map[string]any{"prompt": "q"})
 	if res.Text != "b" || res.Meta["upstream"] != "b" || time.Since(start) > 2*time.Second {
 		t.Fatalf("%q on %v after %s, want b at once", res.Text, res.Meta["upstream"], time.Since(start))

@@ -98,6 +98,8 @@ type settings struct {
 	// upstreams (routes.go); routes is that file, checked.
 	Config string
 	routes *routesConfig
+	// FallbackHold is web.Config.FallbackHold (SLUICE_FALLBACK_HOLD).
+	FallbackHold time.Duration
 	// unknown are the SLUICE_* variables of the environment that are no
 	// setting (typos), each with the closest setting; serve warns of them.
 	unknown []unknownVar
@@ -116,6 +118,7 @@ func (s *settings) table() []setting {
 	return []setting{
 		{"SLUICE_ADDR", "addr", ":8080", "listen address", str(&s.Addr)},
 		{"SLUICE_CONFIG", "config", "", "configuration file (YAML) of several upstreams and the models they serve (docs/settings.md); its upstreams replace SLUICE_UPSTREAM and the per-upstream settings, which remain the defaults of the fields it leaves out; empty = the one upstream of SLUICE_UPSTREAM", str(&s.Config)},
+		{"SLUICE_FALLBACK_HOLD", "fallback-hold", "1s", "with SLUICE_CONFIG, how long an event stream of a model with several upstreams waits for its first token before its headers and meta, so that a fallback before the first token is named by meta's upstream; 0s = none", dur(&s.FallbackHold, true)},
 		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", wordOrURL(&s.Upstream, "sim")},
 		{"SLUICE_UPSTREAM_API_KEY", "upstream-api-key", "", "bearer key sent upstream", str(&s.UpstreamAPIKey)},
 		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none; unset with an upstream URL: the first model the upstream lists (GET /models)", nonEmpty(&s.Model)},

@@ -184,8 +184,9 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxConns: maxConns, OpsConns: s.OpsConns, TriageTimeout: s.TriageTimeout, IdleConnTimeout: s.KeepAliveTimeout,
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log,
 		Metrics: mainMetrics, MetricsKey: s.MetricsKey, ConnObserver: ob.Metrics,
-		Models: models,
-		Conn:   stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
+		Models:       models,
+		Conn:         stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
+		FallbackHold: cmp.Or(s.FallbackHold, -1), // 0 = none: web's "no hold"
 	}, orch, c)
 
 	inner, err := net.Listen("tcp", s.Addr)

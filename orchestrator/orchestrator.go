@@ -311,7 +311,9 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	}
 
 	sl, err := o.admit(ctx, hops, mode, func(from string, ref *Refusal) {
-		o.log.Info("upstream refused a new task; trying the next", "upstream", from, "reason", string(ref.Reason), "model", req.Model)
+		// Debug: under overload this is every request (the fallbacks
+		// metric counts them).
+		o.log.Debug("upstream refused a new task; trying the next", "upstream", from, "reason", string(ref.Reason), "model", req.Model)
 	})
 	if err != nil {
 		return nil, err

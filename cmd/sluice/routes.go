@@ -126,7 +126,10 @@ type configErrors []string
 
 func (e configErrors) Error() string { return strings.Join(e, "\n") }
 
-var upstreamName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+var (
+	upstreamName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,255}$`)
+)
 
 // loadRoutes reads and checks the configuration file at path. s gives
 // the defaults of the fields left out (and SLUICE_MODEL), getenv the keys
@@ -206,7 +209,12 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 			} else if err := checkBaseURL(fu.BaseURL); err != nil {
 				bad(at("base_url"), field("base_url"), "%v", err)
 			}
-			if fu.APIKeyEnv != "" {
+			switch {
+			case fu.APIKeyEnv == "":
+			case !envName.MatchString(fu.APIKeyEnv):
+				// Not echoed: it may be the key itself, pasted here.
+				bad(at("api_key_env"), field("api_key_env"), "must be the NAME of an environment variable ([A-Za-z_][A-Za-z0-9_]*) that holds the key, never the key itself")
+			default:
 				u.apiKey = getenv(fu.APIKeyEnv)
 				if u.apiKey == "" {
 					bad(at("api_key_env"), field("api_key_env"), "the environment variable %s is not set (api_key_env names the variable holding the key, never the key)", fu.APIKeyEnv)

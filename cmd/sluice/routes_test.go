@@ -85,6 +85,8 @@ func TestConfigErrorsNameFileLineAndField(t *testing.T) {
 		{"budget", "upstreams:\n  - name: a\n    kind: sim\n    budget: 0\nmodels:\n  m: [a]\n", []string{":4: upstreams[0].budget: must be > 0 (got 0)"}},
 		{"key env", "upstreams:\n  - name: a\n    kind: openai\n    base_url: http://h/v1\n    api_key_env: NOT_SET_KEY\nmodels:\n  m: [a]\n",
 			[]string{":5: upstreams[0].api_key_env: the environment variable NOT_SET_KEY is not set"}},
+		{"key instead of its variable", "upstreams:\n  - name: a\n    kind: openai\n    base_url: http://h/v1\n    api_key_env: sk-live-123\nmodels:\n  m: [a]\n",
+			[]string{":5: upstreams[0].api_key_env: must be the NAME of an environment variable"}},
 		{"bad url", "upstreams:\n  - name: a\n    kind: openai\n    base_url: ftp://h\nmodels:\n  m: [a]\n", []string{`:4: upstreams[0].base_url: "ftp://h": must be an http:// or https:// URL`}},
 		{"no url", "upstreams:\n  - name: a\n    kind: openai\nmodels:\n  m: [a]\n", []string{":2: upstreams[0].base_url: required for kind openai"}},
 		{"kind", "upstreams:\n  - name: a\n    kind: llama\nmodels:\n  m: [a]\n", []string{`:3: upstreams[0].kind: "llama": must be openai or sim`}},
@@ -111,6 +113,9 @@ func TestConfigErrorsNameFileLineAndField(t *testing.T) {
 				if !strings.Contains(errOut, p+w) {
 					t.Errorf("errors lack %q:\n%s", p+w, errOut)
 				}
+			}
+			if strings.Contains(errOut, "sk-live-123") {
+				t.Errorf("the errors repeat a key: %s", errOut)
 			}
 			// Serving with the file stops at start with the same errors.
 			code, _, serveErr := runCmd(t, env("SLUICE_CONFIG", p))

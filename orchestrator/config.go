@@ -74,7 +74,15 @@ type Config struct {
 	// forgotten when its task expires. default: 10000; negative: no limit.
 	MaxIdempotencyKeys int
 	// DefaultModel is used when a request names none. default: "sim-1"
+	// (with Models: it must be one of them)
 	DefaultModel string
+	// Models maps each model a request may name to the upstreams that
+	// serve it, in order of preference (Deps.Routes; routes.go): a request
+	// goes to the first that admits it and falls back to the next only
+	// before any output. A model it does not list is refused
+	// (UnknownModelError). default: nil, every model goes to every route
+	// in order, under its own name
+	Models map[string][]Target
 	// LogPrompts adds the question and the answer to each task's end log
 	// line. For debugging only: prompts and answers may be sensitive.
 	// default: false

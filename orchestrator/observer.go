@@ -29,6 +29,19 @@ type Observer interface {
 	TaskEnded(v View)
 }
 
+// FallbackObserver is an Observer that also counts fallbacks (routes.go):
+// a request that upstream refused (reason: a RefusalReason) or failed
+// before any output ("upstream_error"), passed on to the next upstream of
+// its model. It is optional (New checks the Observer for it), so that
+// Observers written before it still work.
+type FallbackObserver interface {
+	Fallback(upstream, reason string)
+}
+
+// FallbackUpstreamError is the reason a FallbackObserver is told for a
+// retryable upstream failure before any output.
+const FallbackUpstreamError = "upstream_error"
+
 // Outcome is how one upstream call ended, as Observer.UpstreamAttempt is
 // told.
 type Outcome string

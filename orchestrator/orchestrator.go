@@ -58,23 +58,20 @@ type Request struct {
 	IdempotencyKey string
 }
 
-// route is one upstream with its gate and breaker, created once.
-type route struct {
-	up      upstream.Upstream
-	gate    *pipeline.Gate
-	breaker *pipeline.Breaker
-}
-
 // Orchestrator turns requests into tasks and runs them. It is safe for
 // concurrent use.
 type Orchestrator struct {
-	cfg   Config
-	route *route
-	cache Cache
-	store taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
-	idem  *idemTable // Idempotency-Key -> task, per tenant
-	log   *slog.Logger
-	obs   Observer
+	cfg    Config
+	routes []*route         // one per upstream, in Deps order (routes.go)
+	models map[string][]hop // Config.Models resolved; nil: every model takes every route
+	// allHops is every route in order: the hops of every model without
+	// Config.Models (shared, read only).
+	allHops []hop
+	cache   Cache
+	store   taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
+	idem    *idemTable // Idempotency-Key -> task, per tenant
+	log     *slog.Logger
+	obs     Observer
 
 	shared     Shared           // nil: one instance
 	sharedDown atomic.Int64     // unix ns until which new tasks publish in the background
@@ -92,8 +89,14 @@ type Orchestrator struct {
 
 // Deps are the collaborators of an Orchestrator.
 type Deps struct {
-	// Upstream is the model to stream from. Required.
+	// Upstream is the model to stream from: the one-upstream shortcut,
+	// with Config's budget, timeouts and breaker settings. Set it or
+	// Routes.
 	Upstream upstream.Upstream
+	// Routes are several upstreams, each with its own gate and breaker
+	// (routes.go); Config.Models says which serve which model. Set it or
+	// Upstream.
+	Routes []RouteSpec
 	// Cache answers repeated questions; nil passes through.
 	Cache Cache
 	// Logger receives structured logs; nil means slog.Default().
@@ -105,17 +108,19 @@ type Deps struct {
 	Shared Shared
 	// Leases, when set, makes Config.Budget the budget of the whole fleet
 	// (every instance on the same Leases): each slot is also a lease
-	// there. nil means a budget of this instance alone.
+	// there. nil means a budget of this instance alone. With Routes, each
+	// RouteSpec has its own Leases instead.
 	Leases pipeline.Leases
 }
 
 // New returns a running Orchestrator. Call Shutdown to stop it.
 func New(cfg Config, d Deps) (*Orchestrator, error) {
-	if d.Upstream == nil {
-		return nil, errors.New("orchestrator: no upstream")
-	}
 	cfg.setDefaults()
-	if d.Leases == nil {
+	fleet := d.Leases != nil
+	for _, r := range d.Routes {
+		fleet = fleet || r.Leases != nil
+	}
+	if !fleet {
 		cfg.CutSettle = 0 // a local budget frees a cut stream's slot at once
 	}
 	if d.Logger == nil {
@@ -124,26 +129,15 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	if d.Observer == nil {
 		d.Observer = nopObserver{}
 	}
-	name := d.Upstream.Name()
 	obs := d.Observer
+	routes, models, err := buildRoutes(&cfg, d, obs)
+	if err != nil {
+		return nil, err
+	}
 	o := &Orchestrator{
-		cfg: cfg,
-		route: &route{
-			up: d.Upstream,
-			gate: pipeline.NewGate(pipeline.GateConfig{
-				Name: name, Limit: cfg.Budget, QueueLimit: cfg.QueueLimit,
-				OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
-				Cluster: pipeline.ClusterConfig{
-					Leases: d.Leases, LeaseTime: cfg.BudgetLeaseTime, CallTimeout: cfg.BudgetCallTimeout,
-					FailOpen: cfg.BudgetFailOpen, LocalShare: (cfg.Budget + cfg.BudgetInstances - 1) / cfg.BudgetInstances,
-				},
-			}),
-			breaker: pipeline.NewBreaker(pipeline.BreakerConfig{
-				Name: name, MinCalls: cfg.BreakerMinCalls, FailureRate: cfg.BreakerFailureRate,
-				Window: cfg.BreakerWindow, CoolDown: cfg.BreakerCoolDown,
-				OnTransition: func(from, to pipeline.BreakerState) { obs.BreakerTransition(name, from, to) },
-			}),
-		},
+		cfg:       cfg,
+		routes:    routes,
+		models:    models,
 		cache:     d.Cache,
 		store:     newMemoryStore(retentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes}),
 		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
@@ -152,6 +146,9 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		shared:    d.Shared,
 		following: map[string]*Task{},
 		sweeperC:  make(chan struct{}),
+	}
+	for _, r := range routes {
+		o.allHops = append(o.allHops, hop{r: r})
 	}
 	o.root, o.stop = context.WithCancelCause(context.Background())
 	o.running.Add(1)
@@ -174,26 +171,45 @@ func (o *Orchestrator) Retention() (RetentionStats, bool) {
 // Config returns the configuration in force (defaults filled in).
 func (o *Orchestrator) Config() Config { return o.cfg }
 
-// Gates returns the admission gates, one per upstream.
-func (o *Orchestrator) Gates() []*pipeline.Gate { return []*pipeline.Gate{o.route.gate} }
+// Gates returns the admission gates, one per upstream, in the order of
+// the routes.
+func (o *Orchestrator) Gates() []*pipeline.Gate {
+	gs := make([]*pipeline.Gate, len(o.routes))
+	for i, r := range o.routes {
+		gs[i] = r.gate
+	}
+	return gs
+}
 
-// Breakers returns the circuit breakers, one per upstream.
-func (o *Orchestrator) Breakers() []*pipeline.Breaker { return []*pipeline.Breaker{o.route.breaker} }
+// Breakers returns the circuit breakers, one per upstream, in the order
+// of Gates.
+func (o *Orchestrator) Breakers() []*pipeline.Breaker {
+	bs := make([]*pipeline.Breaker, len(o.routes))
+	for i, r := range o.routes {
+		bs[i] = r.breaker
+	}
+	return bs
+}
 
 // Ready reports whether the orchestrator can serve: some upstream's
 // circuit is not open and that upstream answers its Ping (upstream.Pinger),
-// within ctx.
+// within ctx. The error names every upstream that cannot.
 func (o *Orchestrator) Ready(ctx context.Context) error {
-	r := o.route
-	if r.breaker.State() == pipeline.BreakerOpen {
-		return fmt.Errorf("upstream %s: circuit open", r.up.Name())
-	}
-	if p, ok := r.up.(upstream.Pinger); ok {
-		if err := p.Ping(ctx); err != nil {
-			return fmt.Errorf("upstream %s unreachable: %w", r.up.Name(), err)
+	var errs []error
+	for _, r := range o.routes {
+		if r.breaker.State() == pipeline.BreakerOpen {
+			errs = append(errs, fmt.Errorf("upstream %s: circuit open", r.name))
+			continue
 		}
+		if p, ok := r.up.(upstream.Pinger); ok {
+			if err := p.Ping(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("upstream %s unreachable: %w", r.name, err))
+				continue
+			}
+		}
+		return nil
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Get returns the tenant's task with that id, or nil (also for another
@@ -270,10 +286,14 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	if req.Deadline <= 0 || req.Deadline > o.cfg.TotalTimeout {
 		req.Deadline = o.cfg.TotalTimeout
 	}
+	hops, err := o.hops(req.Model)
+	if err != nil {
+		return nil, err // before the cache: an unknown model has no answers
+	}
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
-		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
+		Upstream: hops[0].r.name, CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
 		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()},
 	}
 	switch {
@@ -290,59 +310,24 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		t.cacheGen = res.Gen
 	}
 
-	r := o.route
-	// Peek at the breaker before taking a place in line: an open circuit
-	// (or a half-open one whose probe is out) is refused at once, without
-	// a slot and before any byte of a stream.
-	if blocked, after := r.breaker.Blocked(); blocked {
-		return nil, o.refuse(r, CodeUpstreamUnavailable, RefusedBreakerOpen, after, pipeline.ErrBreakerOpen)
+	sl, err := o.admit(ctx, hops, mode, func(from string, ref *Refusal) {
+		// Debug: under overload this is every request (the fallbacks
+		// metric counts them).
+		o.log.Debug("upstream refused a new task; trying the next", "upstream", from, "reason", string(ref.Reason), "model", req.Model)
+	})
+	if err != nil {
+		return nil, err
 	}
-	var (
-		permit *pipeline.Permit
-		claim  *pipeline.Claim
-		probe  func(pipeline.Outcome)
-		err    error
-	)
-	if mode == Interactive {
-		permit, err = r.gate.Acquire(ctx, o.cfg.AcquireTimeout)
-		switch {
-		case errors.Is(err, pipeline.ErrOverloaded):
-			return nil, o.refuse(r, CodeOverloaded, RefusedOverloaded, o.cfg.RetryAfter, err)
-		case errors.Is(err, pipeline.ErrGateClosed):
-			return nil, ErrClosed // shutting down
-		case errors.Is(err, pipeline.ErrBudgetUnavailable):
-			return nil, o.refuse(r, CodeBudgetUnavailable, RefusedBudgetUnavailable, o.cfg.RetryAfter, err)
-		case err != nil:
-			return nil, err // the caller left while waiting
-		}
-		// Take the breaker's permission now, so that a half-open circuit
-		// lets exactly one interactive request through and refuses the
-		// others before their streams start.
-		var after time.Duration
-		probe, after, err = r.breaker.Allow()
-		if err != nil {
-			permit.Release()
-			return nil, o.refuse(r, CodeUpstreamUnavailable, RefusedBreakerOpen, after, err)
-		}
-		t.status = StatusRunning
-	} else {
-		claim, err = r.gate.Enqueue()
-		switch {
-		case errors.Is(err, pipeline.ErrGateClosed):
-			return nil, ErrClosed
-		case errors.Is(err, pipeline.ErrBudgetUnavailable):
-			return nil, o.refuse(r, CodeBudgetUnavailable, RefusedBudgetUnavailable, o.cfg.RetryAfter, err)
-		case err != nil:
-			return nil, o.refuse(r, CodeOverloaded, RefusedQueueFull, o.cfg.RetryAfter, err)
-		}
+	t.Upstream = sl.r.name
+	t.status = StatusRunning
+	if sl.claim != nil {
 		t.status = StatusQueued
 		select {
-		case <-claim.Ready():
+		case <-sl.claim.Ready():
 			t.status = StatusRunning
 		default:
 		}
 	}
-	sl := &slot{permit: permit, claim: claim, probe: probe, o: o}
 	// Register the task goroutine under the lock that Shutdown takes to
 	// close: a task either starts before Shutdown waits, or not at all.
 	o.mu.Lock()
@@ -372,7 +357,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	go func() {
 		defer o.running.Done()
 		defer cancel(nil) // detach from root once final
-		o.run(cctx, t, req, ns, sl, mode)
+		o.run(cctx, t, req, ns, hops, sl, mode)
 	}()
 	if o.shared != nil {
 		o.share(t)
@@ -400,11 +385,6 @@ func (o *Orchestrator) replay(t *Task, res cache.Result, accepted time.Time) *Ta
 	return t
 }
 
-func (o *Orchestrator) refuse(r *route, code string, reason RefusalReason, after time.Duration, err error) *Refusal {
-	o.obs.Refused(r.up.Name(), string(reason))
-	return &Refusal{Code: code, Reason: reason, Upstream: r.up.Name(), RetryAfter: after, Err: err}
-}
-
 // Shutdown refuses new tasks, cancels the running ones (their partial
 // answers are kept) and waits for every task goroutine to end or ctx.
 func (o *Orchestrator) Shutdown(ctx context.Context) error {
@@ -415,11 +395,15 @@ func (o *Orchestrator) Shutdown(ctx context.Context) error {
 	}
 	o.mu.Unlock()
 	o.stop(ErrShutdown)
-	o.route.gate.Close()
+	for _, r := range o.routes {
+		r.gate.Close()
+	}
 	done := make(chan struct{})
 	go func() {
 		o.running.Wait()
-		<-o.route.gate.Stopped() // its fleet goroutine, once every slot is back
+		for _, r := range o.routes {
+			<-r.gate.Stopped() // its fleet goroutine, once every slot is back
+		}
 		close(done)
 	}()
 	select {

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,10 @@ type slot struct {
 	// has yet to see it.
 	settle time.Duration
 	o      *Orchestrator
+	// r is the route whose budget the slot is, and hop its index among
+	// the task's hops (routes.go).
+	r   *route
+	hop int
 	// probe is the breaker's permission taken at admission (interactive
 	// requests), used by the first attempt; nil otherwise.
 	probe func(pipeline.Outcome)
@@ -79,9 +84,8 @@ func (o *Orchestrator) settle(p *pipeline.Permit, d time.Duration) {
 
 // run is the task goroutine: it owns the slot and the upstream call, and
 // ends the task exactly once.
-func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.Namespace, s *slot, mode Mode) {
+func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.Namespace, hops []hop, s *slot, mode Mode) {
 	log := o.log.With("task_id", t.ID)
-	r := o.route
 	defer s.release()
 	defer func() {
 		if p := recover(); p != nil {
@@ -107,7 +111,6 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	ctx, stopCap := context.WithDeadlineCause(ctx, time.Now().Add(req.Deadline), ErrDeadline)
 	defer stopCap()
 
-	upReq := upstream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
 	var (
 		last time.Time
 		size int  // bytes of the answer so far
@@ -135,18 +138,41 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.mu.Lock()
 			t.firstToken = ttft
 			t.mu.Unlock()
-			o.obs.FirstToken(r.up.Name(), ttft)
+			o.obs.FirstToken(s.r.name, ttft)
 		}
 		seq := t.tr.Append(c.Text)
 		if seq == 0 {
 			return // empty text: not a chunk (upstreams should not send it)
 		}
 		if seq > 1 {
-			o.obs.ChunkGap(r.up.Name(), now.Sub(last))
+			o.obs.ChunkGap(s.r.name, now.Sub(last))
 		}
 		last = now
 	}
 
+	var err error
+	for {
+		// The task's route is s.r; on a refusal or a retryable failure
+		// before any output it moves to the next route of its model.
+		err = o.call(ctx, t, req, hops[s.hop], s, mode, emit, log)
+		if s.hop+1 >= len(hops) || !mayFallBack(ctx, err, hasOutput(t.tr)) {
+			break
+		}
+		if !o.fallBack(ctx, t, hops, s, mode, err, log.Info) {
+			break // no other route admits it: the task ends with this route's error
+		}
+	}
+	s.release() // the upstream stream has ended: the slot is free before the terminal event
+	o.end(ctx, t, req, ns, err, log)
+}
+
+// call runs a task's upstream calls on the route of its slot (h.r): the
+// first attempt and at most Config.MaxRetries retries before any output,
+// each with the breaker's permission; a retry gives the slot back while
+// it waits and takes it again. It returns the last attempt's error.
+func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s *slot, mode Mode, emit func(upstream.Chunk), log *slog.Logger) error {
+	r := h.r
+	upReq := upstream.Request{Model: cmp.Or(h.model, req.Model), Messages: req.Messages, MaxTokens: req.MaxTokens}
 	var err error
 	for attempt := 0; ; attempt++ {
 		done, after, berr := s.probe, time.Duration(0), error(nil)
@@ -155,7 +181,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			done, after, berr = r.breaker.Allow()
 		}
 		if berr != nil {
-			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: RefusedBreakerOpen, Upstream: r.up.Name(), RetryAfter: after, Err: berr}
+			err = &Refusal{Code: CodeUpstreamUnavailable, Reason: RefusedBreakerOpen, Upstream: r.name, RetryAfter: after, Err: berr}
 			break
 		}
 		// Only the first outcome counts: this one matters if a panic
@@ -164,10 +190,10 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		var cut bool
 		cut, err = o.attempt(ctx, r, upReq, emit, log)
 		if cut {
-			s.settle = o.cfg.CutSettle
+			s.settle = r.settle
 		}
 		outcome, status := classify(ctx, err)
-		o.obs.UpstreamAttempt(r.up.Name(), string(outcome), status)
+		o.obs.UpstreamAttempt(r.name, string(outcome), status)
 		if status != 0 {
 			t.mu.Lock()
 			t.upstreamCode = status
@@ -196,10 +222,9 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		t.mu.Lock()
 		t.retries++
 		t.mu.Unlock()
-		o.obs.Retry(r.up.Name())
+		o.obs.Retry(r.name)
 	}
-	s.release() // the upstream stream has ended: the slot is free before the terminal event
-	o.end(ctx, t, req, ns, err, log)
+	return err
 }
 
 // attempt makes one upstream call under the watchdogs, relaying chunks to
@@ -228,7 +253,7 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 		ended.Store(true)
 		done <- uerr
 	}()
-	err = pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: o.cfg.TTFTTimeout, Idle: o.cfg.IdleTimeout}, in, done, emit)
+	err = pipeline.Watch(ctx, pipeline.WatchConfig{TTFT: r.ttft, Idle: r.idle}, in, done, emit)
 	cut = !ended.Load()
 	cancel()
 	select {
@@ -327,7 +352,7 @@ func (o *Orchestrator) retryDelay(ctx context.Context, err error) (time.Duration
 }
 
 func (o *Orchestrator) reacquire(ctx context.Context, s *slot, mode Mode) error {
-	g := o.route.gate
+	g := s.r.gate
 	if mode == Interactive {
 		p, err := g.Acquire(ctx, o.cfg.AcquireTimeout)
 		s.permit = p
@@ -437,9 +462,9 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 		status, reason, code, message = StatusFailed, FinishUpstreamError, ref.Code, "the upstream's circuit is open: it failed repeatedly; retry later"
 	case errors.Is(err, pipeline.ErrTTFTTimeout):
 		status, reason, code = StatusFailed, FinishTTFTTimeout, CodeTTFTTimeout
-		message = fmt.Sprintf("no first token within %s", o.cfg.TTFTTimeout)
+		message = fmt.Sprintf("no first token within %s", o.routeNamed(t.Upstream).ttft)
 	case errors.Is(err, pipeline.ErrIdleTimeout):
-		reason, code, message = FinishIdleTimeout, CodeIdleTimeout, fmt.Sprintf("no chunk for %s", o.cfg.IdleTimeout)
+		reason, code, message = FinishIdleTimeout, CodeIdleTimeout, fmt.Sprintf("no chunk for %s", o.routeNamed(t.Upstream).idle)
 	case ctx.Err() != nil && errors.Is(cause, ErrQueueWait):
 		status, reason, code = StatusFailed, FinishOverloaded, CodeQueueTimeout
 		message = fmt.Sprintf("no budget slot within the queue wait limit (%s); the task was never sent upstream; retry later", o.cfg.MaxQueueWait)

@@ -65,6 +65,8 @@ type Task struct {
 	Tenant    string
 	Model     string
 	Namespace string
+	// Upstream is the route the task runs on; a fallback (run) changes
+	// it under mu before the first token.
 	Upstream  string
 	CreatedAt time.Time
 	Cache     CacheInfo
@@ -173,9 +175,16 @@ type Meta struct {
 	Model     string    `json:"model"`
 	Namespace string    `json:"namespace"`
 	Cache     CacheInfo `json:"cache"`
+	// Upstream is the upstream the task runs on when the event is sent
+	// (a fallback before the first token may move it: the task's View
+	// says where it ended).
+	Upstream string `json:"upstream,omitempty"`
 }
 
 // Meta returns the task's meta event data.
 func (t *Task) Meta() Meta {
-	return Meta{ID: t.ID, Model: t.Model, Namespace: t.Namespace, Cache: t.Cache}
+	t.mu.Lock()
+	up := t.Upstream
+	t.mu.Unlock()
+	return Meta{ID: t.ID, Model: t.Model, Namespace: t.Namespace, Cache: t.Cache, Upstream: up}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator"
@@ -71,6 +73,13 @@ func statusError(err error) *apiError {
 			msg = "the fleet-wide budget for upstream " + ref.Upstream + " cannot be reached (its Redis does not answer); retry later"
 		}
 		return &apiError{Status: http.StatusServiceUnavailable, Code: ref.Code, Message: msg, RetryAfter: ref.RetryAfter}
+	}
+	var um *orchestrator.UnknownModelError
+	if errors.As(err, &um) {
+		// 400 like any other bad field (the OpenAI doors name it in
+		// "param"); the message lists the models to choose from.
+		return &apiError{Status: http.StatusBadRequest, Code: codeInvalid, Param: "model",
+			Message: fmt.Sprintf("unknown model %q; this server serves: %s", um.Model, strings.Join(um.Known, ", "))}
 	}
 	if errors.Is(err, orchestrator.ErrIdempotencyConflict) {
 		return &apiError{Status: http.StatusConflict, Code: codeIdempotencyConflict,

@@ -54,6 +54,9 @@ type envOpts struct {
 	// it (cache.Cache.Share), stopped when the test ends.
 	CacheLog cache.ChangeLog
 	Leases   pipeline.Leases // the fleet budget; nil: a local one
+	// Routes, when set, are the upstreams (Deps.Routes) in place of
+	// Upstream; env.Up is then unused.
+	Routes []orchestrator.RouteSpec
 	// SendBuffer, when set, fixes the kernel send buffer of the server's
 	// accepted connections (SO_SNDBUF, which turns off its autotuning):
 	// for tests of a reader that reads nothing a finished answer that
@@ -93,7 +96,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 			t.Cleanup(stop)
 		}
 	}
-	orch, err := orchestrator.New(o.Orch, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared, Leases: o.Leases})
+	deps := orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: o.Observer, Shared: o.Shared, Leases: o.Leases}
+	if o.Routes != nil {
+		deps.Upstream, deps.Routes = nil, o.Routes
+	}
+	orch, err := orchestrator.New(o.Orch, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,16 +187,20 @@ func (s *Server) endError(end *stream.End) *apiError {
 	return ae
 }
 
-// listModels is GET /v1/models: the models the upstream serves
-// (Config.Models), or the server's default model when the upstream cannot
-// list them (the simulated one, or an upstream that does not answer).
-// Requests may name any model; it is passed upstream as it is.
+// listModels is GET /v1/models: with configured models (several
+// upstreams, orchestrator Config.Models) exactly those, the only ones a
+// request may name; else the models the upstream serves (Config.Models),
+// or the server's default model when the upstream cannot list them (the
+// simulated one, or an upstream that does not answer), and requests may
+// name any model: it is passed upstream as it is.
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.openAITenant(w, r); !ok {
 		return
 	}
 	ids, owner := []string{s.orch.Config().DefaultModel}, "sluice"
-	if s.cfg.Models != nil {
+	if names := s.orch.ModelNames(); names != nil {
+		ids = names
+	} else if s.cfg.Models != nil {
 		if ms, err := s.cfg.Models(r.Context()); err != nil {
 			s.log.Warn("GET /v1/models: the upstream's list is unavailable; listing the default model", "err", err.Error())
 		} else if len(ms) > 0 {

@@ -46,6 +46,13 @@ type Config struct {
 	MetricsKey string
 	// ConnObserver, when set, observes SSE connections.
 	ConnObserver ConnObserver
+	// FallbackHold is how long a task API event stream of a model with
+	// several upstreams waits for the task's first delta (or its end)
+	// before its status line and meta event, so that a fallback to the
+	// next upstream before the first token is named by meta's upstream.
+	// Only such streams wait, and only until the first delta.
+	// default: 1s; negative: none.
+	FallbackHold time.Duration
 
 	// Connection limits (see HTTPServer and Listen). Each bounds what a
 	// client without a key can hold.
@@ -76,6 +83,9 @@ type Config struct {
 // setDefaults fills the zero connection limits.
 func (c *Config) setDefaults() {
 	c.Conn = c.Conn.WithDefaults()
+	if c.FallbackHold == 0 {
+		c.FallbackHold = time.Second
+	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -77,7 +78,7 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		// resumes like GET .../events: after its Last-Event-ID.
 		after = stream.LastEventID(r)
 	}
-	st := s.serveEvents(r.Context(), w, t, taskEvents(t), after)
+	st := s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t), after)
 	// detach:false cancels the task its own request started; a repeat that
 	// attached to another request's task leaves it to its owner.
 	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach && !attached {
@@ -111,7 +112,7 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	setCacheHeaders(w, t)
 	w.Header().Set("X-Task-Id", t.ID)
-	s.serveEvents(r.Context(), w, t, taskEvents(t), stream.LastEventID(r))
+	s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t), stream.LastEventID(r))
 }
 
 // serveEvents runs the write loop of every streaming door: t's transcript
@@ -146,6 +147,42 @@ func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orch
 func taskEvents(t *orchestrator.Task) stream.Framing {
 	meta, _ := json.Marshal(t.Meta()) // strings and numbers: cannot fail
 	return stream.TaskEvents{Meta: meta}
+}
+
+// taskFraming is taskEvents, written once t's upstream is settled or
+// Config.FallbackHold has passed: while t may still move to another
+// upstream (its model has several and it has no delta yet), the stream
+// waits up to FallbackHold for its first delta or its end before its
+// status line and meta, so that a fallback before the first token (a
+// refused connection, a 503) is named by meta. Heartbeats start after it.
+func (s *Server) taskFraming(ctx context.Context, t *orchestrator.Task) stream.Framing {
+	if s.cfg.FallbackHold > 0 && s.orch.UpstreamCount(t.Model) > 1 {
+		holdForFallback(ctx, t, s.cfg.FallbackHold)
+	}
+	return taskEvents(t)
+}
+
+// holdForFallback waits at most d, or until ctx ends, for t's first delta
+// or its end.
+func holdForFallback(ctx context.Context, t *orchestrator.Task, d time.Duration) {
+	var timer *time.Timer
+	for {
+		p := t.Transcript().Read(0, 1)
+		if len(p.Deltas) > 0 || p.End != nil {
+			return
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		}
+		select {
+		case <-p.Changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 //go:noinline

@@ -25,6 +25,7 @@ func commands() []command {
 	return []command{
 		{"ask", "ask a running sluice a question and stream the answer", cmdAsk},                                             // client.go
 		{"cache", "explain the cache decision for a question, print the cache counters, or evaluate pairs (eval)", cmdCache}, // client.go, cacheeval.go
+		{"config", "check a configuration file of several upstreams (config check FILE)", cmdConfig},                         // routes.go
 		{"help", "this help, or a command's (sluice help ask)", cmdHelp},
 		{"load", "send an open-loop load and report latencies and refusals", cmdLoad},                               // load.go, internal/load
 		{"sim-upstream", "serve the simulated model as an OpenAI-compatible upstream (benchmarks)", cmdSimUpstream}, // simupstream.go

@@ -94,6 +94,12 @@ type settings struct {
 	// given holds the SLUICE_* names set by the environment or a flag
 	// (a default is not given): SLUICE_MODEL unset means "ask the upstream".
 	given map[string]bool
+	// Config is SLUICE_CONFIG, the configuration file of several
+	// upstreams (routes.go); routes is that file, checked.
+	Config string
+	routes *routesConfig
+	// FallbackHold is web.Config.FallbackHold (SLUICE_FALLBACK_HOLD).
+	FallbackHold time.Duration
 	// unknown are the SLUICE_* variables of the environment that are no
 	// setting (typos), each with the closest setting; serve warns of them.
 	unknown []unknownVar
@@ -111,6 +117,8 @@ type setting struct {
 func (s *settings) table() []setting {
 	return []setting{
 		{"SLUICE_ADDR", "addr", ":8080", "listen address", str(&s.Addr)},
+		{"SLUICE_CONFIG", "config", "", "configuration file (YAML) of several upstreams and the models they serve (docs/settings.md); its upstreams replace SLUICE_UPSTREAM and the per-upstream settings, which remain the defaults of the fields it leaves out; empty = the one upstream of SLUICE_UPSTREAM", str(&s.Config)},
+		{"SLUICE_FALLBACK_HOLD", "fallback-hold", "1s", "with SLUICE_CONFIG, how long an event stream of a model with several upstreams waits for its first token before its headers and meta, so that a fallback before the first token is named by meta's upstream; 0s = none", dur(&s.FallbackHold, true)},
 		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", wordOrURL(&s.Upstream, "sim")},
 		{"SLUICE_UPSTREAM_API_KEY", "upstream-api-key", "", "bearer key sent upstream", str(&s.UpstreamAPIKey)},
 		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none; unset with an upstream URL: the first model the upstream lists (GET /models)", nonEmpty(&s.Model)},
@@ -219,6 +227,13 @@ func loadSettings(args []string, getenv func(string) string) (*settings, error) 
 		// A renewal every third of the lease must fit in the lease even
 		// when it takes its whole call timeout, or held leases expire.
 		return nil, fmt.Errorf("setting SLUICE_BUDGET_LEASE=%s: must be at least 3 times SLUICE_BUDGET_CALL_TIMEOUT (%s), so that a renewal every third of the lease ends before the lease does", s.BudgetLease, s.BudgetCallTimeout)
+	}
+	if fs.NArg() == 0 && s.Config != "" {
+		rc, err := loadRoutes(s.Config, s, getenv)
+		if err != nil {
+			return nil, err
+		}
+		s.routes = rc
 	}
 	if fs.NArg() > 0 {
 		msg := fmt.Sprintf("unexpected argument %q (commands: %s; sluice help)", fs.Arg(0), strings.Join(commandNames(), ", "))

@@ -1,11 +1,13 @@
 // Command sluice serves the sluice LLM streaming gateway, and its
 // subcommands are a terminal client for a running sluice.
 //
-//	sluice                  serve (settings from SLUICE_* variables or flags)
+//	sluice                  serve (settings from SLUICE_* variables or flags;
+//	                        several upstreams from a SLUICE_CONFIG file)
 //	sluice ask "question"   stream an answer to the terminal
 //	sluice task ID          follow or poll a task
 //	sluice cache lookup Q   explain the cache decision for a question
 //	sluice load             send an open-loop load and report
+//	sluice config check F   check a configuration file and summarise it
 //	sluice help [COMMAND]   the usage
 package main
 
@@ -21,6 +23,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -73,16 +76,34 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	for _, u := range s.unknown {
 		log.Warn("unknown setting ignored; did you mean "+u.Closest+"?", "var", u.Name, "closest", u.Closest)
 	}
-	up, err := newUpstream(s)
-	if err != nil {
-		return err
-	}
-	if err := probeUpstream(ctx, s, up, log); err != nil {
-		return err
-	}
-	var models func(context.Context) ([]string, error)
-	if l, ok := up.(upstream.ModelLister); ok {
-		models = newModelList(l, s.ModelsTTL, s.ProbeTimeout).Models
+	var (
+		up     upstream.Upstream        // the one upstream, without SLUICE_CONFIG
+		routes []orchestrator.RouteSpec // the file's upstreams, with SLUICE_CONFIG
+		models func(context.Context) ([]string, error)
+		err    error
+	)
+	if s.routes != nil {
+		if routes, err = s.routes.specs(s); err != nil {
+			return err
+		}
+		s.Model = s.routes.DefaultModel
+		for _, name := range []string{"SLUICE_UPSTREAM", "SLUICE_UPSTREAM_API_KEY"} {
+			if s.given[name] {
+				log.Warn(name+" is not used: the upstreams are those of SLUICE_CONFIG", "config", s.Config)
+			}
+		}
+		log.Info("upstreams from the configuration file", "config", s.Config, "upstreams", len(routes),
+			"models", strings.Join(sortedKeys(s.routes.Models), ","), "default_model", s.Model)
+	} else {
+		if up, err = newUpstream(s); err != nil {
+			return err
+		}
+		if err := probeUpstream(ctx, s, up, log); err != nil {
+			return err
+		}
+		if l, ok := up.(upstream.ModelLister); ok {
+			models = newModelList(l, s.ModelsTTL, s.ProbeTimeout).Models
+		}
 	}
 	var c *cache.Cache
 	emb, err := newEmbedder(s)
@@ -122,9 +143,16 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 			log.Warn("events tokens will open streams on this instance only", "err", err.Error())
 		}
 		if s.BudgetMode == "cluster" {
-			l := redisstate.NewLeases(rd.client, s.RedisPrefix, up.Name(), s.BudgetLease, ob.Metrics.ObserveRedis)
-			defer l.Close()
-			leases = l
+			if up != nil {
+				l := redisstate.NewLeases(rd.client, s.RedisPrefix, up.Name(), s.BudgetLease, ob.Metrics.ObserveRedis)
+				defer l.Close()
+				leases = l
+			}
+			for i := range routes { // each upstream's budget is the fleet's
+				l := redisstate.NewLeases(rd.client, s.RedisPrefix, routes[i].Name, s.BudgetLease, ob.Metrics.ObserveRedis)
+				defer l.Close()
+				routes[i].Leases = l
+			}
 			log.Info("cluster budget on: SLUICE_BUDGET is the whole fleet's", "budget", s.Budget,
 				"lease", s.BudgetLease.String(), "fail", s.BudgetFail, "instances", s.BudgetInstances)
 		}
@@ -140,8 +168,8 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
-		BudgetInstances: s.BudgetInstances,
-	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
+		BudgetInstances: s.BudgetInstances, Models: s.routes.models(),
+	}, orchestrator.Deps{Upstream: up, Routes: routes, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
 	if err != nil {
 		return err
 	}
@@ -156,8 +184,9 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxConns: maxConns, OpsConns: s.OpsConns, TriageTimeout: s.TriageTimeout, IdleConnTimeout: s.KeepAliveTimeout,
 		MaxBody: s.MaxBody, APIKeys: s.APIKeys, TokenSecret: tokenSecret, Logger: log,
 		Metrics: mainMetrics, MetricsKey: s.MetricsKey, ConnObserver: ob.Metrics,
-		Models: models,
-		Conn:   stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
+		Models:       models,
+		Conn:         stream.ConnConfig{Heartbeat: s.Heartbeat, MaxPendingBytes: int(s.ConnBuffer), WriteTimeout: s.WriteTimeout},
+		FallbackHold: cmp.Or(s.FallbackHold, -1), // 0 = none: web's "no hold"
 	}, orch, c)
 
 	inner, err := net.Listen("tcp", s.Addr)
@@ -184,7 +213,11 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		go func() { errc <- msrv.Serve(mln) }()
 		log.Info("metrics serving", "addr", mln.Addr().String(), "key", s.MetricsKey != "")
 	}
-	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", up.Name(), "model", s.Model, "budget", s.Budget,
+	upNames := make([]string, 0, len(orch.Breakers()))
+	for _, b := range orch.Breakers() {
+		upNames = append(upNames, b.Name())
+	}
+	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", strings.Join(upNames, ","), "config", s.Config, "model", s.Model, "budget", s.Budget,
 		"total_timeout", s.TotalTimeout.String(), "auth", len(s.APIKeys) > 0)
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -221,28 +254,33 @@ func queueLimit(n int) int {
 
 func newUpstream(s *settings) (upstream.Upstream, error) {
 	if s.Upstream == "sim" {
-		cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
-		// A zero setting means "none" here, while the zero value of the
-		// config means "default".
-		if cfg.TTFTMedian == 0 {
-			cfg.TTFTMedian = -1
-		}
-		if cfg.GapMedian == 0 {
-			cfg.GapMedian = -1
-		}
-		if cfg.TTFTSigma == 0 {
-			cfg.TTFTSigma = -1
-		}
-		if cfg.GapSigma == 0 {
-			cfg.GapSigma = -1
-		}
-		return upstream.NewSim(cfg), nil
+		return newSim(s), nil
 	}
 	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: s.Upstream, APIKey: s.UpstreamAPIKey, ConnectTimeout: s.ConnectTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("setting SLUICE_UPSTREAM: %w", err)
 	}
 	return up, nil
+}
+
+// newSim is the simulated model of the SLUICE_SIM_* settings.
+func newSim(s *settings) *upstream.Sim {
+	cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
+	// A zero setting means "none" here, while the zero value of the
+	// config means "default".
+	if cfg.TTFTMedian == 0 {
+		cfg.TTFTMedian = -1
+	}
+	if cfg.GapMedian == 0 {
+		cfg.GapMedian = -1
+	}
+	if cfg.TTFTSigma == 0 {
+		cfg.TTFTSigma = -1
+	}
+	if cfg.GapSigma == 0 {
+		cfg.GapSigma = -1
+	}
+	return upstream.NewSim(cfg)
 }
 
 func newEmbedder(s *settings) (cache.Embedder, error) {

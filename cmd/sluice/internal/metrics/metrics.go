@@ -60,6 +60,7 @@ type Metrics struct {
 	breakerTrans  *prometheus.CounterVec
 	upRequests    *prometheus.CounterVec
 	upRetries     *prometheus.CounterVec
+	upFallbacks   *prometheus.CounterVec
 	ttft          *prometheus.HistogramVec
 	chunkGap      *prometheus.HistogramVec
 	tasks         *prometheus.CounterVec
@@ -91,6 +92,7 @@ func New(cfg Config) *Metrics {
 	m.breakerTrans = m.counter(nameBreakerTrans)
 	m.upRequests = m.counter(nameUpstreamRequests)
 	m.upRetries = m.counter(nameUpstreamRetries)
+	m.upFallbacks = m.counter(nameUpstreamFallbacks)
 	m.ttft = m.histogram(nameTTFT)
 	m.chunkGap = m.histogram(nameChunkGap)
 	m.tasks = m.counter(nameTasks)
@@ -216,6 +218,13 @@ func statusLabel(code int) string {
 
 // Retry implements orchestrator.Observer.
 func (m *Metrics) Retry(upstream string) { m.upRetries.WithLabelValues(upstream).Inc() }
+
+var _ orchestrator.FallbackObserver = (*Metrics)(nil)
+
+// Fallback implements orchestrator.FallbackObserver.
+func (m *Metrics) Fallback(upstream, reason string) {
+	m.upFallbacks.WithLabelValues(upstream, reason).Inc()
+}
 
 // FirstToken implements orchestrator.Observer.
 func (m *Metrics) FirstToken(upstream string, d time.Duration) {

@@ -56,6 +56,11 @@ type Request struct {
 	// IdempotencyKey, when set, makes SubmitOnce attach a repeat of this
 	// request (same tenant, key and request) to the first one's task.
 	IdempotencyKey string
+	// Class is the priority class, "interactive" or "batch" (a
+	// pipeline.Class's name); empty means the tenant's default
+	// (Config.TenantClass), else interactive for an Interactive request
+	// and batch for an Async one.
+	Class string
 }
 
 // route is one upstream with its gate and breaker, created once.
@@ -132,7 +137,8 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 			up: d.Upstream,
 			gate: pipeline.NewGate(pipeline.GateConfig{
 				Name: name, Limit: cfg.Budget, QueueLimit: cfg.QueueLimit,
-				OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
+				OnWait:           func(w time.Duration) { obs.BudgetWait(name, w) },
+				InteractiveShare: cfg.InteractiveShare, TenantMaxShare: cfg.TenantMaxShare, TenantShares: cfg.TenantShares,
 				Cluster: pipeline.ClusterConfig{
 					Leases: d.Leases, LeaseTime: cfg.BudgetLeaseTime, CallTimeout: cfg.BudgetCallTimeout,
 					FailOpen: cfg.BudgetFailOpen, LocalShare: (cfg.Budget + cfg.BudgetInstances - 1) / cfg.BudgetInstances,
@@ -261,6 +267,11 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		return nil, ErrClosed
 	}
 	accepted := time.Now()
+	class, err := o.classOf(req, mode)
+	if err != nil {
+		return nil, err
+	}
+	who := pipeline.Who{Class: class, Tenant: req.Tenant}
 	if req.Model == "" {
 		req.Model = o.cfg.DefaultModel
 	}
@@ -272,7 +283,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	}
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
 	t := &Task{
-		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
+		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace, Priority: class.String(),
 		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
 		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()},
 	}
@@ -301,10 +312,9 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		permit *pipeline.Permit
 		claim  *pipeline.Claim
 		probe  func(pipeline.Outcome)
-		err    error
 	)
 	if mode == Interactive {
-		permit, err = r.gate.Acquire(ctx, o.cfg.AcquireTimeout)
+		permit, err = r.gate.AcquireAs(ctx, who, o.cfg.AcquireTimeout)
 		switch {
 		case errors.Is(err, pipeline.ErrOverloaded):
 			return nil, o.refuse(r, CodeOverloaded, RefusedOverloaded, o.cfg.RetryAfter, err)
@@ -326,7 +336,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		}
 		t.status = StatusRunning
 	} else {
-		claim, err = r.gate.Enqueue()
+		claim, err = r.gate.EnqueueAs(who)
 		switch {
 		case errors.Is(err, pipeline.ErrGateClosed):
 			return nil, ErrClosed
@@ -342,7 +352,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		default:
 		}
 	}
-	sl := &slot{permit: permit, claim: claim, probe: probe, o: o}
+	sl := &slot{permit: permit, claim: claim, probe: probe, o: o, who: who}
 	// Register the task goroutine under the lock that Shutdown takes to
 	// close: a task either starts before Shutdown waits, or not at all.
 	o.mu.Lock()
@@ -378,6 +388,26 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		o.share(t)
 	}
 	return t, nil
+}
+
+// classOf is req's priority class: its own, else its tenant's default
+// (Config.TenantClass), else by mode (Interactive: interactive, Async:
+// batch).
+func (o *Orchestrator) classOf(req Request, mode Mode) (pipeline.Class, error) {
+	if req.Class != "" {
+		c, err := pipeline.ParseClass(req.Class)
+		if err != nil {
+			return 0, fmt.Errorf("orchestrator: %w", err)
+		}
+		return c, nil
+	}
+	if c, ok := o.cfg.TenantClass[req.Tenant]; ok {
+		return c, nil
+	}
+	if mode == Async {
+		return pipeline.ClassBatch, nil
+	}
+	return pipeline.ClassInteractive, nil
 }
 
 // replay makes a finished task out of a cache hit: the stored chunks are

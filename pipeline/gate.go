@@ -88,8 +88,12 @@ func NewGate(cfg GateConfig) *Gate {
 	}
 	cfg.InteractiveShare = min(max(cfg.InteractiveShare, 0), 1)
 	g := &Gate{cfg: cfg, closedC: make(chan struct{})}
-	if cfg.TenantMaxShare > 0 || len(cfg.TenantShares) > 0 {
-		g.tenants = map[string]int{}
+	capping := cfg.TenantMaxShare > 0 && cfg.TenantMaxShare < 1
+	for _, s := range cfg.TenantShares {
+		capping = capping || s > 0 && s < 1
+	}
+	if capping {
+		g.tenants = map[string]int{} // else no tenant is capped: no count
 	}
 	if cfg.Cluster.Leases != nil {
 		g.startFleet()

@@ -403,19 +403,19 @@ func (g *Gate) AcquireAs(ctx context.Context, who Who, wait time.Duration) (*Per
 	if g.fleet != nil {
 		return g.acquireFleet(ctx, who, wait)
 	}
-	// Fast path: a free slot, nobody in line and no tenant cap.
-	if g.tenants == nil {
-		g.mu.Lock()
-		if !g.closed && g.inFlight < g.cfg.Limit && g.waitingLocked() == 0 {
-			p := g.permitLocked(who, false, "")
-			g.mu.Unlock()
-			if g.cfg.OnWait != nil {
-				g.cfg.OnWait(0)
-			}
-			return p, nil
-		}
+	// Fast path: a free slot, nobody in line, room for the tenant.
+	capped := g.cappedTenant(who.Tenant)
+	g.mu.Lock()
+	if !g.closed && g.inFlight < g.cfg.Limit && g.waitingLocked() == 0 &&
+		(!capped || g.tenants[who.Tenant] < g.tenantCapLocked(who.Tenant)) {
+		p := g.permitLocked(who, capped, "")
 		g.mu.Unlock()
+		if g.cfg.OnWait != nil {
+			g.cfg.OnWait(0)
+		}
+		return p, nil
 	}
+	g.mu.Unlock()
 	c, err := g.claimWith(who, false, false)
 	if err != nil {
 		return nil, err

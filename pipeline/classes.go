@@ -67,11 +67,9 @@ type Who struct {
 // line is one class's FIFO of waiting claims and its counts. It is
 // protected by the gate's mu.
 type line struct {
-	claims   list.List // of *Claim, front = oldest
-	queued   int       // claims that count against QueueLimit
-	once     int       // claims that only wait for one answer of the fleet budget
-	inFlight int       // permits of this class out
-	acquired int64     // permits of this class granted, ever
+	claims list.List // of *Claim, front = oldest
+	queued int       // claims that count against QueueLimit
+	once   int       // claims that only wait for one answer of the fleet budget
 }
 
 // ClassStats are one class's counters in GateStats.
@@ -152,9 +150,8 @@ func (g *Gate) roomLocked(c *Claim) bool {
 // permitLocked counts a new permit for who out. g.mu must be held.
 func (g *Gate) permitLocked(who Who, capped bool, lease string) *Permit {
 	g.inFlight++
-	l := &g.lines[who.Class]
-	l.inFlight++
-	l.acquired++
+	g.inClass[who.Class]++
+	g.acqClass[who.Class]++
 	g.acquired.Add(1)
 	p := &Permit{g: g, lease: lease, class: who.Class}
 	if capped {
@@ -184,8 +181,8 @@ func (g *Gate) nextLocked() *Claim {
 		return cb
 	case cb == nil:
 		return ci
-	case g.lines[ClassInteractive].inFlight < g.guaranteedLocked(ClassInteractive),
-		g.lines[ClassBatch].inFlight >= g.guaranteedLocked(ClassBatch):
+	case g.inClass[ClassInteractive] < g.guaranteedLocked(ClassInteractive),
+		g.inClass[ClassBatch] >= g.guaranteedLocked(ClassBatch):
 		return ci
 	default:
 		return cb
@@ -218,13 +215,7 @@ func (g *Gate) eligibleLocked(most int) int {
 }
 
 // waitingLocked counts every waiting claim. g.mu must be held.
-func (g *Gate) waitingLocked() int {
-	n := 0
-	for c := range g.lines {
-		n += g.lines[c].claims.Len()
-	}
-	return n
-}
+func (g *Gate) waitingLocked() int { return g.waiting }
 
 // queuedLocked counts the waiting claims that count against QueueLimit.
 // g.mu must be held.
@@ -253,8 +244,8 @@ func (g *Gate) classStatsLocked() map[string]ClassStats {
 	for c := range g.lines {
 		l := &g.lines[c]
 		m[classNames[c]] = ClassStats{
-			Guaranteed: g.guaranteedLocked(Class(c)), InFlight: l.inFlight,
-			Waiting: l.claims.Len(), Queued: l.queued, AcquiredTotal: l.acquired,
+			Guaranteed: g.guaranteedLocked(Class(c)), InFlight: g.inClass[c],
+			Waiting: l.claims.Len(), Queued: l.queued, AcquiredTotal: g.acqClass[c],
 		}
 	}
 	return m

@@ -63,8 +63,11 @@ type Gate struct {
 
 	mu       sync.Mutex // protects cfg.Limit, inFlight, the lines and their counts, tenants, closed
 	inFlight int
-	lines    [numClasses]line // waiting claims, one FIFO per class
-	tenants  map[string]int   // permits out per capped tenant
+	inClass  [numClasses]int   // permits out per class (next to inFlight: one cache line)
+	acqClass [numClasses]int64 // permits granted per class, ever
+	lines    [numClasses]line  // waiting claims, one FIFO per class
+	waiting  int               // claims in all the lines
+	tenants  map[string]int    // permits out per capped tenant
 	closed   bool
 	closedC  chan struct{} // closed by Close: wakes every waiter
 
@@ -150,9 +153,9 @@ func (g *Gate) Stats() GateStats {
 type Permit struct {
 	g      *Gate
 	lease  string // the fleet lease it holds; "" with a local budget
-	class  Class
 	tenant string // set when the tenant is capped; counted in g.tenants
 	done   atomic.Bool
+	class  Class // after done: the struct fits 48 bytes
 }
 
 // Release gives the slot back (to the oldest waiter, if any). It reports
@@ -237,6 +240,7 @@ func (g *Gate) claimWith(who Who, queued, once bool) (*Claim, error) {
 func (g *Gate) pushLocked(c *Claim) {
 	l := &g.lines[c.who.Class]
 	c.elem = l.claims.PushBack(c)
+	g.waiting++
 	if c.queued {
 		l.queued++
 	}
@@ -250,6 +254,7 @@ func (g *Gate) leftLocked(c *Claim) {
 	l := &g.lines[c.who.Class]
 	l.claims.Remove(c.elem)
 	c.elem = nil
+	g.waiting--
 	if c.queued {
 		l.queued--
 	}
@@ -452,8 +457,8 @@ func (g *Gate) release(p *Permit) {
 	defer g.mu.Unlock()
 	g.released.Add(1)
 	g.inFlight--
-	g.lines[p.class].inFlight--
-	if g.inFlight < 0 || g.lines[p.class].inFlight < 0 {
+	g.inClass[p.class]--
+	if g.inFlight < 0 || g.inClass[p.class] < 0 {
 		panic("pipeline: gate released more permits than it granted")
 	}
 	if p.tenant != "" {
@@ -472,7 +477,7 @@ func (g *Gate) release(p *Permit) {
 // dispatchLocked grants free local slots to the waiting claims, in the
 // classes' order (nextLocked). g.mu must be held.
 func (g *Gate) dispatchLocked() {
-	for !g.closed && g.freeLocked() {
+	for g.waiting > 0 && !g.closed && g.freeLocked() {
 		c := g.nextLocked()
 		if c == nil {
 			break

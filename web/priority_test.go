@@ -69,6 +69,7 @@ func TestPriorityMixedOverload(t *testing.T) {
 }
 
 func mixedOverload(t *testing.T, floodClass string) {
+	t.Helper()
 	const (
 		budget   = 4
 		gap      = 25 * time.Millisecond

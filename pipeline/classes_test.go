@@ -366,3 +366,39 @@ func TestFleetClassOrder(t *testing.T) {
 	take(t, b).Release()
 	h2.Release()
 }
+
+// TestFleetTenantCap: with a fleet budget a tenant at its cap is refused
+// at once (no store answer could grant it), its queued claim does not
+// make the loop ask for leases it cannot take, and it is granted once
+// the tenant releases.
+func TestFleetTenantCap(t *testing.T) {
+	m := newMemLeases(time.Minute, 0)
+	g := pipeline.NewGate(pipeline.GateConfig{Name: "up", Limit: 4, TenantMaxShare: 0.25, Cluster: pipeline.ClusterConfig{Leases: m, CallTimeout: 5 * time.Second}})
+	defer func() {
+		g.Close()
+		<-g.Stopped()
+	}()
+	a := pipeline.Who{Tenant: "a", Class: pipeline.ClassBatch}
+	p, err := g.AcquireAs(context.Background(), a, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := g.TryAcquireAs(a); !errors.Is(err, pipeline.ErrOverloaded) {
+		t.Fatalf("a beyond its cap: %v", err)
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Fatalf("refused after %s: it waited for the store", el)
+	}
+	c := enqueue(t, g, a)
+	q, err := g.AcquireAs(context.Background(), pipeline.Who{Tenant: "b"}, 5*time.Second)
+	if err != nil {
+		t.Fatalf("b behind a capped tenant: %v", err)
+	}
+	if granted(c) || m.count() != 2 {
+		t.Fatalf("a's claim granted %v; leases live %d, want 2", granted(c), m.count())
+	}
+	p.Release()
+	take(t, c).Release()
+	q.Release()
+}

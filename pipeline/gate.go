@@ -270,7 +270,7 @@ func (g *Gate) freeLocked() bool {
 	if g.fleet == nil {
 		return g.inFlight < g.cfg.Limit
 	}
-	return g.fleet.openLocked() && g.inFlight < g.fleet.cfg.LocalShare
+	return g.fleet.openLocked() && g.inFlight < min(g.fleet.cfg.LocalShare, g.cfg.Limit) // SetLimit may lower Limit
 }
 
 // grantLocked hands one slot (and its fleet lease, if any) to c. g.mu

@@ -253,8 +253,10 @@ func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration) (*
 		// ask for one answer are not: they share the next call to the
 		// store. When this instance holds Limit permits itself, no
 		// answer of the store can grant one more: refused without asking.
+		// Nor can one for a tenant at its cap.
 		l := &g.lines[who.Class]
-		busy := !g.closed && !f.openLocked() && (l.claims.Len() > l.once || (f.down == nil && g.inFlight >= g.cfg.Limit))
+		capped := g.cappedTenant(who.Tenant) && g.tenants[who.Tenant] >= g.tenantCapLocked(who.Tenant)
+		busy := !g.closed && !f.openLocked() && (l.claims.Len() > l.once || capped || (f.down == nil && g.inFlight >= g.cfg.Limit))
 		g.mu.Unlock()
 		if busy {
 			g.rejected.Add(1)

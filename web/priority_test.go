@@ -164,7 +164,7 @@ func mixedOverload(t *testing.T, floodClass string) {
 
 	slices.Sort(waits)
 	p50, p99, worst := waits[len(waits)/2], waits[(len(waits)*99)/100], waits[len(waits)-1]
-	bound := hold + 250*time.Millisecond // one slot's hold time + slack (HTTP, scheduling, -race)
+	bound := hold + 350*time.Millisecond // one slot's hold time + slack (HTTP, scheduling, -race, a shared machine)
 	t.Logf("interactive waits over %d streams: p50 %s p99 %s max %s (bound %s); batch slots granted meanwhile %d; peaks: bulk %d other %d",
 		len(waits), p50, p99, worst, bound, batchDuring, counter.Peak("bulk"), counter.Peak("other"))
 	if floodClass != "batch" {

@@ -402,3 +402,26 @@ func TestFleetTenantCap(t *testing.T) {
 	take(t, c).Release()
 	q.Release()
 }
+
+// TestFleetSetLimit: with a fleet budget, raising the limit makes the
+// gate's loop ask for the waiting claims at once.
+func TestFleetSetLimit(t *testing.T) {
+	m := newMemLeases(time.Minute, 0)
+	g := pipeline.NewGate(pipeline.GateConfig{Name: "up", Limit: 1, Cluster: pipeline.ClusterConfig{Leases: m}})
+	defer func() {
+		g.Close()
+		<-g.Stopped()
+	}()
+	h, err := g.AcquireAs(context.Background(), batch, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := enqueue(t, g, interactive)
+	g.SetLimit(2)
+	p := take(t, c)
+	if m.count() != 2 || g.Stats().Limit != 2 {
+		t.Fatalf("leases %d, stats %+v", m.count(), g.Stats())
+	}
+	p.Release()
+	h.Release()
+}

@@ -248,3 +248,56 @@ func TestPriorityBadValues(t *testing.T) {
 		t.Errorf("interactive acquired %d, want 3", got)
 	}
 }
+
+// TestTenantCapRefusesLikeAFullBudget: a tenant at its cap (half of a
+// budget of 4) is answered 503 overloaded with Retry-After, as if the
+// budget were full, while another tenant's stream is served.
+func TestTenantCapRefusesLikeAFullBudget(t *testing.T) {
+	e := newEnv(t, envOpts{
+		Orch:    orchestrator.Config{Budget: 4, TenantMaxShare: 0.5, BreakerMinCalls: -1},
+		Web:     web.Config{APIKeys: map[string]string{"ka": "a", "kb": "b"}},
+		NoCache: true,
+	})
+	release := make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the server closes (cleanups run last first)
+	e.Up.SetHandler(func(req upstreamtest.ChatRequest, _ int) upstreamtest.Script {
+		if strings.HasPrefix(req.Prompt(), "hold") {
+			<-release // a's two streams hold their slots until the test is done
+		}
+		return upstreamtest.Script{Chunks: []string{"ok"}}
+	})
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			var out struct{ ID string }
+			if st, _ := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "hold " + strconv.Itoa(i), "priority": "interactive"}, &out, "Authorization", "Bearer ka"); st != http.StatusAccepted {
+				t.Errorf("a's task: %d", st)
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Orch.Gates()[0].Stats().InFlight != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a's tasks never held 2 slots: %+v", e.Orch.Gates()[0].Stats())
+		}
+		time.Sleep(2 * time.Millisecond) // polling a counter: nothing signals it
+	}
+	var refused struct{ Error struct{ Code string } }
+	st, hdr := e.doJSON(http.MethodPost, "/v1/stream", map[string]any{"prompt": "more"}, &refused, "Authorization", "Bearer ka")
+	if st != http.StatusServiceUnavailable || refused.Error.Code != "overloaded" || hdr.Get("Retry-After") == "" {
+		t.Fatalf("a beyond its cap: %d %+v Retry-After %q", st, refused, hdr.Get("Retry-After"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "b's"}, "Authorization", "Bearer kb")
+	r := summarise(t, readEvents(t, resp.Body))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || r.Text != "ok" {
+		t.Fatalf("b while a is at its cap: %d %q", resp.StatusCode, r.Text)
+	}
+	letGo()
+	e.waitIdle()
+}

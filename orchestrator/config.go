@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 // Config configures an Orchestrator. The zero value works.
@@ -137,6 +139,20 @@ type Config struct {
 	// BudgetInstances is the expected number of instances, which sizes
 	// the local share when failing open. default: 1
 	BudgetInstances int
+
+	// InteractiveShare is the share of Budget guaranteed to interactive
+	// requests (pipeline.GateConfig.InteractiveShare); batch requests are
+	// guaranteed the rest, and each class borrows the other's idle slots.
+	// default: 0.5; negative: 0
+	InteractiveShare float64
+	// TenantMaxShare caps each tenant at that share of Budget
+	// (pipeline.GateConfig.TenantMaxShare). default: 0 (no cap)
+	TenantMaxShare float64
+	// TenantShares overrides TenantMaxShare per tenant. default: none
+	TenantShares map[string]float64
+	// TenantClass is the default priority class of the tenants it names,
+	// for requests that do not choose one (Request.Class). default: none
+	TenantClass map[string]pipeline.Class
 
 	// timing is the shared state's timing: only tests change it.
 	timing sharedTiming

@@ -56,6 +56,11 @@ type Request struct {
 	// IdempotencyKey, when set, makes SubmitOnce attach a repeat of this
 	// request (same tenant, key and request) to the first one's task.
 	IdempotencyKey string
+	// Class is the priority class, "interactive" or "batch" (a
+	// pipeline.Class's name); empty means the tenant's default
+	// (Config.TenantClass), else interactive for an Interactive request
+	// and batch for an Async one.
+	Class string
 }
 
 // Orchestrator turns requests into tasks and runs them. It is safe for
@@ -277,6 +282,11 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		return nil, ErrClosed
 	}
 	accepted := time.Now()
+	class, err := o.classOf(req, mode)
+	if err != nil {
+		return nil, err
+	}
+	who := pipeline.Who{Class: class, Tenant: req.Tenant}
 	if req.Model == "" {
 		req.Model = o.cfg.DefaultModel
 	}
@@ -292,7 +302,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	}
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
 	t := &Task{
-		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
+		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace, Priority: class.String(),
 		Upstream: hops[0].r.name, CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
 		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()},
 	}
@@ -310,7 +320,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		t.cacheGen = res.Gen
 	}
 
-	sl, err := o.admit(ctx, hops, mode, func(from string, ref *Refusal) {
+	sl, err := o.admit(ctx, hops, mode, who, func(from string, ref *Refusal) {
 		// Debug: under overload this is every request (the fallbacks
 		// metric counts them).
 		o.log.Debug("upstream refused a new task; trying the next", "upstream", from, "reason", string(ref.Reason), "model", req.Model)
@@ -363,6 +373,26 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		o.share(t)
 	}
 	return t, nil
+}
+
+// classOf is req's priority class: its own, else its tenant's default
+// (Config.TenantClass), else by mode (Interactive: interactive, Async:
+// batch).
+func (o *Orchestrator) classOf(req Request, mode Mode) (pipeline.Class, error) {
+	if req.Class != "" {
+		c, err := pipeline.ParseClass(req.Class)
+		if err != nil {
+			return 0, fmt.Errorf("orchestrator: %w", err)
+		}
+		return c, nil
+	}
+	if c, ok := o.cfg.TenantClass[req.Tenant]; ok {
+		return c, nil
+	}
+	if mode == Async {
+		return pipeline.ClassBatch, nil
+	}
+	return pipeline.ClassInteractive, nil
 }
 
 // replay makes a finished task out of a cache hit: the stored chunks are

@@ -124,7 +124,8 @@ func newRoute(spec RouteSpec, cfg Config, obs Observer) *route {
 		idle:           ord(spec.IdleTimeout, cfg.IdleTimeout),
 		gate: pipeline.NewGate(pipeline.GateConfig{
 			Name: name, Limit: budget, QueueLimit: or(spec.QueueLimit, cfg.QueueLimit),
-			OnWait: func(w time.Duration) { obs.BudgetWait(name, w) },
+			OnWait:           func(w time.Duration) { obs.BudgetWait(name, w) },
+			InteractiveShare: cfg.InteractiveShare, TenantMaxShare: cfg.TenantMaxShare, TenantShares: cfg.TenantShares,
 			Cluster: pipeline.ClusterConfig{
 				Leases: spec.Leases, LeaseTime: cfg.BudgetLeaseTime, CallTimeout: cfg.BudgetCallTimeout,
 				FailOpen: cfg.BudgetFailOpen, LocalShare: (budget + instances - 1) / instances,
@@ -258,7 +259,7 @@ func (o *Orchestrator) hops(model string) ([]hop, error) {
 // refusal is overloaded if any route's budget (or queue) was full, else
 // budget_unavailable if any fleet budget did not answer, else
 // upstream_unavailable (every circuit open).
-func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, log func(from string, ref *Refusal)) (sl *slot, err error) {
+func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pipeline.Who, log func(from string, ref *Refusal)) (sl *slot, err error) {
 	order := make([]int, len(hops))
 	for i := range order {
 		order[i] = i
@@ -296,7 +297,7 @@ func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, log fun
 	var refs []*Refusal
 	for n, i := range order {
 		h := hops[i]
-		got, ref, err := o.admitOn(ctx, h.r, mode)
+		got, ref, err := o.admitOn(ctx, h.r, mode, who)
 		if err != nil {
 			return nil, err
 		}
@@ -346,7 +347,7 @@ func pickRefusal(refs []*Refusal) *Refusal {
 // admitOn takes a slot on r: a permit and the breaker's permission
 // (interactive), or a place in r's queue (async). A refusal of r is
 // returned as ref; err is for the caller leaving or a shutdown.
-func (o *Orchestrator) admitOn(ctx context.Context, r *route, mode Mode) (sl *slot, ref *Refusal, err error) {
+func (o *Orchestrator) admitOn(ctx context.Context, r *route, mode Mode, who pipeline.Who) (sl *slot, ref *Refusal, err error) {
 	// Peek at the breaker before taking a place in line: an open circuit
 	// (or a half-open one whose probe is out) is refused at once, without
 	// a slot and before any byte of a stream.
@@ -354,7 +355,7 @@ func (o *Orchestrator) admitOn(ctx context.Context, r *route, mode Mode) (sl *sl
 		return nil, refusal(r, CodeUpstreamUnavailable, RefusedBreakerOpen, after, pipeline.ErrBreakerOpen), nil
 	}
 	if mode == Async {
-		claim, err := r.gate.Enqueue()
+		claim, err := r.gate.EnqueueAs(who)
 		switch {
 		case errors.Is(err, pipeline.ErrGateClosed):
 			return nil, nil, ErrClosed
@@ -363,9 +364,9 @@ func (o *Orchestrator) admitOn(ctx context.Context, r *route, mode Mode) (sl *sl
 		case err != nil:
 			return nil, refusal(r, CodeOverloaded, RefusedQueueFull, o.cfg.RetryAfter, err), nil
 		}
-		return &slot{claim: claim, r: r, o: o}, nil, nil
+		return &slot{claim: claim, r: r, o: o, who: who}, nil, nil
 	}
-	permit, err := r.gate.Acquire(ctx, r.acquireTimeout)
+	permit, err := r.gate.AcquireAs(ctx, who, r.acquireTimeout)
 	switch {
 	case errors.Is(err, pipeline.ErrOverloaded):
 		return nil, refusal(r, CodeOverloaded, RefusedOverloaded, o.cfg.RetryAfter, err), nil
@@ -384,7 +385,7 @@ func (o *Orchestrator) admitOn(ctx context.Context, r *route, mode Mode) (sl *sl
 		permit.Release()
 		return nil, refusal(r, CodeUpstreamUnavailable, RefusedBreakerOpen, after, err), nil
 	}
-	return &slot{permit: permit, probe: probe, r: r, o: o}, nil, nil
+	return &slot{permit: permit, probe: probe, r: r, o: o, who: who}, nil, nil
 }
 
 func refusal(r *route, code string, reason RefusalReason, after time.Duration, err error) *Refusal {
@@ -415,10 +416,11 @@ func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slo
 		reason = string(ref.Reason)
 	}
 	o.fellBack(from, reason)
+	who := s.who // the class and tenant claim again as the same
 	s.release()
 	for i := s.hop + 1; i < len(hops); i++ {
 		h := hops[i]
-		next, ref, err := o.admitOn(ctx, h.r, mode)
+		next, ref, err := o.admitOn(ctx, h.r, mode, who)
 		if err != nil {
 			return false
 		}

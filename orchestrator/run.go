@@ -43,6 +43,9 @@ type slot struct {
 	// probe is the breaker's permission taken at admission (interactive
 	// requests), used by the first attempt; nil otherwise.
 	probe func(pipeline.Outcome)
+	// who is the class and tenant the slot was claimed for; a retry
+	// claims again as the same.
+	who pipeline.Who
 }
 
 func (s *slot) release() {
@@ -352,13 +355,13 @@ func (o *Orchestrator) retryDelay(ctx context.Context, err error) (time.Duration
 }
 
 func (o *Orchestrator) reacquire(ctx context.Context, s *slot, mode Mode) error {
-	g := s.r.gate
+	g, who := s.r.gate, s.who
 	if mode == Interactive {
-		p, err := g.Acquire(ctx, o.cfg.AcquireTimeout)
+		p, err := g.AcquireAs(ctx, who, o.cfg.AcquireTimeout)
 		s.permit = p
 		return err
 	}
-	c, err := g.Enqueue()
+	c, err := g.EnqueueAs(who)
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,7 @@ type Task struct {
 	Upstream  string
 	CreatedAt time.Time
 	Cache     CacheInfo
+	Priority  string // the pipeline.Class it was admitted as; "" for a cache hit
 
 	tr       *stream.Transcript
 	cancel   context.CancelCauseFunc // nil for tasks that never run (cache hits)
@@ -140,6 +141,7 @@ type View struct {
 	Model        string     `json:"model"`
 	Namespace    string     `json:"namespace"`
 	Upstream     string     `json:"upstream,omitempty"`
+	Priority     string     `json:"priority,omitempty"` // the priority class it waited for budget in
 	CreatedAt    time.Time  `json:"created_at"`
 	FirstTokenMs *int64     `json:"first_token_ms"`
 	TotalMs      *int64     `json:"total_ms"`
@@ -155,7 +157,7 @@ func (t *Task) View() View {
 	defer t.mu.Unlock()
 	v := View{
 		ID: t.ID, Status: t.status, Text: text, FinishReason: string(t.finishReason),
-		Cache: t.Cache, Model: t.Model, Namespace: t.Namespace, Upstream: t.Upstream,
+		Cache: t.Cache, Model: t.Model, Namespace: t.Namespace, Upstream: t.Upstream, Priority: t.Priority,
 		CreatedAt: t.CreatedAt.UTC(), Chunks: chunks, Retries: t.retries, Error: t.err,
 	}
 	if t.firstToken > 0 {

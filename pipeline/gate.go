@@ -40,6 +40,19 @@ type GateConfig struct {
 	// Cluster, when its Leases is set, makes Limit a budget for the whole
 	// fleet: every permit is also a lease (leases.go).
 	Cluster ClusterConfig
+	// InteractiveShare is the share of Limit guaranteed to the interactive
+	// class: ceil(InteractiveShare*Limit) slots; the batch class is
+	// guaranteed the rest. Either class borrows the other's idle slots
+	// (classes.go). default: 0.5; negative: 0 (batch is guaranteed all).
+	InteractiveShare float64
+	// TenantMaxShare caps every tenant at ceil(TenantMaxShare*Limit)
+	// slots (at least 1): beyond it the tenant's claims wait (or are
+	// refused) as if the gate were full, while other tenants proceed.
+	// default: 0 (no cap); 1 or more: no cap.
+	TenantMaxShare float64
+	// TenantShares overrides TenantMaxShare for the tenants it names.
+	// default: none
+	TenantShares map[string]float64
 }
 
 // Gate is an in-flight budget: at most Limit permits are out at once, and
@@ -48,11 +61,13 @@ type GateConfig struct {
 type Gate struct {
 	cfg GateConfig
 
-	mu       sync.Mutex // protects inFlight, waiters, queued, once, closed
+	mu       sync.Mutex // protects cfg.Limit, inFlight, the lines and their counts, tenants, closed
 	inFlight int
-	waiters  list.List // of *Claim, front = oldest
-	queued   int       // waiters that count against QueueLimit
-	once     int       // waiters that only wait for one answer of the fleet budget
+	inClass  [numClasses]int   // permits out per class (next to inFlight: one cache line)
+	acqClass [numClasses]int64 // permits granted per class, ever
+	lines    [numClasses]line  // waiting claims, one FIFO per class
+	waiting  int               // claims in all the lines
+	tenants  map[string]int    // permits out per capped tenant
 	closed   bool
 	closedC  chan struct{} // closed by Close: wakes every waiter
 
@@ -71,7 +86,18 @@ func NewGate(cfg GateConfig) *Gate {
 	if cfg.QueueLimit == 0 {
 		cfg.QueueLimit = 1024
 	}
+	if cfg.InteractiveShare == 0 {
+		cfg.InteractiveShare = 0.5
+	}
+	cfg.InteractiveShare = min(max(cfg.InteractiveShare, 0), 1)
 	g := &Gate{cfg: cfg, closedC: make(chan struct{})}
+	capping := cfg.TenantMaxShare > 0 && cfg.TenantMaxShare < 1
+	for _, s := range cfg.TenantShares {
+		capping = capping || s > 0 && s < 1
+	}
+	if capping {
+		g.tenants = map[string]int{} // else no tenant is capped: no count
+	}
 	if cfg.Cluster.Leases != nil {
 		g.startFleet()
 	}
@@ -92,6 +118,9 @@ type GateStats struct {
 	// Mode is "local" (Limit is this instance's) or "cluster" (Limit is
 	// the fleet's, and FleetStats is set).
 	Mode string `json:"mode"`
+	// Classes are the counters of each priority class, by name
+	// ("interactive", "batch").
+	Classes map[string]ClassStats `json:"classes"`
 	*FleetStats
 }
 
@@ -105,8 +134,9 @@ func (g *Gate) Stats() GateStats {
 		Name:          g.cfg.Name,
 		Limit:         g.cfg.Limit,
 		InFlight:      g.inFlight,
-		Queued:        g.queued,
-		Waiting:       g.waiters.Len(),
+		Queued:        g.queuedLocked(),
+		Waiting:       g.waitingLocked(),
+		Classes:       g.classStatsLocked(),
 		QueueLimit:    max(g.cfg.QueueLimit, 0),
 		AcquiredTotal: g.acquired.Load(),
 		ReleasedTotal: g.released.Load(),
@@ -121,9 +151,11 @@ func (g *Gate) Stats() GateStats {
 // Permit is one held slot. Release returns it; only the first call counts,
 // so a deferred Release next to an explicit one is safe.
 type Permit struct {
-	g     *Gate
-	lease string // the fleet lease it holds; "" with a local budget
-	done  atomic.Bool
+	g      *Gate
+	lease  string // the fleet lease it holds; "" with a local budget
+	tenant string // set when the tenant is capped; counted in g.tenants
+	done   atomic.Bool
+	class  Class // after done: the struct fits 48 bytes
 }
 
 // Release gives the slot back (to the oldest waiter, if any). It reports
@@ -132,7 +164,7 @@ func (p *Permit) Release() bool {
 	if p == nil || !p.done.CompareAndSwap(false, true) {
 		return false
 	}
-	p.g.release(p.lease)
+	p.g.release(p)
 	return true
 }
 
@@ -140,7 +172,9 @@ func (p *Permit) Release() bool {
 // later; the holder must either take the Permit (Wait) or Cancel.
 type Claim struct {
 	g       *Gate
-	elem    *list.Element // non-nil while waiting; protected by g.mu
+	who     Who
+	capped  bool          // who.Tenant has a cap
+	elem    *list.Element // non-nil while waiting in g.lines[who.Class]; protected by g.mu
 	queued  bool          // counts against QueueLimit
 	ready   chan struct{} // closed when granted
 	permit  *Permit       // set before ready is closed (nil when refused)
@@ -153,17 +187,23 @@ type Claim struct {
 // Ready is closed when the claim has been granted a permit.
 func (c *Claim) Ready() <-chan struct{} { return c.ready }
 
-// Enqueue claims a slot for a queued (asynchronous) task: granted at once
-// when a slot is free, otherwise placed at the back of the bounded queue,
-// otherwise refused with ErrQueueFull. It never blocks.
-func (g *Gate) Enqueue() (*Claim, error) { return g.claim(true) }
+// Enqueue claims a slot for a queued (asynchronous) task of the default
+// class (interactive, no tenant): see EnqueueAs.
+func (g *Gate) Enqueue() (*Claim, error) { return g.EnqueueAs(Who{}) }
 
-func (g *Gate) claim(queued bool) (*Claim, error) { return g.claimWith(queued, false) }
+// EnqueueAs claims a slot for a queued (asynchronous) task of who: granted
+// at once when a slot is free for who, otherwise placed at the back of its
+// class's line in the bounded queue, otherwise refused with ErrQueueFull.
+// It never blocks.
+func (g *Gate) EnqueueAs(who Who) (*Claim, error) { return g.claimWith(who, true, false) }
 
-// claimWith is claim; a once claim is refused (ErrOverloaded) as soon as
-// the fleet budget answers that it is full.
-func (g *Gate) claimWith(queued, once bool) (*Claim, error) {
-	c := &Claim{g: g, queued: queued, once: once, ready: make(chan struct{}), since: time.Now()}
+// claimWith claims a slot for who; a once claim is refused (ErrOverloaded)
+// as soon as the fleet budget answers that it is full.
+func (g *Gate) claimWith(who Who, queued, once bool) (*Claim, error) {
+	if who.Class >= numClasses {
+		who.Class = ClassInteractive
+	}
+	c := &Claim{g: g, who: who, capped: g.cappedTenant(who.Tenant), queued: queued, once: once, ready: make(chan struct{}), since: time.Now()}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -172,16 +212,14 @@ func (g *Gate) claimWith(queued, once bool) (*Claim, error) {
 	case g.fleet != nil && g.fleet.refusingLocked():
 		g.rejected.Add(1)
 		return nil, ErrBudgetUnavailable
-	case g.waiters.Len() == 0 && g.freeLocked():
+	case g.freeLocked() && g.roomLocked(c) && g.nextLocked() == nil:
+		// Nobody eligible waits (a free slot is never left with an
+		// eligible waiter): granting now keeps each class FIFO.
 		g.grantLocked(c, g.localLeaseLocked())
 	case !queued:
-		c.elem = g.waiters.PushBack(c)
-		if once {
-			g.once++
-		}
-	case g.cfg.QueueLimit > 0 && g.queued < g.cfg.QueueLimit:
-		g.queued++
-		c.elem = g.waiters.PushBack(c)
+		g.pushLocked(c)
+	case g.cfg.QueueLimit > 0 && g.queuedLocked() < g.cfg.QueueLimit:
+		g.pushLocked(c)
 	default:
 		g.rejected.Add(1)
 		return nil, ErrQueueFull
@@ -198,13 +236,30 @@ func (g *Gate) claimWith(queued, once bool) (*Claim, error) {
 	return c, nil
 }
 
-// leftLocked counts a claim out of the line. g.mu must be held.
-func (g *Gate) leftLocked(c *Claim) {
+// pushLocked puts c at the back of its class's line. g.mu must be held.
+func (g *Gate) pushLocked(c *Claim) {
+	l := &g.lines[c.who.Class]
+	c.elem = l.claims.PushBack(c)
+	g.waiting++
 	if c.queued {
-		g.queued--
+		l.queued++
 	}
 	if c.once {
-		g.once--
+		l.once++
+	}
+}
+
+// leftLocked takes a waiting claim out of its line. g.mu must be held.
+func (g *Gate) leftLocked(c *Claim) {
+	l := &g.lines[c.who.Class]
+	l.claims.Remove(c.elem)
+	c.elem = nil
+	g.waiting--
+	if c.queued {
+		l.queued--
+	}
+	if c.once {
+		l.once--
 	}
 }
 
@@ -215,21 +270,17 @@ func (g *Gate) freeLocked() bool {
 	if g.fleet == nil {
 		return g.inFlight < g.cfg.Limit
 	}
-	return g.fleet.openLocked() && g.inFlight < g.fleet.cfg.LocalShare
+	return g.fleet.openLocked() && g.inFlight < min(g.fleet.cfg.LocalShare, g.cfg.Limit) // SetLimit may lower Limit
 }
 
 // grantLocked hands one slot (and its fleet lease, if any) to c. g.mu
 // must be held.
 func (g *Gate) grantLocked(c *Claim, lease string) {
-	g.inFlight++
-	g.acquired.Add(1)
-	c.permit = &Permit{g: g, lease: lease}
+	c.permit = g.permitLocked(c.who, c.capped, lease)
 	if lease != "" {
 		g.fleet.held[lease] = struct{}{}
 	}
 	if c.elem != nil {
-		g.waiters.Remove(c.elem)
-		c.elem = nil
 		g.leftLocked(c)
 	}
 	if g.cfg.OnWait != nil {
@@ -283,8 +334,6 @@ func (g *Gate) refuseLocked(c *Claim, err error) {
 	if c.elem == nil {
 		return
 	}
-	g.waiters.Remove(c.elem)
-	c.elem = nil
 	g.leftLocked(c)
 	g.rejected.Add(1)
 	c.err = err
@@ -303,8 +352,6 @@ func (c *Claim) Cancel() bool {
 		return false
 	}
 	if c.elem != nil {
-		g.waiters.Remove(c.elem)
-		c.elem = nil
 		g.leftLocked(c)
 		c.settled = true
 		return true
@@ -332,31 +379,49 @@ func (c *Claim) Abandon() {
 	}
 }
 
-// TryAcquire takes a slot if one is free and nobody is waiting for one.
+// TryAcquire takes a slot of the default class if one is free and nobody
+// is waiting for one.
 func (g *Gate) TryAcquire() (*Permit, error) {
-	return g.Acquire(context.Background(), 0)
+	return g.AcquireAs(context.Background(), Who{}, 0)
 }
 
-// Acquire takes a slot, waiting in FIFO order at most wait (0 = refuse at
-// once when none is free). It returns ErrOverloaded when the wait runs out
-// and ctx's error when ctx ends first.
+// TryAcquireAs takes a slot for who if one is free for it and nobody
+// eligible is waiting for one.
+func (g *Gate) TryAcquireAs(who Who) (*Permit, error) {
+	return g.AcquireAs(context.Background(), who, 0)
+}
+
+// Acquire takes a slot of the default class (interactive, no tenant): see
+// AcquireAs.
 func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error) {
-	if g.fleet != nil {
-		return g.acquireFleet(ctx, wait)
+	return g.AcquireAs(ctx, Who{}, wait)
+}
+
+// AcquireAs takes a slot for who, waiting in its class's FIFO order at
+// most wait (0 = refuse at once when none is free for it). It returns
+// ErrOverloaded when the wait runs out and ctx's error when ctx ends
+// first.
+func (g *Gate) AcquireAs(ctx context.Context, who Who, wait time.Duration) (*Permit, error) {
+	if who.Class >= numClasses {
+		who.Class = ClassInteractive
 	}
-	// Fast path: a free slot and nobody in line.
+	if g.fleet != nil {
+		return g.acquireFleet(ctx, who, wait)
+	}
+	// Fast path: a free slot, nobody in line, room for the tenant.
+	capped := g.cappedTenant(who.Tenant)
 	g.mu.Lock()
-	if !g.closed && g.inFlight < g.cfg.Limit && g.waiters.Len() == 0 {
-		g.inFlight++
-		g.acquired.Add(1)
+	if !g.closed && g.inFlight < g.cfg.Limit && g.waitingLocked() == 0 &&
+		(!capped || g.tenants[who.Tenant] < g.tenantCapLocked(who.Tenant)) {
+		p := g.permitLocked(who, capped, "")
 		g.mu.Unlock()
 		if g.cfg.OnWait != nil {
 			g.cfg.OnWait(0)
 		}
-		return &Permit{g: g}, nil
+		return p, nil
 	}
 	g.mu.Unlock()
-	c, err := g.claim(false)
+	c, err := g.claimWith(who, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -387,23 +452,37 @@ func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error)
 	return nil, ErrOverloaded
 }
 
-func (g *Gate) release(lease string) {
+func (g *Gate) release(p *Permit) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.released.Add(1)
 	g.inFlight--
-	if g.inFlight < 0 {
+	g.inClass[p.class]--
+	if g.inFlight < 0 || g.inClass[p.class] < 0 {
 		panic("pipeline: gate released more permits than it granted")
 	}
-	if g.fleet != nil {
-		g.fleet.releasedLocked(lease)
+	if p.tenant != "" {
+		if n := g.tenants[p.tenant] - 1; n > 0 {
+			g.tenants[p.tenant] = n
+		} else {
+			delete(g.tenants, p.tenant)
+		}
 	}
-	for !g.closed && g.freeLocked() {
-		front := g.waiters.Front()
-		if front == nil {
+	if g.fleet != nil {
+		g.fleet.releasedLocked(p.lease)
+	}
+	g.dispatchLocked()
+}
+
+// dispatchLocked grants free local slots to the waiting claims, in the
+// classes' order (nextLocked). g.mu must be held.
+func (g *Gate) dispatchLocked() {
+	for g.waiting > 0 && !g.closed && g.freeLocked() {
+		c := g.nextLocked()
+		if c == nil {
 			break
 		}
-		g.grantLocked(front.Value.(*Claim), g.localLeaseLocked())
+		g.grantLocked(c, g.localLeaseLocked())
 	}
 }
 

@@ -245,22 +245,25 @@ func (g *Gate) Degraded() string {
 // line and the gate's goroutine asks the store for the line's head. With
 // wait <= 0 it is refused when the fleet is full (one answer of the
 // store), or at once when others are waiting here.
-func (g *Gate) acquireFleet(ctx context.Context, wait time.Duration) (*Permit, error) {
+func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration) (*Permit, error) {
 	f := g.fleet
 	if wait <= 0 {
 		g.mu.Lock()
-		// Waiting claims are ahead (FIFO); other claims that ask for one
-		// answer are not: they share the next call to the store. When
-		// this instance holds Limit permits itself, no answer of the
-		// store can grant one more: refused without asking.
-		busy := !g.closed && !f.openLocked() && (g.waiters.Len() > g.once || (f.down == nil && g.inFlight >= g.cfg.Limit))
+		// Waiting claims of its class are ahead (FIFO); other claims that
+		// ask for one answer are not: they share the next call to the
+		// store. When this instance holds Limit permits itself, no
+		// answer of the store can grant one more: refused without asking.
+		// Nor can one for a tenant at its cap.
+		l := &g.lines[who.Class]
+		capped := g.cappedTenant(who.Tenant) && g.tenants[who.Tenant] >= g.tenantCapLocked(who.Tenant)
+		busy := !g.closed && !f.openLocked() && (l.claims.Len() > l.once || capped || (f.down == nil && g.inFlight >= g.cfg.Limit))
 		g.mu.Unlock()
 		if busy {
 			g.rejected.Add(1)
 			return nil, ErrOverloaded
 		}
 	}
-	c, err := g.claimWith(false, wait <= 0)
+	c, err := g.claimWith(who, false, wait <= 0)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +393,7 @@ func (g *Gate) isDown() bool {
 func (g *Gate) hasHead() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.waiters.Len() > 0
+	return g.nextLocked() != nil
 }
 
 // acquireBatch bounds the leases asked for in one call: a burst of
@@ -405,9 +408,9 @@ const acquireBatch = 16
 func (g *Gate) acquireHeads() acquireResult {
 	f := g.fleet
 	g.mu.Lock()
-	n := 0
-	if !g.closed && f.down == nil {
-		n = min(g.waiters.Len(), g.cfg.Limit-g.inFlight, acquireBatch)
+	n, limit := 0, g.cfg.Limit
+	if !g.closed && f.down == nil && g.inFlight < limit {
+		n = g.eligibleLocked(min(limit-g.inFlight, acquireBatch))
 	}
 	g.mu.Unlock()
 	if n <= 0 {
@@ -418,7 +421,7 @@ func (g *Gate) acquireHeads() acquireResult {
 		ids[i] = newLeaseID()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.CallTimeout)
-	granted, live, err := f.cfg.Leases.Acquire(ctx, ids, g.cfg.Limit)
+	granted, live, err := f.cfg.Leases.Acquire(ctx, ids, limit)
 	cancel()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -436,25 +439,23 @@ func (g *Gate) acquireHeads() acquireResult {
 	f.live, f.check = live, time.Now()
 	f.granted += int64(granted)
 	for _, id := range ids[:granted] {
-		front := g.waiters.Front()
-		if front != nil && !g.closed && g.inFlight < g.cfg.Limit {
-			g.grantLocked(front.Value.(*Claim), id)
+		// The classes' order picks who takes each lease (classes.go).
+		if c := g.nextLocked(); c != nil && !g.closed && g.inFlight < g.cfg.Limit {
+			g.grantLocked(c, id)
 		} else {
 			f.pendingLocked(id) // nobody left to take it
 		}
 	}
 	if granted < n {
 		// Full: the claims that asked for one answer are refused.
-		for e := g.waiters.Front(); e != nil; {
-			next := e.Next()
-			if c := e.Value.(*Claim); c.once {
+		g.eachWaiterLocked(func(c *Claim) {
+			if c.once {
 				g.refuseLocked(c, ErrOverloaded)
 			}
-			e = next
-		}
+		})
 		return fleetFull
 	}
-	if !g.closed && g.waiters.Len() > 0 && g.inFlight < g.cfg.Limit {
+	if !g.closed && g.inFlight < g.cfg.Limit && g.nextLocked() != nil {
 		f.kick(f.retry) // more heads to serve: the next turn asks again
 	}
 	return fleetGranted
@@ -471,22 +472,14 @@ func (g *Gate) downLocked(err error) {
 	}
 	f.down = err
 	if !f.cfg.FailOpen {
-		for e := g.waiters.Front(); e != nil; {
-			next := e.Next()
-			if c := e.Value.(*Claim); !c.queued {
+		g.eachWaiterLocked(func(c *Claim) {
+			if !c.queued {
 				g.refuseLocked(c, ErrBudgetUnavailable)
 			}
-			e = next
-		}
+		})
 		return
 	}
-	for !g.closed && g.inFlight < f.cfg.LocalShare {
-		front := g.waiters.Front()
-		if front == nil {
-			break
-		}
-		g.grantLocked(front.Value.(*Claim), newLeaseID())
-	}
+	g.dispatchLocked() // failing open: the local share, in the classes' order
 }
 
 // renew extends every held lease (re-asserting those the store lost) and

@@ -48,7 +48,9 @@ var startedAt = time.Now().Unix()
 //     "nocache": true}, the same as the task API's fields. The headers
 //     X-Sluice-Namespace and X-Sluice-NoCache: true do the same for
 //     clients that cannot add body fields; the body wins for the
-//     namespace, and nocache is on when either asks for it.
+//     namespace, and nocache is on when either asks for it. Its
+//     "priority" ("interactive", the default here, or "batch"), or the
+//     header X-Sluice-Priority, picks the budget's priority class.
 //
 // Every other field (temperature, top_p, stop, seed, user, tools,
 // response_format, logprobs, ...) is accepted and ignored: the pipeline
@@ -309,6 +311,9 @@ func (tr taskRequest) fromOpenAIDoor(r *http.Request, tenant string) (orchestrat
 		tr.NoCache = b
 	}
 	req, err := tr.toOrchestrator(tenant)
+	if err == nil {
+		err = priority(r, &req)
+	}
 	if err == nil {
 		req.IdempotencyKey, err = idempotencyKey(r)
 	}

@@ -25,13 +25,15 @@ type upstreamBudget struct {
 // top-level fields sum over the upstreams.
 func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 	out := struct {
-		Mode          string           `json:"mode"` // "cluster" when any upstream's budget is the fleet's
-		Limit         int              `json:"limit"`
-		InFlight      int              `json:"in_flight"`
-		Queued        int              `json:"queued"`
-		RejectedTotal int64            `json:"rejected_total"`
-		Upstreams     []upstreamBudget `json:"upstreams"`
-	}{}
+		Mode          string `json:"mode"` // "cluster" when any upstream's budget is the fleet's
+		Limit         int    `json:"limit"`
+		InFlight      int    `json:"in_flight"`
+		Queued        int    `json:"queued"`
+		RejectedTotal int64  `json:"rejected_total"`
+		// Classes sums each priority class's counters over the upstreams.
+		Classes   map[string]pipeline.ClassStats `json:"classes"`
+		Upstreams []upstreamBudget               `json:"upstreams"`
+	}{Classes: map[string]pipeline.ClassStats{}}
 	breakers := s.orch.Breakers()
 	for i, g := range s.orch.Gates() {
 		st := g.Stats()
@@ -42,6 +44,15 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 		out.InFlight += st.InFlight
 		out.Queued += st.Queued
 		out.RejectedTotal += st.RejectedTotal
+		for name, c := range st.Classes {
+			sum := out.Classes[name]
+			sum.Guaranteed += c.Guaranteed
+			sum.InFlight += c.InFlight
+			sum.Waiting += c.Waiting
+			sum.Queued += c.Queued
+			sum.AcquiredTotal += c.AcquiredTotal
+			out.Classes[name] = sum
+		}
 		calls, failures := breakers[i].Rate()
 		out.Upstreams = append(out.Upstreams, upstreamBudget{GateStats: st, Breaker: breakers[i].State().String(),
 			BreakerCalls: calls, BreakerFailures: failures})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
@@ -37,13 +38,36 @@ type taskRequest struct {
 	MaxTokens  *int           `json:"max_tokens"`
 	DeadlineMs *int64         `json:"deadline_ms"`
 	Detach     *bool          `json:"detach"`
-	Sluice     *sluiceOptions `json:"sluice"` // sluice's options on the OpenAI-compatible door
+	Priority   string         `json:"priority"` // "interactive" or "batch"; "" = the default
+	Sluice     *sluiceOptions `json:"sluice"`   // sluice's options on the OpenAI-compatible door
 }
 
 // sluiceOptions are sluice's own options on the OpenAI-compatible door.
 type sluiceOptions struct {
 	Namespace string `json:"namespace"`
 	NoCache   bool   `json:"nocache"`
+	Priority  string `json:"priority"`
+}
+
+// errPriority is the answer to a priority that is no class.
+const errPriority = `must be "interactive" or "batch"`
+
+// priority completes req's priority class from the X-Sluice-Priority
+// header when the body chose none; a header that is no class is refused
+// whatever the body says. The body's choice wins over the header's.
+func priority(r *http.Request, req *orchestrator.Request) error {
+	h := r.Header.Get("X-Sluice-Priority")
+	if h == "" {
+		return nil
+	}
+	c, err := pipeline.ParseClass(strings.ToLower(strings.TrimSpace(h)))
+	if err != nil {
+		return badRequest("X-Sluice-Priority " + errPriority)
+	}
+	if req.Class == "" {
+		req.Class = c.String()
+	}
+	return nil
 }
 
 // messageIn is one chat message. Content is a string or an array of
@@ -223,6 +247,16 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 	if err := checkModel(tr.Model); err != nil {
 		return req, err
 	}
+	prio := tr.Priority
+	if tr.Sluice != nil && tr.Sluice.Priority != "" {
+		prio = tr.Sluice.Priority
+	}
+	if prio != "" {
+		if _, err := pipeline.ParseClass(prio); err != nil {
+			return req, badRequest("priority " + errPriority)
+		}
+	}
+	req.Class = prio
 	req.Model, req.Namespace, req.NoCache = tr.Model, ns, nocache
 	if tr.MaxTokens != nil {
 		if *tr.MaxTokens < 0 {

@@ -35,8 +35,11 @@ import (
 //     either way (false is not honoured).
 //   - metadata: accepted (at most 16 string pairs) and echoed in the
 //     answer to this POST; not kept with the task.
-//   - sluice: {"namespace", "nocache"}, as on the chat completions door
-//     (and the headers X-Sluice-Namespace, X-Sluice-NoCache).
+//   - sluice: {"namespace", "nocache", "priority"}, as on the chat
+//     completions door (and the headers X-Sluice-Namespace,
+//     X-Sluice-NoCache, X-Sluice-Priority). Without one the priority
+//     class is interactive, or batch with background: true (queued like
+//     POST /v1/tasks), unless the tenant has a default.
 //
 // Features sluice does not have are refused with a 400 naming them (see
 // refuseUnsupported); sampling options (temperature, top_p, ...) are

@@ -23,6 +23,9 @@ func (s *Server) decodeTask(w http.ResponseWriter, r *http.Request, tenant strin
 	}
 	req, err := tr.toOrchestrator(tenant)
 	if err == nil {
+		err = priority(r, &req)
+	}
+	if err == nil {
 		req.IdempotencyKey, err = idempotencyKey(r)
 	}
 	return req, &tr, err

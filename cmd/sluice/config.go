@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/orchestrator/redisstate"
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 // settings are every SLUICE_* setting, after parsing.
@@ -91,6 +92,11 @@ type settings struct {
 	CacheShared     bool
 	CacheLogMax     int
 	CacheLogPending int
+	// Priority classes and tenant caps (issue 15).
+	InteractiveShare float64
+	TenantPriority   map[string]pipeline.Class
+	TenantMaxShare   float64
+	TenantShares     map[string]float64
 	// given holds the SLUICE_* names set by the environment or a flag
 	// (a default is not given): SLUICE_MODEL unset means "ask the upstream".
 	given map[string]bool
@@ -190,6 +196,11 @@ func (s *settings) table() []setting {
 		{"SLUICE_CACHE_SHARED", "cache-shared", "true", "with SLUICE_REDIS_URL, share the cache with every instance through a change log in Redis (an answer cached on one is a hit on all, a purge reaches all); false = each instance keeps its own", boolean(&s.CacheShared)},
 		{"SLUICE_CACHE_LOG_MAX", "cache-log-max", "10000", "cache changes (puts and purges) the shared change log keeps in Redis, about; a new instance warms up from them", posInt(&s.CacheLogMax)},
 		{"SLUICE_CACHE_LOG_PENDING", "cache-log-pending", "10000", "cache puts that may wait for Redis to answer again before the oldest is kept local only", posInt(&s.CacheLogPending)},
+		// Priority classes and tenant caps (issue 15).
+		{"SLUICE_PRIORITY_INTERACTIVE_SHARE", "priority-interactive-share", "0.5", "share of SLUICE_BUDGET guaranteed to the interactive class: ceil(share*budget) slots, the batch class the rest; either class borrows the other's idle slots, and a freed slot goes to a waiting interactive request unless batch is below its share. 0 = no interactive guarantee, 1 = none for batch", share(&s.InteractiveShare)},
+		{"SLUICE_TENANT_PRIORITY", "tenant-priority", "", "tenantA=batch,tenantB=interactive: a tenant's priority class when a request names none (else interactive for /v1/stream and the OpenAI doors, batch for /v1/tasks and background responses)", tenantPriority(&s.TenantPriority)},
+		{"SLUICE_TENANT_MAX_SHARE", "tenant-max-share", "1", "most of SLUICE_BUDGET one tenant (API key's tenant) may hold: ceil(share*budget) slots, at least 1; beyond it its requests wait or are refused like a full budget while other tenants proceed; 1 = no cap", unit(&s.TenantMaxShare)},
+		{"SLUICE_TENANT_SHARES", "tenant-shares", "", "tenantA=0.25,tenantB=1: SLUICE_TENANT_MAX_SHARE for the tenants named", tenantShares(&s.TenantShares)},
 	}
 }
 
@@ -490,6 +501,79 @@ func apiKeys(p *map[string]string) func(string) error {
 				}
 				m[k] = t
 			}
+		}
+		*p = m
+		return nil
+	}
+}
+
+// share parses a number in [0, 1].
+func share(p *float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("must be a number in [0, 1]")
+		}
+		*p = f
+		return nil
+	}
+}
+
+// tenantPairs parses tenantA=v1,tenantB=v2 with parse for each value.
+func tenantPairs(v, want string, parse func(tenant, val string) error) error {
+	seen := map[string]bool{}
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	for _, kv := range strings.Split(v, ",") {
+		t, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		t, val = strings.TrimSpace(t), strings.TrimSpace(val)
+		if !ok || t == "" || val == "" {
+			return fmt.Errorf("must be %s", want)
+		}
+		if seen[t] {
+			return fmt.Errorf("tenant %q is listed twice", t)
+		}
+		seen[t] = true
+		if err := parse(t, val); err != nil {
+			return fmt.Errorf("tenant %q: %w", t, err)
+		}
+	}
+	return nil
+}
+
+func tenantPriority(p *map[string]pipeline.Class) func(string) error {
+	return func(v string) error {
+		m := map[string]pipeline.Class{}
+		err := tenantPairs(v, "tenantA=batch,tenantB=interactive", func(t, val string) error {
+			c, err := pipeline.ParseClass(val)
+			if err != nil {
+				return fmt.Errorf("the class must be interactive or batch, not %q", val)
+			}
+			m[t] = c
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		*p = m
+		return nil
+	}
+}
+
+func tenantShares(p *map[string]float64) func(string) error {
+	return func(v string) error {
+		m := map[string]float64{}
+		err := tenantPairs(v, "tenantA=0.25,tenantB=1", func(t, val string) error {
+			var f float64
+			if err := unit(&f)(val); err != nil {
+				return err
+			}
+			m[t] = f
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		*p = m
 		return nil

@@ -132,3 +132,34 @@ func TestSettingsDoc(t *testing.T) {
 		t.Fatalf("docs/settings.md is out of date with cmd/sluice/config.go; run SLUICE_UPDATE_DOCS=1 go test ./cmd/sluice -run SettingsDoc")
 	}
 }
+
+// TestPrioritySettings: the priority class and tenant cap settings parse
+// their forms and refuse bad values naming the setting.
+func TestPrioritySettings(t *testing.T) {
+	s, err := loadSettings(nil, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.InteractiveShare != 0.5 || s.TenantMaxShare != 1 || len(s.TenantPriority) != 0 || len(s.TenantShares) != 0 {
+		t.Fatalf("defaults: share %v max %v prio %v shares %v", s.InteractiveShare, s.TenantMaxShare, s.TenantPriority, s.TenantShares)
+	}
+	s, err = loadSettings(nil, env("SLUICE_PRIORITY_INTERACTIVE_SHARE", "0.75", "SLUICE_TENANT_PRIORITY", "a=batch, b = interactive",
+		"SLUICE_TENANT_MAX_SHARE", "0.5", "SLUICE_TENANT_SHARES", "a=0.25,b=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.InteractiveShare != 0.75 || s.TenantMaxShare != 0.5 || s.TenantPriority["a"].String() != "batch" ||
+		s.TenantPriority["b"].String() != "interactive" || s.TenantShares["a"] != 0.25 || s.TenantShares["b"] != 1 {
+		t.Fatalf("%v %v %v %v", s.InteractiveShare, s.TenantMaxShare, s.TenantPriority, s.TenantShares)
+	}
+	for _, kv := range [][2]string{
+		{"SLUICE_PRIORITY_INTERACTIVE_SHARE", "1.5"}, {"SLUICE_PRIORITY_INTERACTIVE_SHARE", "-0.1"},
+		{"SLUICE_TENANT_PRIORITY", "a=high"}, {"SLUICE_TENANT_PRIORITY", "a"}, {"SLUICE_TENANT_PRIORITY", "a=batch,a=interactive"},
+		{"SLUICE_TENANT_MAX_SHARE", "0"}, {"SLUICE_TENANT_MAX_SHARE", "2"}, {"SLUICE_TENANT_SHARES", "a=0"}, {"SLUICE_TENANT_SHARES", "=0.5"},
+	} {
+		_, err := loadSettings(nil, env(kv[0], kv[1]))
+		if err == nil || !strings.Contains(err.Error(), kv[0]) {
+			t.Errorf("%s=%q: %v", kv[0], kv[1], err)
+		}
+	}
+}

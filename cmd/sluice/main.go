@@ -169,6 +169,9 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
 		BudgetInstances: s.BudgetInstances, Models: s.routes.models(),
+		// Priority classes and tenant caps (issue 15).
+		InteractiveShare: cmp.Or(s.InteractiveShare, -1), // 0 = no guarantee: the gate's "negative"
+		TenantMaxShare:   s.TenantMaxShare, TenantShares: s.TenantShares, TenantClass: s.TenantPriority,
 	}, orchestrator.Deps{Upstream: up, Routes: routes, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
 	if err != nil {
 		return err

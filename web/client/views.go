@@ -38,6 +38,9 @@ type TaskRequest struct {
 	Namespace string    `json:"namespace,omitempty"`
 	NoCache   bool      `json:"nocache"`
 	MaxTokens int       `json:"max_tokens,omitempty"`
+	// Priority is the budget's priority class, "interactive" or "batch";
+	// empty: the door's (or the tenant's) default.
+	Priority string `json:"priority,omitempty"`
 }
 
 // Message is one chat message.
@@ -76,13 +79,18 @@ type Delta struct {
 type Budget struct {
 	// Mode is "cluster" when an upstream's budget is the whole fleet's
 	// (its UpstreamBudget then has FleetStats), else "local".
-	Mode          string           `json:"mode"`
-	Limit         int              `json:"limit"`
-	InFlight      int              `json:"in_flight"`
-	Queued        int              `json:"queued"`
-	RejectedTotal int64            `json:"rejected_total"`
-	Upstreams     []UpstreamBudget `json:"upstreams"`
+	Mode          string `json:"mode"`
+	Limit         int    `json:"limit"`
+	InFlight      int    `json:"in_flight"`
+	Queued        int    `json:"queued"`
+	RejectedTotal int64  `json:"rejected_total"`
+	// Classes sums each priority class's counters over the upstreams.
+	Classes   map[string]ClassStats `json:"classes"`
+	Upstreams []UpstreamBudget      `json:"upstreams"`
 }
+
+// ClassStats are one priority class's budget counters in GET /v1/budget.
+type ClassStats = pipeline.ClassStats
 
 // Totals sums the permits acquired and released over the upstreams.
 func (b Budget) Totals() (acquired, released int64) {

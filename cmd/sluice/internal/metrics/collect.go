@@ -67,6 +67,8 @@ type scraper struct {
 
 	gateInFlight, gateLimit, gateWaiting, gateQueued, gateQueueLimit *prometheus.Desc
 	gateAcquired, gateReleased, gateRejected                         *prometheus.Desc
+	classInFlight, classWaiting, classQueued, classGuaranteed        *prometheus.Desc
+	classAcquired                                                    *prometheus.Desc
 	breakerState                                                     *prometheus.Desc
 	budgetDegraded, budgetFleet, budgetHeld, budgetAttempts          *prometheus.Desc
 	budgetGranted                                                    *prometheus.Desc
@@ -95,6 +97,11 @@ func newScraper(maxNamespaces int) *scraper {
 		gateAcquired:    newDesc(nameGateAcquired),
 		gateReleased:    newDesc(nameGateReleased),
 		gateRejected:    newDesc(nameGateRejected),
+		classInFlight:   newDesc(nameClassInFlight),
+		classWaiting:    newDesc(nameClassWaiting),
+		classQueued:     newDesc(nameClassQueued),
+		classGuaranteed: newDesc(nameClassGuaranteed),
+		classAcquired:   newDesc(nameClassAcquired),
 		breakerState:    newDesc(nameBreakerState),
 		budgetDegraded:  newDesc(nameBudgetDegraded),
 		budgetFleet:     newDesc(nameBudgetFleetInFlight),
@@ -145,6 +152,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		s.gateInFlight, s.gateLimit, s.gateWaiting, s.gateQueued, s.gateQueueLimit,
 		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
+		s.classInFlight, s.classWaiting, s.classQueued, s.classGuaranteed, s.classAcquired,
 		s.budgetDegraded, s.budgetFleet, s.budgetHeld, s.budgetAttempts, s.budgetGranted,
 		s.taskRetained, s.taskRetBytes, s.taskEvicted,
 		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
@@ -190,6 +198,13 @@ func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
 		counter(s.gateAcquired, float64(st.AcquiredTotal), st.Name)
 		counter(s.gateReleased, float64(st.ReleasedTotal), st.Name)
 		counter(s.gateRejected, float64(st.RejectedTotal), st.Name)
+		for class, c := range st.Classes {
+			gauge(s.classInFlight, float64(c.InFlight), st.Name, class)
+			gauge(s.classWaiting, float64(c.Waiting), st.Name, class)
+			gauge(s.classQueued, float64(c.Queued), st.Name, class)
+			gauge(s.classGuaranteed, float64(c.Guaranteed), st.Name, class)
+			counter(s.classAcquired, float64(c.AcquiredTotal), st.Name, class)
+		}
 		if st.FleetStats != nil {
 			degraded := 0.0
 			if st.Degraded != "" {

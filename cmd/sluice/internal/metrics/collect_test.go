@@ -163,3 +163,43 @@ func TestObserveRedis(t *testing.T) {
 		t.Errorf("redis latency count = %v, want 2", got)
 	}
 }
+
+// TestClassesAreReadAtScrapeTime: the per-class gauges and counter follow
+// the gate's classes (label "class").
+func TestClassesAreReadAtScrapeTime(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Config{NoRuntime: true})
+	g := pipeline.NewGate(pipeline.GateConfig{Name: "up", Limit: 4, QueueLimit: 5})
+	m.WatchGates(fakeGates{g: []*pipeline.Gate{g}, b: []*pipeline.Breaker{pipeline.NewBreaker(pipeline.BreakerConfig{Name: "up"})}})
+	batch := pipeline.Who{Class: pipeline.ClassBatch}
+	var held []*pipeline.Permit
+	for range 4 {
+		p, err := g.TryAcquireAs(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	c, err := g.EnqueueAs(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := gather(t, m)
+	for _, w := range []struct {
+		name, class string
+		want        float64
+	}{
+		{"sluice_gate_class_in_flight", "batch", 4}, {"sluice_gate_class_in_flight", "interactive", 0},
+		{"sluice_gate_class_waiting", "batch", 1}, {"sluice_gate_class_queued", "batch", 1},
+		{"sluice_gate_class_guaranteed", "interactive", 2}, {"sluice_gate_class_guaranteed", "batch", 2},
+		{"sluice_gate_class_acquired_total", "batch", 4},
+	} {
+		if got := f.get(w.name, "upstream", "up", "class", w.class); got != w.want {
+			t.Errorf("%s{class=%q} = %v, want %v", w.name, w.class, got, w.want)
+		}
+	}
+	c.Abandon()
+	for _, p := range held {
+		p.Release()
+	}
+}

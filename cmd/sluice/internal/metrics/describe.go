@@ -39,6 +39,11 @@ const (
 	nameGateReleased      = "sluice_gate_released_total"
 	nameGateRejected      = "sluice_gate_rejected_total"
 	nameGateWait          = "sluice_gate_wait_seconds"
+	nameClassInFlight     = "sluice_gate_class_in_flight"
+	nameClassWaiting      = "sluice_gate_class_waiting"
+	nameClassQueued       = "sluice_gate_class_queued"
+	nameClassGuaranteed   = "sluice_gate_class_guaranteed"
+	nameClassAcquired     = "sluice_gate_class_acquired_total"
 	nameRefusals          = "sluice_refusals_total"
 	nameBreakerState      = "sluice_breaker_state"
 	nameBreakerTrans      = "sluice_breaker_transitions_total"
@@ -112,6 +117,17 @@ var catalog = []MetricDoc{
 		Help: "Claims the gate refused (no slot in time, or the queue full)."},
 	{Name: nameGateWait, Type: "histogram", Labels: []string{"upstream"}, Buckets: waitBuckets,
 		Help: "How long each granted claim waited for its slot, in seconds."},
+	// Priority classes (issue 15), read from Gate.Stats at scrape time.
+	{Name: nameClassInFlight, Type: "gauge", Labels: []string{"upstream", "class"}, Scraped: true,
+		Help: "Budget slots held now by each priority class (interactive, batch)."},
+	{Name: nameClassWaiting, Type: "gauge", Labels: []string{"upstream", "class"}, Scraped: true,
+		Help: "Requests of each priority class waiting for a slot now."},
+	{Name: nameClassQueued, Type: "gauge", Labels: []string{"upstream", "class"}, Scraped: true,
+		Help: "Async tasks of each priority class waiting in the bounded queue now."},
+	{Name: nameClassGuaranteed, Type: "gauge", Labels: []string{"upstream", "class"}, Scraped: true,
+		Help: "Budget slots guaranteed to each priority class (SLUICE_PRIORITY_INTERACTIVE_SHARE); a class borrows the other's idle slots beyond it."},
+	{Name: nameClassAcquired, Type: "counter", Labels: []string{"upstream", "class"}, Scraped: true,
+		Help: "Budget slots granted to each priority class."},
 	{Name: nameRefusals, Type: "counter", Labels: []string{"upstream", "reason"},
 		Help: "Requests refused before their task started, by reason: overloaded, queue_full, breaker_open or budget_unavailable."},
 

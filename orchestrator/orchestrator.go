@@ -56,6 +56,12 @@ type Request struct {
 	// IdempotencyKey, when set, makes SubmitOnce attach a repeat of this
 	// request (same tenant, key and request) to the first one's task.
 	IdempotencyKey string
+	// Sampling is forwarded upstream as it is (temperature, top_p, ...).
+	// It is part of what makes two requests identical for coalescing,
+	// not of the cache's key (see coalesce.go).
+	Sampling upstream.Sampling
+
+	gen *genEntry // the coalesced generation this request leads (coalesce.go)
 }
 
 // route is one upstream with its gate and breaker, created once.
@@ -73,6 +79,7 @@ type Orchestrator struct {
 	cache Cache
 	store taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
 	idem  *idemTable // Idempotency-Key -> task, per tenant
+	gens  *genTable  // running generations by canonical request (coalesce.go)
 	log   *slog.Logger
 	obs   Observer
 
@@ -147,6 +154,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		cache:     d.Cache,
 		store:     newMemoryStore(retentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes}),
 		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
+		gens:      newGenTable(cfg.MaxCoalesced),
 		log:       d.Logger,
 		obs:       obs,
 		shared:    d.Shared,
@@ -274,7 +282,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace,
 		Upstream: o.route.up.Name(), CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
-		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()},
+		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()}, gen: req.gen,
 	}
 	switch {
 	case o.cache == nil:

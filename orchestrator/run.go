@@ -107,7 +107,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	ctx, stopCap := context.WithDeadlineCause(ctx, time.Now().Add(req.Deadline), ErrDeadline)
 	defer stopCap()
 
-	upReq := upstream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
+	upReq := upstream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens, Sampling: req.Sampling}
 	var (
 		last time.Time
 		size int  // bytes of the answer so far
@@ -477,6 +477,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	if status == StatusDone && reason == FinishStop && !req.NoCache && o.cache != nil {
 		o.cacheAnswer(ctx, t, ns, req.Question, log)
 	}
+	o.gens.ended(t) // no request joins it any more: the next asks the cache
 	// The status is final before the terminal event is published, so a
 	// client that sees the event and then polls sees the same end. (No
 	// delta comes after this point: the text is already whole.)

@@ -140,7 +140,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
-		BudgetInstances: s.BudgetInstances,
+		BudgetInstances: s.BudgetInstances, MaxCoalesced: coalesceMax(s),
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
 	if err != nil {
 		return err
@@ -217,6 +217,15 @@ func queueLimit(n int) int {
 		return -1 // SLUICE_QUEUE=0: no queue
 	}
 	return n
+}
+
+// coalesceMax is the orchestrator's MaxCoalesced: negative (off) with
+// SLUICE_COALESCE=off.
+func coalesceMax(s *settings) int {
+	if s.Coalesce == "off" {
+		return -1
+	}
+	return s.CoalesceMax
 }
 
 func newUpstream(s *settings) (upstream.Upstream, error) {

@@ -47,6 +47,7 @@ const (
 	nameTasksEvicted      = "sluice_tasks_evicted_total"
 	nameUpstreamRequests  = "sluice_upstream_requests_total"
 	nameUpstreamRetries   = "sluice_upstream_retries_total"
+	nameCoalesced         = "sluice_coalesced_total"
 	nameTTFT              = "sluice_time_to_first_token_seconds"
 	nameChunkGap          = "sluice_chunk_gap_seconds"
 	nameTasks             = "sluice_tasks_total"
@@ -146,6 +147,8 @@ var catalog = []MetricDoc{
 		Help: "Upstream calls by outcome (ok, http_error, connect_error, truncated, ttft_timeout, idle_timeout, cancelled, deadline, error) and HTTP status (0: no response)."},
 	{Name: nameUpstreamRetries, Type: "counter", Labels: []string{"upstream"},
 		Help: "Upstream calls retried."},
+	{Name: nameCoalesced, Type: "counter", Labels: []string{"upstream"},
+		Help: "Requests that joined an identical request's running generation (SLUICE_COALESCE) instead of calling the upstream themselves."},
 	{Name: nameTTFT, Type: "histogram", Labels: []string{"upstream"}, Buckets: latencyBuckets,
 		Help: "Time from a task's acceptance (so including its budget wait) to its first content chunk, in seconds. Cache hits are not observed."},
 	{Name: nameChunkGap, Type: "histogram", Labels: []string{"upstream"}, Buckets: gapBuckets,

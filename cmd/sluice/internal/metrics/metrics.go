@@ -60,6 +60,7 @@ type Metrics struct {
 	breakerTrans  *prometheus.CounterVec
 	upRequests    *prometheus.CounterVec
 	upRetries     *prometheus.CounterVec
+	coalesced     *prometheus.CounterVec
 	ttft          *prometheus.HistogramVec
 	chunkGap      *prometheus.HistogramVec
 	tasks         *prometheus.CounterVec
@@ -91,6 +92,7 @@ func New(cfg Config) *Metrics {
 	m.breakerTrans = m.counter(nameBreakerTrans)
 	m.upRequests = m.counter(nameUpstreamRequests)
 	m.upRetries = m.counter(nameUpstreamRetries)
+	m.coalesced = m.counter(nameCoalesced)
 	m.ttft = m.histogram(nameTTFT)
 	m.chunkGap = m.histogram(nameChunkGap)
 	m.tasks = m.counter(nameTasks)
@@ -216,6 +218,9 @@ func statusLabel(code int) string {
 
 // Retry implements orchestrator.Observer.
 func (m *Metrics) Retry(upstream string) { m.upRetries.WithLabelValues(upstream).Inc() }
+
+// Coalesced implements orchestrator.CoalesceObserver.
+func (m *Metrics) Coalesced(upstream string) { m.coalesced.WithLabelValues(upstream).Inc() }
 
 // FirstToken implements orchestrator.Observer.
 func (m *Metrics) FirstToken(upstream string, d time.Duration) {

@@ -199,11 +199,31 @@ func (g *genTable) removeLocked(e *genEntry) {
 	}
 }
 
-// Len is the number of generations that can be joined.
-func (g *genTable) Len() int {
+// CoalesceStats is what the coalescing table holds.
+type CoalesceStats struct {
+	// Generations is the number of generations that can be joined.
+	Generations int `json:"generations"`
+	// Waiting is the number of requests waiting for their generation's
+	// leader to be admitted (the leaders included).
+	Waiting int `json:"waiting"`
+	// Limit is Config.MaxCoalesced (negative: off).
+	Limit int `json:"limit"`
+}
+
+// CoalesceStats returns what the coalescing table holds.
+func (o *Orchestrator) CoalesceStats() CoalesceStats {
+	g := o.gens
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.entries)
+	st := CoalesceStats{Generations: len(g.entries), Limit: o.cfg.MaxCoalesced}
+	for _, e := range g.entries {
+		select {
+		case <-e.ready:
+		default:
+			st.Waiting += e.waiting
+		}
+	}
+	return st
 }
 
 // coalesce is submit for a request that may join an identical running

@@ -31,7 +31,10 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 		Queued        int              `json:"queued"`
 		RejectedTotal int64            `json:"rejected_total"`
 		Upstreams     []upstreamBudget `json:"upstreams"`
-	}{}
+		// Coalesce: the generations identical requests can join, and
+		// the requests waiting for their leader's slot (they hold none).
+		Coalesce orchestrator.CoalesceStats `json:"coalesce"`
+	}{Coalesce: s.orch.CoalesceStats()}
 	breakers := s.orch.Breakers()
 	for i, g := range s.orch.Gates() {
 		st := g.Stats()

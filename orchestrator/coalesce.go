@@ -43,7 +43,11 @@ package orchestrator
 // The cache keeps its semantics: it answers by question and context
 // (cacheContext), not by sampling parameters, so a request with another
 // temperature still gets a cached answer; coalescing only shares a
-// generation that is running. Coalescing is per instance.
+// generation that is running. A purge of the scope (DELETE
+// /v1/cache/namespaces/...) applies to running generations too: a request
+// that comes after it does not join a generation that looked the cache up
+// before it (its answer is not stored either), but starts a fresh one.
+// Coalescing is per instance.
 
 import (
 	"context"
@@ -193,6 +197,13 @@ func (g *genTable) ended(t *Task) {
 	g.mu.Unlock()
 }
 
+// forget removes e if it is still its key's entry.
+func (g *genTable) forget(e *genEntry) {
+	g.mu.Lock()
+	g.removeLocked(e)
+	g.mu.Unlock()
+}
+
 func (g *genTable) removeLocked(e *genEntry) {
 	if g.entries[e.key] == e {
 		delete(g.entries, e.key)
@@ -254,6 +265,13 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 			if t.Cache.Status == CacheHit {
 				break // the cache answers: the request asks it itself
 			}
+			if o.purgedSince(t, req) {
+				// The scope was purged since this generation looked the
+				// cache up: its answer is as stale as a purged entry. The
+				// request starts a fresh one, which others then join.
+				o.gens.forget(e)
+				continue
+			}
 			t.holders.Add(1)
 			t.joined.Add(1)
 			if co, ok := o.obs.(CoalesceObserver); ok {
@@ -276,6 +294,23 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 	}
 	t, err := o.submit(ctx, req, mode)
 	return t, Admission{}, err
+}
+
+// generationer is a Cache that tells the current generation of a scope
+// (*cache.Cache does).
+type generationer interface {
+	Generation(ns cache.Namespace) cache.Generation
+}
+
+// purgedSince reports whether t's cache scope was purged after t looked
+// the cache up (t a cache miss of req's scope).
+func (o *Orchestrator) purgedSince(t *Task, req Request) bool {
+	g, ok := o.cache.(generationer)
+	if !ok || t.Cache.Status != CacheMiss {
+		return false
+	}
+	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
+	return g.Generation(ns) != t.cacheGen
 }
 
 // lead submits req as the generation e that others may join. Its wait for

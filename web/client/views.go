@@ -82,6 +82,9 @@ type Budget struct {
 	Queued        int              `json:"queued"`
 	RejectedTotal int64            `json:"rejected_total"`
 	Upstreams     []UpstreamBudget `json:"upstreams"`
+	// Coalesce: the generations identical requests can join, and the
+	// requests waiting for their leader's slot.
+	Coalesce orchestrator.CoalesceStats `json:"coalesce"`
 }
 
 // Totals sums the permits acquired and released over the upstreams.

@@ -496,7 +496,9 @@ func TestSamplingParametersValidated(t *testing.T) {
 		{"frequency_penalty", -3}, {"stop", []string{"a", "b", "c", "d", "e"}}, {"stop", 5}, {"stop", ""}, {"seed", "x"},
 	} {
 		for _, path := range []string{"/v1/tasks", "/v1/chat/completions"} {
-			var body struct{ Error struct{ Code, Message string } }
+			var body struct {
+				Error struct{ Code, Message string }
+			}
 			req := map[string]any{"prompt": "p", c.field: c.v}
 			if path == "/v1/chat/completions" {
 				req = map[string]any{"messages": []map[string]string{{"role": "user", "content": "p"}}, c.field: c.v}

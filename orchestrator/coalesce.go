@@ -48,6 +48,13 @@ package orchestrator
 // that comes after it does not join a generation that looked the cache up
 // before it (its answer is not stored either), but starts a fresh one.
 // Coalescing is per instance.
+//
+// NOTE: not golang.org/x/sync/singleflight. Its key lives only while the
+// leader's function runs, and here a generation must stay joinable until
+// its task ends (a late joiner replays the transcript, then follows);
+// its leader's wait must outlive the leader while others wait; and the
+// table must be bounded. A map of entries with a ready channel, like the
+// Idempotency-Key table (idempotency.go), does all three in ~100 lines.
 
 import (
 	"context"

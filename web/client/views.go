@@ -53,6 +53,9 @@ type Created struct {
 	URL       string    `json:"url"`
 	EventsURL string    `json:"events_url"`
 	Cache     CacheInfo `json:"cache"`
+	// Coalesced: the request joined an identical request's running
+	// task (the same id) instead of starting its own.
+	Coalesced bool `json:"coalesced,omitempty"`
 }
 
 // End is the data of a stream's terminal event: done and partial carry

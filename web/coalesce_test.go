@@ -513,3 +513,39 @@ func TestSamplingParametersValidated(t *testing.T) {
 		t.Fatalf("%d upstream calls for bad requests", n)
 	}
 }
+
+// The cache keeps its semantics: it answers by question and context, not
+// by sampling parameters, so once a generation is done a request that
+// differs only in temperature is a hit (nocache is the way to sample
+// afresh). Every door forwards its sampling parameters upstream.
+func TestSamplingForwardedCacheUnchanged(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	resp, r := e.stream(map[string]any{"prompt": "sampled", "temperature": 0.2, "top_p": 0.9, "stop": []string{"END", "STOP"},
+		"seed": 5, "presence_penalty": 0.5, "frequency_penalty": -0.5})
+	if resp.Header.Get("X-Cache") != "MISS" || r.Terminal.Type != "done" {
+		t.Fatalf("first: %s %+v", resp.Header.Get("X-Cache"), r.Terminal)
+	}
+	got := e.Up.LastRequest()
+	if got.Temperature == nil || *got.Temperature != 0.2 || got.TopP == nil || *got.TopP != 0.9 || strings.Join(got.Stop, ",") != "END,STOP" ||
+		got.Seed == nil || *got.Seed != 5 || got.PresencePenalty == nil || *got.PresencePenalty != 0.5 || got.FrequencyPenalty == nil || *got.FrequencyPenalty != -0.5 {
+		t.Fatalf("upstream request: %+v", got)
+	}
+	resp, _ = e.stream(map[string]any{"prompt": "sampled", "temperature": 0.9})
+	if resp.Header.Get("X-Cache") != "HIT" || e.Up.Requests() != 1 {
+		t.Fatalf("same question, other temperature, after the first ended: X-Cache %s, %d upstream calls; want a hit",
+			resp.Header.Get("X-Cache"), e.Up.Requests())
+	}
+	// No sampling parameter sent: none forwarded (the upstream's defaults).
+	e.stream(map[string]any{"prompt": "plain", "nocache": true})
+	if got := e.Up.LastRequest(); got.Temperature != nil || got.TopP != nil || got.Stop != nil || got.Seed != nil {
+		t.Fatalf("a request without sampling parameters forwarded %+v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rr := e.do(ctx, http.MethodPost, "/v1/responses", map[string]any{"input": "responses sampled", "temperature": 0.7, "top_p": 0.3})
+	_, _ = io.Copy(io.Discard, rr.Body)
+	rr.Body.Close()
+	if got := e.Up.LastRequest(); rr.StatusCode != http.StatusOK || got.Temperature == nil || *got.Temperature != 0.7 || got.TopP == nil || *got.TopP != 0.3 {
+		t.Fatalf("responses door: %d, upstream %+v", rr.StatusCode, got)
+	}
+}

@@ -549,3 +549,33 @@ func TestSamplingForwardedCacheUnchanged(t *testing.T) {
 		t.Fatalf("responses door: %d, upstream %+v", rr.StatusCode, got)
 	}
 }
+
+// An interactive request that joins an async task still queued waits with
+// it; when the queue wait runs out, the chat door answers the task's end
+// as 503 queue_timeout with Retry-After, before any output.
+func TestCoalesceInteractiveJoinsQueuedTask(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1, MaxQueueWait: 300 * time.Millisecond}})
+	e.Up.SetScript(upstreamtest.Script{StallBeforeHeaders: true})
+	hold, err := e.Orch.Gates()[0].Acquire(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Release()
+	var queued struct{ ID, Status string }
+	if st, _ := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "queued together"}, &queued); st != http.StatusAccepted || queued.Status != "queued" {
+		t.Fatalf("async: %d %+v", st, queued)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp := e.do(ctx, http.MethodPost, "/v1/chat/completions", map[string]any{"stream": true,
+		"messages": []map[string]string{{"role": "user", "content": "queued together"}}})
+	c := readCoalesced(t, resp)
+	var body struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(c.body, &body)
+	if c.taskID != queued.ID || !c.joined || c.status != http.StatusServiceUnavailable || body.Error.Code != "queue_timeout" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("chat joiner of a queued task: task %s (async %s) joined %v, %d %s", c.taskID, queued.ID, c.joined, c.status, c.body)
+	}
+	if n := e.Up.Requests(); n != 0 {
+		t.Fatalf("%d upstream calls, want none", n)
+	}
+}

@@ -178,6 +178,9 @@ func (s *Server) endError(end *stream.End) *apiError {
 		ae.Status = http.StatusGatewayTimeout
 	case orchestrator.CodeShuttingDown:
 		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, time.Second
+	case orchestrator.CodeQueueTimeout:
+		// A request that joined a queued task shares its end (coalesce.go).
+		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, s.orch.Config().RetryAfter
 	case orchestrator.CodeCancelled:
 		ae.Status = http.StatusConflict
 	default:

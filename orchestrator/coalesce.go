@@ -33,9 +33,12 @@ package orchestrator
 //
 // Leaving. A task never depends on a client connection, except for POST
 // /v1/stream with "detach": false, whose leaving cancels the task: with
-// joiners, such a leaving only releases its interest (Release), and the
+// joiners, such a leaving only releases its share (Release), and the
 // task is cancelled when every request that shared it has released it (a
-// detached joiner never does, so the generation goes on for it). DELETE
+// detached joiner never does, so the generation goes on for it). The
+// shares are Task.holders: settle counts the requests waiting on the
+// entry (a leader that left while waiting for its slot is not among them
+// and gets no task), a late joiner counts itself. DELETE
 // /v1/tasks/{id} (and the Responses cancel) is an explicit cancel of the
 // task: every request sharing it sees it end cancelled, as they share the
 // tenant and the id.
@@ -93,8 +96,9 @@ type genEntry struct {
 	task  *Task // set before ready is closed; nil when err
 	err   error
 
-	waiting  int                // requests waiting for ready (the leader too); under genTable.mu
-	stopWait context.CancelFunc // ends the leader's wait once nobody waits
+	waiting    int                // requests waiting for ready (the leader too); under genTable.mu
+	leaderGone bool               // the leader left before ready; under genTable.mu
+	stopWait   context.CancelFunc // ends the leader's wait once nobody waits
 }
 
 // genTable maps canonical requests to their running generation, bounded:
@@ -140,37 +144,42 @@ func coalesceKey(req Request) genKey {
 
 // claim returns the entry of k: the existing one (mine false), or a new
 // one for the caller to lead (mine true), who must then call settle. The
-// caller counts among its waiters until ready or leave. ok is false when
-// the table is full: the request runs on its own.
-func (g *genTable) claim(k genKey, mode Mode) (e *genEntry, mine, ok bool) {
+// caller counts among its waiters (waited) until ready or leave: settle
+// then counts it among the task's holders. ok is false when the table is
+// full: the request runs on its own.
+func (g *genTable) claim(k genKey, mode Mode) (e *genEntry, mine, waited, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e := g.entries[k]; e != nil {
 		select {
 		case <-e.ready:
+			return e, false, false, true
 		default:
 			e.waiting++
+			return e, false, true, true
 		}
-		return e, false, true
 	}
 	if g.max > 0 && len(g.entries) >= g.max {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	e = &genEntry{key: k, mode: mode, ready: make(chan struct{}), waiting: 1}
 	g.entries[k] = e
-	return e, true, true
+	return e, true, true, true
 }
 
 // leave is a waiter of e that stops waiting (its client left): when none
-// is left, the leader's wait ends and nobody can join e any more.
-func (g *genTable) leave(e *genEntry) {
+// is left, the leader's wait ends and nobody can join e any more. It
+// reports false when e was settled first: the waiter was then counted
+// among the task's holders.
+func (g *genTable) leave(e *genEntry, leader bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	select {
 	case <-e.ready:
-		return // settled: nobody waits any more
+		return false // settled: nobody waits any more
 	default:
 	}
+	e.leaderGone = e.leaderGone || leader
 	e.waiting--
 	if e.waiting == 0 {
 		g.removeLocked(e)
@@ -178,6 +187,7 @@ func (g *genTable) leave(e *genEntry) {
 			e.stopWait()
 		}
 	}
+	return true
 }
 
 // settle records the leader's outcome and wakes the joiners. A refused
@@ -186,6 +196,11 @@ func (g *genTable) leave(e *genEntry) {
 func (g *genTable) settle(e *genEntry, t *Task, err error) {
 	g.mu.Lock()
 	e.task, e.err = t, err
+	if t != nil {
+		// Every request still waiting (the leader too, unless it left)
+		// shares the task; Release gives a share back.
+		t.holders.Add(int32(e.waiting))
+	}
 	if t == nil || t.Status().Final() {
 		g.removeLocked(e)
 	}
@@ -254,7 +269,7 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 	req = o.effective(req)
 	k := coalesceKey(req)
 	for range 3 { // a generation whose leader left or was cancelled is tried again
-		e, mine, ok := o.gens.claim(k, mode)
+		e, mine, waited, ok := o.gens.claim(k, mode)
 		if !ok {
 			break
 		}
@@ -265,10 +280,15 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 		select {
 		case <-e.ready:
 		case <-ctx.Done():
-			o.gens.leave(e)
+			if !o.gens.leave(e, false) && e.task != nil {
+				o.release(e.task) // settled as it left: its share goes back
+			}
 			return nil, Admission{}, ctx.Err()
 		}
 		if t := e.task; t != nil {
+			if !waited {
+				t.holders.Add(1) // settle did not count a late joiner
+			}
 			if t.Cache.Status == CacheHit {
 				break // the cache answers: the request asks it itself
 			}
@@ -276,10 +296,10 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 				// The scope was purged since this generation looked the
 				// cache up: its answer is as stale as a purged entry. The
 				// request starts a fresh one, which others then join.
+				o.release(t)
 				o.gens.forget(e)
 				continue
 			}
-			t.holders.Add(1)
 			t.joined.Add(1)
 			if co, ok := o.obs.(CoalesceObserver); ok {
 				co.Coalesced(t.Upstream)
@@ -328,13 +348,18 @@ func (o *Orchestrator) lead(ctx context.Context, e *genEntry, req Request, mode 
 	o.gens.mu.Lock()
 	e.stopWait = stop
 	o.gens.mu.Unlock()
-	unwatch := context.AfterFunc(ctx, func() { o.gens.leave(e) })
+	unwatch := context.AfterFunc(ctx, func() { o.gens.leave(e, true) })
 	req.gen = e
 	t, err := o.submit(wctx, req, mode)
 	unwatch()
 	o.gens.settle(e, t, err)
-	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err() // the leader left while waiting
+	o.gens.mu.Lock()
+	gone := e.leaderGone
+	o.gens.mu.Unlock()
+	if gone {
+		// The leader left while waiting: it holds no share of the task,
+		// which goes on for the joiners.
+		return nil, ctx.Err()
 	}
 	return t, err
 }
@@ -345,8 +370,16 @@ func (o *Orchestrator) lead(ctx context.Context, e *genEntry, req Request, mode 
 // never shared. It returns nil when there is no such task.
 func (o *Orchestrator) Release(tenant, id string) *Task {
 	t := o.Get(tenant, id)
-	if t != nil && t.holders.Add(-1) < 0 && t.cancel != nil {
-		t.cancel(ErrCancelled)
+	if t != nil {
+		o.release(t)
 	}
 	return t
+}
+
+// release gives back one share of t (holders counts them; a task that
+// was never shared has none): the last one cancels it.
+func (o *Orchestrator) release(t *Task) {
+	if t.holders.Add(-1) <= 0 && t.cancel != nil {
+		t.cancel(ErrCancelled)
+	}
 }

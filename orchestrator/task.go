@@ -79,7 +79,7 @@ type Task struct {
 	cacheGen cache.Generation        // the generation its cache miss saw: its answer is stored under it
 	gen      *genEntry               // its entry in the coalescing table, if it leads one
 	joined   atomic.Int32            // requests that joined it (coalesce.go)
-	holders  atomic.Int32            // joined requests that have not released it (Orchestrator.Release)
+	holders  atomic.Int32            // requests sharing it that have not released it (coalesce.go); 0 when never shared
 
 	mu           sync.Mutex // protects the fields below
 	status       Status

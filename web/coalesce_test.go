@@ -579,3 +579,50 @@ func TestCoalesceInteractiveJoinsQueuedTask(t *testing.T) {
 		t.Fatalf("%d upstream calls, want none", n)
 	}
 }
+
+// A leader ("detach": false) that leaves while it waits for budget holds
+// no share of the task: the joiner waiting with it gets the slot, the
+// whole answer and a done end; the leader's leaving cancels nothing.
+func TestCoalesceLeaderLeavesDuringBudgetWait(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1, AcquireTimeout: 20 * time.Second}})
+	chunks := chunksN(5)
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks, Gap: 5 * time.Millisecond})
+	hold, err := e.Orch.Gates()[0].Acquire(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body := map[string]any{"prompt": "leader gives up", "detach": false}
+	lctx, leave := context.WithCancel(ctx)
+	lerr := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(lctx, http.MethodPost, e.URL+"/v1/stream", strings.NewReader(`{"prompt":"leader gives up","detach":false}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := e.HTTP.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		lerr <- err
+	}()
+	pollUntil(t, "the leader waiting", func() bool { return e.Orch.CoalesceStats().Waiting == 1 })
+	jres := make(chan coalesced, 1)
+	go func() { jres <- readCoalesced(t, e.do(ctx, http.MethodPost, "/v1/stream", body)) }()
+	pollUntil(t, "the joiner waiting", func() bool { return e.Orch.CoalesceStats().Waiting == 2 })
+	leave()
+	if err := <-lerr; err == nil {
+		t.Fatal("the leader's request did not fail when it left")
+	}
+	pollUntil(t, "the leader gone", func() bool { return e.Orch.CoalesceStats().Waiting == 1 })
+	hold.Release()
+	j := <-jres
+	if j.status != http.StatusOK || j.result.Terminal.Type != "done" || j.result.Text != strings.Join(chunks, "") {
+		t.Fatalf("joiner after the leader left during the wait: %d %s %+v %q", j.status, j.body, j.result.Terminal, j.result.Text)
+	}
+	if v := e.waitFinal(j.taskID); v.Status != orchestrator.StatusDone {
+		t.Fatalf("task %s", v.Status)
+	}
+	if n := e.Up.Requests(); n != 1 {
+		t.Fatalf("%d upstream calls, want 1", n)
+	}
+}

@@ -75,6 +75,10 @@ type Config struct {
 	// tenants); beyond it the oldest are forgotten. A key is also
 	// forgotten when its task expires. default: 10000; negative: no limit.
 	MaxIdempotencyKeys int
+	// MaxCoalesced bounds the generations that identical requests can join
+	// (coalesce.go): beyond it a new request runs on its own. default:
+	// 10000; negative: coalescing off.
+	MaxCoalesced int
 	// DefaultModel is used when a request names none. default: "sim-1"
 	// (with Models: it must be one of them)
 	DefaultModel string
@@ -192,6 +196,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxAnswerBytes == 0 {
 		c.MaxAnswerBytes = 1 << 20
+	}
+	if c.MaxCoalesced == 0 {
+		c.MaxCoalesced = 10000
 	}
 	switch {
 	case c.MaxRetries == 0:

@@ -58,7 +58,8 @@ func fingerprint(req Request, mode Mode) [32]byte {
 		NoCache                    bool
 		MaxTokens                  int
 		Deadline                   time.Duration
-	}{mode, req.Question, req.Model, req.Namespace, req.Messages, req.NoCache, req.MaxTokens, req.Deadline})
+		Sampling                   any
+	}{mode, req.Question, req.Model, req.Namespace, req.Messages, req.NoCache, req.MaxTokens, req.Deadline, req.Sampling})
 	return sha256.Sum256(b)
 }
 
@@ -139,26 +140,35 @@ func (it *idemTable) sweep(now time.Time) {
 	}
 }
 
-// SubmitOnce starts a task for req. A cache hit returns a task that is
+// SubmitOnce is Admit that reports only whether the request attached to
+// an earlier one with the same Idempotency-Key.
+func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (t *Task, attached bool, err error) {
+	t, adm, err := o.Admit(ctx, req, mode)
+	return t, adm.Attached, err
+}
+
+// Admit starts a task for req. A cache hit returns a task that is
 // already done. Otherwise the task needs a slot: in mode Interactive it
-// gets one before SubmitOnce returns or is refused with a *Refusal; in
+// gets one before Admit returns or is refused with a *Refusal; in
 // mode Async it is queued (or refused when the queue is full). ctx bounds
 // only the wait of an interactive request, never the task. After Shutdown
 // it returns ErrClosed.
 //
+// A cacheable request identical to one already generating joins it
+// (Admission.Coalesced: the same task; see coalesce.go).
+//
 // req.IdempotencyKey makes it idempotent: the first request with a key
 // starts a task; a repeat by the same tenant with the same request, while
 // that task is held (its TTL and the retention limits), returns that task
-// with attached true and starts nothing (no second upstream call). A
+// with Attached true and starts nothing (no second upstream call). A
 // repeat after that task failed or was cancelled is a retry: it starts a
 // new task, which the key then names. The
 // same key with a different request is ErrIdempotencyConflict. A repeat
 // that comes while the first is still being admitted waits for it (within
 // ctx).
-func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (t *Task, attached bool, err error) {
+func (o *Orchestrator) Admit(ctx context.Context, req Request, mode Mode) (t *Task, adm Admission, err error) {
 	if req.IdempotencyKey == "" {
-		t, err = o.submit(ctx, req, mode)
-		return t, false, err
+		return o.coalesce(ctx, req, mode)
 	}
 	k := idemKey{req.Tenant, req.IdempotencyKey}
 	if req.Model == "" {
@@ -169,18 +179,18 @@ func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (
 	for range 3 { // a claim whose task was dropped or failed is retried
 		e, mine := o.idem.claim(k, fp, time.Now(), ttl)
 		if mine {
-			t, err := o.submit(ctx, req, mode)
+			t, adm, err := o.coalesce(ctx, req, mode)
 			o.idem.settle(e, t)
-			return t, false, err
+			return t, adm, err
 		}
 		if e.fingerprint != fp {
 			select {
 			case <-e.ready:
 			default:
-				return nil, false, ErrIdempotencyConflict // the first is being admitted
+				return nil, adm, ErrIdempotencyConflict // the first is being admitted
 			}
 			if e.taskID != "" && o.store.Get(e.taskID) != nil {
-				return nil, false, ErrIdempotencyConflict
+				return nil, adm, ErrIdempotencyConflict
 			}
 			o.idem.forget(e) // its task is gone: the key is free again
 			continue
@@ -188,11 +198,11 @@ func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (
 		select {
 		case <-e.ready:
 		case <-ctx.Done():
-			return nil, false, ctx.Err()
+			return nil, adm, ctx.Err()
 		}
 		if t := o.store.Get(e.taskID); e.taskID != "" && t != nil {
 			if st := t.Status(); st != StatusFailed && st != StatusCancelled {
-				return t, true, nil
+				return t, Admission{Attached: true}, nil
 			}
 			// It ended with no usable answer: a repeat is a retry, which
 			// gets a new task (and the key).
@@ -201,6 +211,5 @@ func (o *Orchestrator) SubmitOnce(ctx context.Context, req Request, mode Mode) (
 		// failed: this request is a new one.
 		o.idem.forget(e)
 	}
-	t, err = o.submit(ctx, req, mode)
-	return t, false, err
+	return o.coalesce(ctx, req, mode)
 }

@@ -61,6 +61,13 @@ type Request struct {
 	// (Config.TenantClass), else interactive for an Interactive request
 	// and batch for an Async one.
 	Class string
+
+	// Sampling is forwarded upstream as it is (temperature, top_p, ...).
+	// It is part of what makes two requests identical for coalescing,
+	// not of the cache's key (see coalesce.go).
+	Sampling upstream.Sampling
+
+	gen *genEntry // the coalesced generation this request leads (coalesce.go)
 }
 
 // Orchestrator turns requests into tasks and runs them. It is safe for
@@ -75,6 +82,7 @@ type Orchestrator struct {
 	cache   Cache
 	store   taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
 	idem    *idemTable // Idempotency-Key -> task, per tenant
+	gens    *genTable  // running generations by canonical request (coalesce.go)
 	log     *slog.Logger
 	obs     Observer
 
@@ -146,6 +154,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		cache:     d.Cache,
 		store:     newMemoryStore(retentionLimits{MaxTasks: cfg.MaxRetainedTasks, MaxBytes: cfg.MaxRetainedBytes}),
 		idem:      newIdemTable(cfg.MaxIdempotencyKeys),
+		gens:      newGenTable(cfg.MaxCoalesced),
 		log:       d.Logger,
 		obs:       obs,
 		shared:    d.Shared,
@@ -304,7 +313,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	t := &Task{
 		ID: uuid.NewString(), Tenant: req.Tenant, Model: req.Model, Namespace: req.Namespace, Priority: class.String(),
 		Upstream: hops[0].r.name, CreatedAt: accepted, deadline: accepted.Add(req.Deadline), done: make(chan struct{}),
-		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()},
+		Cache: CacheInfo{Status: CacheMiss, Namespace: ns.String()}, gen: req.gen,
 	}
 	switch {
 	case o.cache == nil:

@@ -175,7 +175,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 // it waits and takes it again. It returns the last attempt's error.
 func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s *slot, mode Mode, emit func(upstream.Chunk), log *slog.Logger) error {
 	r := h.r
-	upReq := upstream.Request{Model: cmp.Or(h.model, req.Model), Messages: req.Messages, MaxTokens: req.MaxTokens}
+	upReq := upstream.Request{Model: cmp.Or(h.model, req.Model), Messages: req.Messages, MaxTokens: req.MaxTokens, Sampling: req.Sampling}
 	var err error
 	for attempt := 0; ; attempt++ {
 		done, after, berr := s.probe, time.Duration(0), error(nil)
@@ -505,6 +505,7 @@ func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.N
 	if status == StatusDone && reason == FinishStop && !req.NoCache && o.cache != nil {
 		o.cacheAnswer(ctx, t, ns, req.Question, log)
 	}
+	o.gens.ended(t) // no request joins it any more: the next asks the cache
 	// The status is final before the terminal event is published, so a
 	// client that sees the event and then polls sees the same end. (No
 	// delta comes after this point: the text is already whole.)

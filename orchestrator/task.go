@@ -80,6 +80,9 @@ type Task struct {
 	follower *follower               // of a running remote task, until it is followed; set before the task is shared
 	deadline time.Time               // the total cap: the task ends by then
 	cacheGen cache.Generation        // the generation its cache miss saw: its answer is stored under it
+	gen      *genEntry               // its entry in the coalescing table, if it leads one
+	joined   atomic.Int32            // requests that joined it (coalesce.go)
+	holders  atomic.Int32            // requests sharing it that have not released it (coalesce.go); 0 when never shared
 
 	mu           sync.Mutex // protects the fields below
 	status       Status
@@ -148,6 +151,10 @@ type View struct {
 	Chunks       int        `json:"chunks"`
 	Retries      int        `json:"retries"`
 	Error        *ErrorInfo `json:"error,omitempty"`
+
+	// Joined counts the identical requests that joined this task's
+	// generation (coalescing) instead of starting their own.
+	Joined int `json:"joined,omitempty"`
 }
 
 // View returns a consistent snapshot of the task.
@@ -159,6 +166,7 @@ func (t *Task) View() View {
 		ID: t.ID, Status: t.status, Text: text, FinishReason: string(t.finishReason),
 		Cache: t.Cache, Model: t.Model, Namespace: t.Namespace, Upstream: t.Upstream, Priority: t.Priority,
 		CreatedAt: t.CreatedAt.UTC(), Chunks: chunks, Retries: t.retries, Error: t.err,
+		Joined: int(t.joined.Load()),
 	}
 	if t.firstToken > 0 {
 		ms := t.firstToken.Milliseconds()
@@ -181,6 +189,9 @@ type Meta struct {
 	// (a fallback before the first token may move it: the task's View
 	// says where it ended).
 	Upstream string `json:"upstream,omitempty"`
+	// Coalesced is set on the meta event of a request that joined a
+	// generation already running (the door sets it; the task is the same).
+	Coalesced bool `json:"coalesced,omitempty"`
 }
 
 // Meta returns the task's meta event data.

@@ -51,12 +51,14 @@ var startedAt = time.Now().Unix()
 //     namespace, and nocache is on when either asks for it. Its
 //     "priority" ("interactive", the default here, or "batch"), or the
 //     header X-Sluice-Priority, picks the budget's priority class.
+//   - temperature, top_p, stop (a string or up to 4), seed,
+//     presence_penalty, frequency_penalty: validated against OpenAI's
+//     ranges and forwarded upstream as they are. Identical requests
+//     (these included) share one generation while it runs (coalescing);
+//     the cache answers by question and context and does not key on them.
 //
-// Every other field (temperature, top_p, stop, seed, user, tools,
-// response_format, logprobs, ...) is accepted and ignored: the pipeline
-// forwards only the messages, the model and max_tokens upstream, and the
-// cache answers by question, so sampling options could not be honoured
-// consistently anyway.
+// Every other field (user, tools, response_format, logprobs, ...) is
+// accepted and ignored: the pipeline forwards only the fields above.
 type chatRequest struct {
 	Model               *string        `json:"model"`
 	Messages            []messageIn    `json:"messages"`
@@ -66,6 +68,8 @@ type chatRequest struct {
 	StreamOptions       *streamOptions `json:"stream_options"`
 	N                   *int           `json:"n"`
 	Sluice              *sluiceOptions `json:"sluice"`
+
+	samplingIn // forwarded upstream (sampling.go)
 }
 
 type streamOptions struct {
@@ -176,6 +180,9 @@ func (s *Server) endError(end *stream.End) *apiError {
 		ae.Status = http.StatusGatewayTimeout
 	case orchestrator.CodeShuttingDown:
 		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, time.Second
+	case orchestrator.CodeQueueTimeout:
+		// A request that joined a queued task shares its end (coalesce.go).
+		ae.Status, ae.RetryAfter = http.StatusServiceUnavailable, s.orch.Config().RetryAfter
 	case orchestrator.CodeCancelled:
 		ae.Status = http.StatusConflict
 	default:
@@ -285,7 +292,7 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 	if cr.N != nil && *cr.N != 1 {
 		return nil, orchestrator.Request{}, badRequest("n must be 1: sluice returns one choice")
 	}
-	tr := taskRequest{Messages: cr.Messages, MaxTokens: cr.MaxTokens, Sluice: cr.Sluice}
+	tr := taskRequest{Messages: cr.Messages, MaxTokens: cr.MaxTokens, Sluice: cr.Sluice, samplingIn: cr.samplingIn}
 	if cr.Model != nil {
 		tr.Model = *cr.Model
 	}

@@ -33,7 +33,10 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 		// Classes sums each priority class's counters over the upstreams.
 		Classes   map[string]pipeline.ClassStats `json:"classes"`
 		Upstreams []upstreamBudget               `json:"upstreams"`
-	}{Classes: map[string]pipeline.ClassStats{}}
+		// Coalesce: the generations identical requests can join, and
+		// the requests waiting for their leader's slot (they hold none).
+		Coalesce orchestrator.CoalesceStats `json:"coalesce"`
+	}{Classes: map[string]pipeline.ClassStats{}, Coalesce: s.orch.CoalesceStats()}
 	breakers := s.orch.Breakers()
 	for i, g := range s.orch.Gates() {
 		st := g.Stats()

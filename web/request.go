@@ -40,6 +40,8 @@ type taskRequest struct {
 	Detach     *bool          `json:"detach"`
 	Priority   string         `json:"priority"` // "interactive" or "batch"; "" = the default
 	Sluice     *sluiceOptions `json:"sluice"`   // sluice's options on the OpenAI-compatible door
+
+	samplingIn // temperature, top_p, stop, seed, penalties (sampling.go)
 }
 
 // sluiceOptions are sluice's own options on the OpenAI-compatible door.
@@ -263,6 +265,10 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 			return req, badRequest("max_tokens must be >= 0")
 		}
 		req.MaxTokens = *tr.MaxTokens
+	}
+	var err error
+	if req.Sampling, err = tr.toUpstream(); err != nil {
+		return req, err
 	}
 	if tr.DeadlineMs != nil {
 		if *tr.DeadlineMs <= 0 {

@@ -54,6 +54,8 @@ type responsesRequest struct {
 	Store           *bool             `json:"store"`
 	Metadata        map[string]string `json:"metadata"`
 	Sluice          *sluiceOptions    `json:"sluice"`
+	Temperature     *float64          `json:"temperature"` // forwarded upstream
+	TopP            *float64          `json:"top_p"`       // forwarded upstream
 
 	// Refused when set (see refuseUnsupported).
 	Tools              json.RawMessage `json:"tools"`
@@ -196,7 +198,8 @@ func (s *Server) decodeResponses(w http.ResponseWriter, r *http.Request, tenant 
 	if err != nil {
 		return nil, orchestrator.Request{}, err
 	}
-	tr := taskRequest{Messages: msgs, MaxTokens: rr.MaxOutputTokens, Sluice: rr.Sluice}
+	tr := taskRequest{Messages: msgs, MaxTokens: rr.MaxOutputTokens, Sluice: rr.Sluice,
+		samplingIn: samplingIn{Temperature: rr.Temperature, TopP: rr.TopP}}
 	if rr.Model != nil {
 		tr.Model = *rr.Model
 	}

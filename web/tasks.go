@@ -46,7 +46,7 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request, tenant strin
 		writeError(w, err)
 		return
 	}
-	t, _ := s.submit(w, r, req, orchestrator.Async, writeError)
+	t, adm := s.submit(w, r, req, orchestrator.Async, writeError)
 	if t == nil {
 		return
 	}
@@ -56,10 +56,14 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request, tenant strin
 		events += "?token=" + s.eventsToken(tenant, t.ID)
 	}
 	w.Header().Set("Location", url)
-	writeJSON(w, http.StatusAccepted, map[string]any{
+	body := map[string]any{
 		"id": t.ID, "status": t.Status(), "url": url, "events_url": events,
 		"cache": t.Cache,
-	})
+	}
+	if adm.Coalesced {
+		body["coalesced"] = true
+	}
+	writeJSON(w, http.StatusAccepted, body)
 }
 
 // streamTask is POST /v1/stream: start a task and stream it on this
@@ -71,21 +75,23 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 		writeError(w, err)
 		return
 	}
-	t, attached := s.submit(w, r, req, orchestrator.Interactive, writeError)
+	t, adm := s.submit(w, r, req, orchestrator.Interactive, writeError)
 	if t == nil {
 		return
 	}
 	after := 0
-	if attached {
+	if adm.Attached {
 		// A repeated POST (a client reconnecting by sending it again)
 		// resumes like GET .../events: after its Last-Event-ID.
 		after = stream.LastEventID(r)
 	}
-	st := s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t), after)
-	// detach:false cancels the task its own request started; a repeat that
-	// attached to another request's task leaves it to its owner.
-	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach && !attached {
-		s.orch.Cancel(tenant, t.ID)
+	st := s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t, adm.Coalesced), after)
+	// detach:false cancels the task its own request started, or with
+	// coalescing, releases its share of it: the task is cancelled when
+	// no request that shared it needs it. A repeat that attached to
+	// another request's task leaves it to its owner.
+	if st.Reason != stream.CloseEnd && tr.Detach != nil && !*tr.Detach && !adm.Attached {
+		s.orch.Release(tenant, t.ID)
 	}
 }
 
@@ -115,7 +121,7 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	setCacheHeaders(w, t)
 	w.Header().Set("X-Task-Id", t.ID)
-	s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t), stream.LastEventID(r))
+	s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t, false), stream.LastEventID(r))
 }
 
 // serveEvents runs the write loop of every streaming door: t's transcript
@@ -147,22 +153,30 @@ func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orch
 // than a quarter of it (see stream.Conn.Serve and TestIdleStreamMemory).
 //
 //go:noinline
-func taskEvents(t *orchestrator.Task) stream.Framing {
-	meta, _ := json.Marshal(t.Meta()) // strings and numbers: cannot fail
+func taskEvents(t *orchestrator.Task) stream.Framing { return taskEventsOf(t, false) }
+
+// taskEventsOf is taskEvents for a request that may have joined t's
+// generation (coalesced): its meta event says so.
+//
+//go:noinline
+func taskEventsOf(t *orchestrator.Task, coalesced bool) stream.Framing {
+	m := t.Meta()
+	m.Coalesced = coalesced
+	meta, _ := json.Marshal(m) // strings and numbers: cannot fail
 	return stream.TaskEvents{Meta: meta}
 }
 
-// taskFraming is taskEvents, written once t's upstream is settled or
+// taskFraming is taskEventsOf, written once t's upstream is settled or
 // Config.FallbackHold has passed: while t may still move to another
 // upstream (its model has several and it has no delta yet), the stream
 // waits up to FallbackHold for its first delta or its end before its
 // status line and meta, so that a fallback before the first token (a
 // refused connection, a 503) is named by meta. Heartbeats start after it.
-func (s *Server) taskFraming(ctx context.Context, t *orchestrator.Task) stream.Framing {
+func (s *Server) taskFraming(ctx context.Context, t *orchestrator.Task, coalesced bool) stream.Framing {
 	if s.cfg.FallbackHold > 0 && s.orch.UpstreamCount(t.Model) > 1 {
 		holdForFallback(ctx, t, s.cfg.FallbackHold)
 	}
-	return taskEvents(t)
+	return taskEventsOf(t, coalesced)
 }
 
 // holdForFallback waits at most d, or until ctx ends, for t's first delta
@@ -246,23 +260,28 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request, tenant strin
 }
 
 // submit hands a door's request to the orchestrator and writes the task's
-// headers (X-Task-Id, X-Cache…, Idempotent-Replayed). On a refusal it
-// writes the door's error with writeErr, or nothing when the client left
-// while waiting for budget, and returns nil. attached is true when the
-// request attached to an earlier one with the same Idempotency-Key.
+// headers (X-Task-Id, X-Cache…, Idempotent-Replayed, X-Sluice-Coalesced).
+// On a refusal it writes the door's error with writeErr, or nothing when
+// the client left while waiting for budget, and returns nil. adm says
+// whether the request attached to an earlier one with the same
+// Idempotency-Key, or joined an identical request's running generation
+// (whose task it then shares: the same X-Task-Id).
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, req orchestrator.Request, mode orchestrator.Mode,
-	writeErr func(http.ResponseWriter, error)) (t *orchestrator.Task, attached bool) {
-	t, attached, err := s.orch.SubmitOnce(r.Context(), req, mode)
+	writeErr func(http.ResponseWriter, error)) (*orchestrator.Task, orchestrator.Admission) {
+	t, adm, err := s.orch.Admit(r.Context(), req, mode)
 	if err != nil {
 		if r.Context().Err() == nil {
 			writeErr(w, err)
 		} // else the client left while waiting for budget: nobody to answer
-		return nil, false
+		return nil, adm
 	}
 	setCacheHeaders(w, t)
-	setReplayed(w, attached)
+	setReplayed(w, adm.Attached)
+	if adm.Coalesced {
+		w.Header().Set("X-Sluice-Coalesced", "true")
+	}
 	w.Header().Set("X-Task-Id", t.ID)
-	return t, attached
+	return t, adm
 }
 
 // setCacheHeaders writes the X-Cache headers of a task's cache decision.

@@ -53,6 +53,8 @@ type settings struct {
 	TaskMaxBytes      int64
 	MaxAnswer         int64
 	IdemKeys          int
+	Coalesce          string
+	CoalesceMax       int
 	BreakerMin        int
 	BreakerRate       float64
 	BreakerWindow     time.Duration
@@ -159,6 +161,8 @@ func (s *settings) table() []setting {
 		{"SLUICE_TASK_MAX_RETAINED_BYTES", "task-max-retained-bytes", "128MiB", "most bytes of finished tasks kept (their text plus ~2 KiB each), like SLUICE_TASK_MAX_RETAINED", size(&s.TaskMaxBytes)},
 		{"SLUICE_MAX_ANSWER_BYTES", "max-answer-bytes", "1MiB", "longest answer of one task; past it the answer is cut as partial (finish_reason length, code answer_too_large) and the upstream call ends", size(&s.MaxAnswer)},
 		{"SLUICE_IDEMPOTENCY_KEYS", "idempotency-keys", "10000", "most Idempotency-Keys remembered (all tenants; when full, the tenant holding the most forgets its oldest; a key also ends with its task)", posInt(&s.IdemKeys)},
+		{"SLUICE_COALESCE", "coalesce", "on", "`on`: a cacheable request identical to one already generating (same tenant, namespace, model, messages and every generation parameter) joins it: one slot, one upstream call, the same stream for all; `off`: every request generates on its own", oneOf(&s.Coalesce, "on", "off")},
+		{"SLUICE_COALESCE_MAX", "coalesce-max", "10000", "most generations that identical requests can join at once (when full, a new request generates on its own)", posInt(&s.CoalesceMax)},
 		{"SLUICE_CUT_SETTLE", "cut-settle", "100ms", "with SLUICE_BUDGET_MODE=cluster: how long the slot of an upstream stream that sluice cut (client cancel, timeouts) stays held after the cut, while the upstream sees the disconnect, so a fleet at its limit never has one stream more at the upstream; a stream that ended on its own frees its slot at once; 0 = at once", dur(&s.CutSettle, true)},
 		{"SLUICE_MAX_QUEUE_WAIT", "max-queue-wait", "60s", "longest wait of an async task in the queue for budget; past it the task fails (finish_reason overloaded, code queue_timeout)", dur(&s.MaxQueueWait, false)},
 		{"SLUICE_BREAKER_MIN_CALLS", "breaker-min-calls", "20", "upstream calls the breaker's window must hold before its failure rate can open the circuit", posInt(&s.BreakerMin)},

@@ -168,7 +168,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxRetainedTasks: s.TaskMaxKept, MaxRetainedBytes: s.TaskMaxBytes, MaxAnswerBytes: int(min(s.MaxAnswer, 1<<40)),
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
-		BudgetInstances: s.BudgetInstances, Models: s.routes.models(),
+		BudgetInstances: s.BudgetInstances, Models: s.routes.models(), MaxCoalesced: coalesceMax(s),
 		// Priority classes and tenant caps (issue 15).
 		InteractiveShare: cmp.Or(s.InteractiveShare, -1), // 0 = no guarantee: the gate's "negative"
 		TenantMaxShare:   s.TenantMaxShare, TenantShares: s.TenantShares, TenantClass: s.TenantPriority,
@@ -253,6 +253,15 @@ func queueLimit(n int) int {
 		return -1 // SLUICE_QUEUE=0: no queue
 	}
 	return n
+}
+
+// coalesceMax is the orchestrator's MaxCoalesced: negative (off) with
+// SLUICE_COALESCE=off.
+func coalesceMax(s *settings) int {
+	if s.Coalesce == "off" {
+		return -1
+	}
+	return s.CoalesceMax
 }
 
 func newUpstream(s *settings) (upstream.Upstream, error) {

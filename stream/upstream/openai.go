@@ -212,6 +212,7 @@ type chatRequest struct {
 	Messages  []Message `json:"messages"`
 	Stream    bool      `json:"stream"`
 	MaxTokens int       `json:"max_tokens,omitempty"`
+	Sampling
 }
 
 // chatChunk is the part of a chat.completion.chunk (or, with Message, of a
@@ -297,6 +298,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 		Messages:  req.Messages,
 		Stream:    true,
 		MaxTokens: max(req.MaxTokens, 0),
+		Sampling:  req.Sampling,
 	})
 	if err != nil {
 		return fmt.Errorf("stream: encode request: %w", err)

@@ -18,6 +18,18 @@ type Request struct {
 	Model     string
 	Messages  []Message
 	MaxTokens int // 0 means the upstream's default.
+	Sampling
+}
+
+// Sampling are the common OpenAI sampling parameters, forwarded as they
+// are. A nil (or empty) field is not sent: the upstream's default.
+type Sampling struct {
+	Temperature      *float64 `json:"temperature,omitempty"`
+	TopP             *float64 `json:"top_p,omitempty"`
+	Stop             []string `json:"stop,omitempty"`
+	Seed             *int64   `json:"seed,omitempty"`
+	PresencePenalty  *float64 `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64 `json:"frequency_penalty,omitempty"`
 }
 
 // Chunk is one piece of a streamed answer. Text is never empty: upstream

@@ -56,6 +56,9 @@ type Created struct {
 	URL       string    `json:"url"`
 	EventsURL string    `json:"events_url"`
 	Cache     CacheInfo `json:"cache"`
+	// Coalesced: the request joined an identical request's running
+	// task (the same id) instead of starting its own.
+	Coalesced bool `json:"coalesced,omitempty"`
 }
 
 // End is the data of a stream's terminal event: done and partial carry
@@ -87,6 +90,9 @@ type Budget struct {
 	// Classes sums each priority class's counters over the upstreams.
 	Classes   map[string]ClassStats `json:"classes"`
 	Upstreams []UpstreamBudget      `json:"upstreams"`
+	// Coalesce: the generations identical requests can join, and the
+	// requests waiting for their leader's slot.
+	Coalesce orchestrator.CoalesceStats `json:"coalesce"`
 }
 
 // ClassStats are one priority class's budget counters in GET /v1/budget.

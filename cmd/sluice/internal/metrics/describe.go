@@ -53,6 +53,7 @@ const (
 	nameUpstreamRequests  = "sluice_upstream_requests_total"
 	nameUpstreamRetries   = "sluice_upstream_retries_total"
 	nameUpstreamFallbacks = "sluice_upstream_fallbacks_total"
+	nameCoalesced         = "sluice_coalesced_total"
 	nameTTFT              = "sluice_time_to_first_token_seconds"
 	nameChunkGap          = "sluice_chunk_gap_seconds"
 	nameTasks             = "sluice_tasks_total"
@@ -165,6 +166,8 @@ var catalog = []MetricDoc{
 		Help: "Upstream calls retried."},
 	{Name: nameUpstreamFallbacks, Type: "counter", Labels: []string{"upstream", "reason"},
 		Help: "Requests passed on to the next upstream of their model (SLUICE_CONFIG) before any output, by the upstream that refused or failed them and why: overloaded, queue_full, breaker_open, budget_unavailable or upstream_error."},
+	{Name: nameCoalesced, Type: "counter", Labels: []string{"upstream"},
+		Help: "Requests that joined an identical request's running generation (SLUICE_COALESCE) instead of calling the upstream themselves."},
 	{Name: nameTTFT, Type: "histogram", Labels: []string{"upstream"}, Buckets: latencyBuckets,
 		Help: "Time from a task's acceptance (so including its budget wait) to its first content chunk, in seconds. Cache hits are not observed."},
 	{Name: nameChunkGap, Type: "histogram", Labels: []string{"upstream"}, Buckets: gapBuckets,

@@ -61,6 +61,7 @@ type Metrics struct {
 	upRequests    *prometheus.CounterVec
 	upRetries     *prometheus.CounterVec
 	upFallbacks   *prometheus.CounterVec
+	coalesced     *prometheus.CounterVec
 	ttft          *prometheus.HistogramVec
 	chunkGap      *prometheus.HistogramVec
 	tasks         *prometheus.CounterVec
@@ -93,6 +94,7 @@ func New(cfg Config) *Metrics {
 	m.upRequests = m.counter(nameUpstreamRequests)
 	m.upRetries = m.counter(nameUpstreamRetries)
 	m.upFallbacks = m.counter(nameUpstreamFallbacks)
+	m.coalesced = m.counter(nameCoalesced)
 	m.ttft = m.histogram(nameTTFT)
 	m.chunkGap = m.histogram(nameChunkGap)
 	m.tasks = m.counter(nameTasks)
@@ -225,6 +227,9 @@ var _ orchestrator.FallbackObserver = (*Metrics)(nil)
 func (m *Metrics) Fallback(upstream, reason string) {
 	m.upFallbacks.WithLabelValues(upstream, reason).Inc()
 }
+
+// Coalesced implements orchestrator.CoalesceObserver.
+func (m *Metrics) Coalesced(upstream string) { m.coalesced.WithLabelValues(upstream).Inc() }
 
 // FirstToken implements orchestrator.Observer.
 func (m *Metrics) FirstToken(upstream string, d time.Duration) {

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -151,8 +152,9 @@ func TestRoutesBudgetFullOnBoth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var ids []string
-	for range 2 {
-		resp := tu.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "q"})
+	for i := range 2 {
+		// Distinct prompts: identical ones would share one generation.
+		resp := tu.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": fmt.Sprintf("q%d", i)})
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream: %d", resp.StatusCode)
@@ -166,7 +168,7 @@ func TestRoutesBudgetFullOnBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 	var body errorBody
-	st, hdr := tu.doJSON(http.MethodPost, "/v1/stream", map[string]any{"prompt": "q"}, &body)
+	st, hdr := tu.doJSON(http.MethodPost, "/v1/stream", map[string]any{"prompt": "q2"}, &body)
 	if st != http.StatusServiceUnavailable || body.Error.Code != "overloaded" || hdr.Get("Retry-After") == "" {
 		t.Fatalf("third stream: %d %+v; want 503 overloaded with Retry-After", st, body)
 	}

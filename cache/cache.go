@@ -404,12 +404,13 @@ func (c *Cache) Stats() []NamespaceStats {
 func (c *Cache) Purge(tenant, namespace string) int {
 	scope := Scope{Tenant: tenant, Namespace: namespace}.norm()
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.gens[scope]++
 	n := c.dropScope(scope, c.gens[scope])
-	sh := c.share
-	c.mu.Unlock()
-	if sh != nil {
-		sh.queuePurge(scope)
+	if c.share != nil {
+		// Queued under c.mu: the writer reads the generation and the
+		// waiting purges together (see sharing.known).
+		c.share.queuePurge(scope)
 	}
 	return n
 }

@@ -39,10 +39,12 @@ type Change struct {
 	// that waited together to be appended are merged); 0 means 1.
 	Steps uint64
 	// Known is the generation of its scope the purging instance knows
-	// when the purge is appended (its own purges included): the purge
-	// moves the scope at least there, so that a log that lost its last
-	// writes (a failover, an older snapshot) cannot hand out again a
-	// generation that instances already know.
+	// when the purge is appended (its own purges included, but for those
+	// still waiting behind this one: they move the scope their own steps
+	// when they are appended): the purge moves the scope at least there,
+	// so that a log that lost its last writes (a failover, an older
+	// snapshot) cannot hand out again a generation that instances already
+	// know.
 	Known uint64
 
 	// A put's fields.
@@ -319,7 +321,9 @@ func (sh *sharing) queuePut(c *Cache, e *entry, vec []float32, gen Generation) {
 	sh.signal()
 }
 
-// queuePurge queues the purge of scope. The puts of scope still waiting
+// queuePurge queues the purge of scope; the Purge calling it holds c.mu
+// (so a generation it moved is never seen by known without its purge in
+// the outbox; the order is c.mu, then sh.mu). The puts of scope still waiting
 // are dropped (the purge would drop them everywhere anyway), and a purge
 // of scope still waiting is merged into this one (its Steps added), so at
 // most one purge per scope waits besides the one being appended, and the
@@ -459,9 +463,30 @@ func (sh *sharing) prepare(c *Cache, p *pending) {
 		}
 	case ChangePurge:
 		c.mu.RLock()
-		p.ch.Known = c.gens[p.ch.Scope]
+		sh.mu.Lock()
+		p.ch.Known = sh.known(c, p.ch.Scope, sh.outbox[1:]) // p is outbox[0], busy
+		sh.mu.Unlock()
 		c.mu.RUnlock()
 	}
+}
+
+// known is the generation of scope a purge carries (Change.Known) when
+// behind are the changes waiting after it: the generation this instance
+// knows, less the steps of scope's purges among behind. This instance
+// moved its generation for those too, and they move the log's their own
+// steps when they are appended: counted in the first purge's Known as
+// well, the log would move the scope further than this instance did, and
+// a put this instance made after its purges would be refused as stale
+// (TestPurgesWaitingBehindOneBeingAppendedMoveTheLogOnce). The last purge
+// waiting carries the whole generation. c.mu (read) and sh.mu are held.
+func (sh *sharing) known(c *Cache, scope Scope, behind []pending) uint64 {
+	g := c.gens[scope]
+	for _, q := range behind {
+		if q.ch.Op == ChangePurge && q.ch.Scope == scope {
+			g -= min(g, max(q.ch.Steps, 1)) // 0 at least: the Cache's life may have been reset since
+		}
+	}
+	return g
 }
 
 // append appends the head of the outbox and pops it unless the log
@@ -512,17 +537,19 @@ func (sh *sharing) append(ctx context.Context, c *Cache, p pending) error {
 func (sh *sharing) flushPurges(c *Cache) {
 	ctx, cancel := context.WithTimeout(context.Background(), sh.cfg.Timeout)
 	defer cancel()
+	c.mu.RLock()
 	sh.mu.Lock()
 	var purges []pending
-	for _, p := range sh.outbox {
+	for i, p := range sh.outbox {
 		if p.ch.Op == ChangePurge {
 			p.ch.Epoch = sh.epoch
+			p.ch.Known = sh.known(c, p.ch.Scope, sh.outbox[i+1:])
 			purges = append(purges, p)
 		}
 	}
 	sh.mu.Unlock()
+	c.mu.RUnlock()
 	for _, p := range purges {
-		sh.prepare(c, &p)
 		if _, err := sh.log.Append(ctx, p.ch); err != nil {
 			sh.failed("append", err, &sh.writeErr)
 			return

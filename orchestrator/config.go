@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 // Config configures an Orchestrator. The zero value works.
@@ -129,6 +131,12 @@ type Config struct {
 	// BudgetInstances is the expected number of instances, which sizes
 	// the local share when failing open. default: 1
 	BudgetInstances int
+
+	// Adaptive, when Enabled, moves the budget between Adaptive.Min and
+	// Adaptive.Max (default: Budget) from the upstream's time to first
+	// token and its 429/503 answers, starting at Budget
+	// (pipeline.Adaptive). It needs a local budget. default: off
+	Adaptive pipeline.AdaptiveConfig
 
 	// timing is the shared state's timing: only tests change it.
 	timing sharedTiming

@@ -63,6 +63,8 @@ type route struct {
 	up      upstream.Upstream
 	gate    *pipeline.Gate
 	breaker *pipeline.Breaker
+	// adaptive moves gate's limit (Config.Adaptive); nil: a fixed limit.
+	adaptive *pipeline.Adaptive
 }
 
 // Orchestrator turns requests into tasks and runs them. It is safe for
@@ -115,6 +117,9 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		return nil, errors.New("orchestrator: no upstream")
 	}
 	cfg.setDefaults()
+	if cfg.Adaptive.Enabled && d.Leases != nil {
+		return nil, errors.New("orchestrator: an adaptive budget needs a local budget, not a fleet budget")
+	}
 	if d.Leases == nil {
 		cfg.CutSettle = 0 // a local budget frees a cut stream's slot at once
 	}
@@ -153,6 +158,12 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		following: map[string]*Task{},
 		sweeperC:  make(chan struct{}),
 	}
+	if cfg.Adaptive.Enabled {
+		r, log := o.route, d.Logger
+		r.adaptive = pipeline.NewAdaptive(r.gate, cfg.Adaptive, func(c pipeline.LimitChange) {
+			log.Info("budget limit changed", "upstream", name, "from", c.From, "to", c.To, "reason", c.Reason)
+		})
+	}
 	o.root, o.stop = context.WithCancelCause(context.Background())
 	o.running.Add(1)
 	go o.sweep()
@@ -176,6 +187,12 @@ func (o *Orchestrator) Config() Config { return o.cfg }
 
 // Gates returns the admission gates, one per upstream.
 func (o *Orchestrator) Gates() []*pipeline.Gate { return []*pipeline.Gate{o.route.gate} }
+
+// Adaptives returns the adaptive limits of the gates, in the order of
+// Gates; an entry is nil where the limit is fixed.
+func (o *Orchestrator) Adaptives() []*pipeline.Adaptive {
+	return []*pipeline.Adaptive{o.route.adaptive}
+}
 
 // Breakers returns the circuit breakers, one per upstream.
 func (o *Orchestrator) Breakers() []*pipeline.Breaker { return []*pipeline.Breaker{o.route.breaker} }

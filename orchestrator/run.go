@@ -110,8 +110,9 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	upReq := upstream.Request{Model: req.Model, Messages: req.Messages, MaxTokens: req.MaxTokens}
 	var (
 		last time.Time
-		size int  // bytes of the answer so far
-		cut  bool // the answer reached its limit: nothing more is kept
+		size int       // bytes of the answer so far
+		cut  bool      // the answer reached its limit: nothing more is kept
+		sent time.Time // the current attempt's start, for the adaptive limit
 	)
 	emit := func(c upstream.Chunk) {
 		if cut {
@@ -136,6 +137,9 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.firstToken = ttft
 			t.mu.Unlock()
 			o.obs.FirstToken(r.up.Name(), ttft)
+			if r.adaptive != nil {
+				r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalTTFT, Start: sent, At: now, TTFT: now.Sub(sent)})
+			}
 		}
 		seq := t.tr.Append(c.Text)
 		if seq == 0 {
@@ -162,11 +166,15 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		// skips the real one, so that a half-open probe is never stuck.
 		defer done(pipeline.Ignore)
 		var cut bool
+		sent = time.Now()
 		cut, err = o.attempt(ctx, r, upReq, emit, log)
 		if cut {
 			s.settle = o.cfg.CutSettle
 		}
 		outcome, status := classify(ctx, err)
+		if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
+			r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: sent, At: time.Now()})
+		}
 		o.obs.UpstreamAttempt(r.up.Name(), string(outcome), status)
 		if status != 0 {
 			t.mu.Lock()
@@ -293,6 +301,19 @@ func breakerOutcome(outcome Outcome, status int, tr *stream.Transcript) pipeline
 		return pipeline.Ignore
 	}
 	return pipeline.Failure
+}
+
+// overloadSignal reports whether an attempt tells the adaptive limit that
+// the upstream is overloaded: a 429 or 503 answer, or no first token
+// within the TTFT timeout.
+func overloadSignal(outcome Outcome, status int, tr *stream.Transcript) bool {
+	switch outcome {
+	case OutcomeHTTPError:
+		return status == 429 || status == 503
+	case OutcomeTTFTTimeout:
+		return !hasOutput(tr)
+	}
+	return false
 }
 
 // retryable: connection failures, 429 and 502/503/504 only; never our own

@@ -407,6 +407,22 @@ func (g *Gate) release(lease string) {
 	}
 }
 
+// SetLimit changes Limit to n (at least 1). Raising it grants waiting
+// claims in FIFO order at once; lowering it revokes nothing: holders keep
+// their permits and no new one is granted until in-flight is below n.
+func (g *Gate) SetLimit(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cfg.Limit = max(n, 1)
+	for !g.closed && g.freeLocked() {
+		front := g.waiters.Front()
+		if front == nil {
+			break
+		}
+		g.grantLocked(front.Value.(*Claim), g.localLeaseLocked())
+	}
+}
+
 // Close refuses every new claim and wakes every waiting one, whose Wait
 // returns ErrGateClosed; held permits stay valid until released.
 func (g *Gate) Close() {

@@ -1,0 +1,257 @@
+package pipeline
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// AdaptiveConfig configures an Adaptive limit. The zero value is off.
+type AdaptiveConfig struct {
+	// Enabled turns the adaptive limit on. default: false
+	Enabled bool
+	// Min is the lowest limit the controller sets. default: 1
+	Min int
+	// Max is the highest limit the controller sets. default: the gate's
+	// limit when the controller starts
+	Max int
+	// Interval is the shortest window of observations the controller
+	// decides on; a window also waits for MinSamples. default: 1s
+	Interval time.Duration
+	// MinSamples is the fewest observations (times to first token and
+	// overload answers) a window decides on. default: 10
+	MinSamples int
+	// Tolerance is how far the window's time to first token may rise
+	// above the baseline (the upstream's unloaded time to first token)
+	// before the limit comes down: 1.25 allows 25%. Below it the limit
+	// grows while it is in use. default: 1.25
+	Tolerance float64
+	// Backoff is the factor the limit is multiplied by after a window
+	// with an overload answer (429, 503) of the upstream. default: 0.75
+	Backoff float64
+}
+
+func (c *AdaptiveConfig) setDefaults(limit int) {
+	c.Min = max(c.Min, 1)
+	if c.Max <= 0 {
+		c.Max = limit
+	}
+	c.Max = max(c.Max, c.Min)
+	if c.Interval <= 0 {
+		c.Interval = time.Second
+	}
+	if c.MinSamples <= 0 {
+		c.MinSamples = 10
+	}
+	if c.Tolerance <= 1 {
+		c.Tolerance = 1.25
+	}
+	if c.Backoff <= 0 || c.Backoff >= 1 {
+		c.Backoff = 0.75
+	}
+}
+
+// Signal is what an upstream call told the adaptive limit.
+type Signal int
+
+// The kinds of observation.
+const (
+	// SignalTTFT: the call's first token came after Observation.TTFT.
+	SignalTTFT Signal = iota
+	// SignalOverload: the upstream refused the call for its load (429, 503).
+	SignalOverload
+)
+
+// Observation is one upstream call's outcome as the adaptive limit sees
+// it. Calls that tell nothing of the upstream's load (a cancel, a 400, a
+// timeout of ours) are not observed at all.
+type Observation struct {
+	Signal Signal
+	// Start is when the call was sent: an observation of a call sent
+	// before the limit's last change is stale and ignored (it tells of
+	// the load under the old limit).
+	Start time.Time
+	// At is when the outcome was known.
+	At time.Time
+	// TTFT is the call's time to first token, from Start (SignalTTFT).
+	TTFT time.Duration
+}
+
+// Reasons of the limit's changes (LimitChange.Reason).
+const (
+	ReasonGrowth   = "growth"   // TTFT near the baseline while the limit was in use
+	ReasonLatency  = "ttft"     // TTFT above Tolerance × baseline
+	ReasonOverload = "overload" // the upstream answered 429 or 503
+)
+
+// LimitChange is one change of the limit.
+type LimitChange struct {
+	At     time.Time `json:"at"`
+	From   int       `json:"from"`
+	To     int       `json:"to"`
+	Reason string    `json:"reason"`
+}
+
+// changeRing is how many changes AdaptiveStats keeps.
+const changeRing = 16
+
+// AdaptiveStats is a snapshot of an Adaptive limit.
+type AdaptiveStats struct {
+	Limit int `json:"limit"`
+	Min   int `json:"min"`
+	Max   int `json:"max"`
+	// BaselineTTFTMs is the estimate of the upstream's unloaded time to
+	// first token; RecentTTFTMs the last window's (medians, in ms).
+	BaselineTTFTMs float64 `json:"baseline_ttft_ms"`
+	RecentTTFTMs   float64 `json:"recent_ttft_ms"`
+	// Changes counts the limit's changes by reason, ever.
+	Changes map[string]int64 `json:"changes_total"`
+	// Recent are the last changes, oldest first.
+	Recent []LimitChange `json:"recent_changes"`
+}
+
+// Adaptive moves a Gate's limit between AdaptiveConfig.Min and Max from
+// what the upstream calls it observes: the time to first token of each
+// call and the overload answers (429, 503). It has no goroutine: it
+// decides in Observe, once a window holds MinSamples observations and
+// Interval has passed. It is safe for concurrent use.
+//
+// The rule (docs/architecture.md, "Adaptive budget"):
+//   - a window with an overload answer multiplies the limit by Backoff;
+//   - otherwise, with r the window's median TTFT and b the baseline (a
+//     tracker of the windows' medians that follows a fall at once and a
+//     rise slowly, so it stays near the unloaded TTFT), when r > Tolerance·b
+//     the limit is multiplied by Tolerance·b/r (at least 0.5);
+//   - otherwise, if the limit was reached in the window (requests held
+//     every slot or waited), it grows by √limit;
+//   - the limit stays in [Min, Max].
+type Adaptive struct {
+	cfg  AdaptiveConfig
+	gate *Gate
+
+	mu         sync.Mutex // protects everything below
+	limit      float64
+	applied    int
+	lastChange time.Time
+	winStart   time.Time
+	ttfts      []time.Duration
+	overloads  int
+	busy       bool // the limit was reached during the window
+	baseline   float64
+	recent     float64
+	changes    map[string]int64
+	ring       []LimitChange
+	onChange   func(LimitChange)
+}
+
+// NewAdaptive returns a controller of g's limit, starting at g's current
+// limit clamped to [Min, Max]. onChange, when set, observes every change;
+// it runs with the controller's lock held and must not call it.
+func NewAdaptive(g *Gate, cfg AdaptiveConfig, onChange func(LimitChange)) *Adaptive {
+	start := g.Stats().Limit
+	cfg.setDefaults(start)
+	start = min(max(start, cfg.Min), cfg.Max)
+	a := &Adaptive{cfg: cfg, gate: g, limit: float64(start), applied: start, changes: map[string]int64{}, onChange: onChange}
+	g.SetLimit(start)
+	return a
+}
+
+// Config returns the configuration in force (defaults filled in).
+func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
+
+// Observe feeds one upstream call's outcome to the controller, which may
+// change the gate's limit.
+func (a *Adaptive) Observe(o Observation) {
+	st := a.gate.Stats()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.winStart.IsZero() {
+		a.winStart = o.At
+	}
+	if st.InFlight >= st.Limit || st.Waiting > 0 {
+		a.busy = true
+	}
+	if o.Start.Before(a.lastChange) {
+		return // sent under the old limit
+	}
+	switch o.Signal {
+	case SignalTTFT:
+		a.ttfts = append(a.ttfts, o.TTFT)
+	case SignalOverload:
+		a.overloads++
+	}
+	if len(a.ttfts)+a.overloads < a.cfg.MinSamples || o.At.Sub(a.winStart) < a.cfg.Interval {
+		return
+	}
+	a.decideLocked(o.At)
+}
+
+// decideLocked closes the window at now. a.mu must be held.
+func (a *Adaptive) decideLocked(now time.Time) {
+	next, reason := a.limit, ""
+	if len(a.ttfts) > 0 {
+		slices.Sort(a.ttfts)
+		a.recent = float64(a.ttfts[len(a.ttfts)/2])
+		switch {
+		case a.baseline == 0 || a.recent < a.baseline:
+			// A fall is believed at once: the upstream is that fast.
+			a.baseline = a.recent
+		default:
+			// A rise only slowly: it is more often our own load.
+			a.baseline += (a.recent - a.baseline) / 64
+		}
+	}
+	switch {
+	case a.overloads > 0:
+		next, reason = a.limit*a.cfg.Backoff, ReasonOverload
+	case len(a.ttfts) == 0:
+	case a.recent > a.cfg.Tolerance*a.baseline:
+		g := max(0.5, a.cfg.Tolerance*a.baseline/a.recent)
+		next, reason = a.limit*g, ReasonLatency
+	case a.busy:
+		next, reason = a.limit+math.Sqrt(a.limit), ReasonGrowth
+	}
+	next = min(max(next, float64(a.cfg.Min)), float64(a.cfg.Max))
+	a.limit = next
+	a.ttfts, a.overloads, a.busy, a.winStart = a.ttfts[:0], 0, false, now
+	n := int(math.Floor(next))
+	if n == a.applied {
+		return
+	}
+	ch := LimitChange{At: now, From: a.applied, To: n, Reason: reason}
+	a.applied, a.lastChange = n, now
+	a.changes[reason]++
+	if len(a.ring) == changeRing {
+		a.ring = slices.Delete(a.ring, 0, 1)
+	}
+	a.ring = append(a.ring, ch)
+	a.gate.SetLimit(n)
+	if a.onChange != nil {
+		a.onChange(ch)
+	}
+}
+
+// Limit returns the limit set now.
+func (a *Adaptive) Limit() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.applied
+}
+
+// Stats returns a snapshot of the controller.
+func (a *Adaptive) Stats() AdaptiveStats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ch := make(map[string]int64, 3)
+	for _, r := range []string{ReasonGrowth, ReasonLatency, ReasonOverload} {
+		ch[r] = a.changes[r]
+	}
+	return AdaptiveStats{
+		Limit: a.applied, Min: a.cfg.Min, Max: a.cfg.Max,
+		BaselineTTFTMs: ms(a.baseline), RecentTTFTMs: ms(a.recent),
+		Changes: ch, Recent: slices.Clone(a.ring),
+	}
+}
+
+func ms(ns float64) float64 { return math.Round(ns/1e4) / 100 }

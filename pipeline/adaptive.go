@@ -20,7 +20,10 @@ type AdaptiveConfig struct {
 	// decides on; a window also waits for MinSamples. default: 1s
 	Interval time.Duration
 	// MinSamples is the fewest observations (times to first token and
-	// overload answers) a window decides on. default: 10
+	// overload answers) a window decides on: enough that the window's
+	// TTFT is not mostly noise. Below MinSamples, a limit smaller than it
+	// decides on one observation per slot, but only to grow or on an
+	// overload answer. default: 40
 	MinSamples int
 	// Tolerance is how far the window's time to first token may rise
 	// above the baseline (the upstream's unloaded time to first token)
@@ -30,6 +33,11 @@ type AdaptiveConfig struct {
 	// Backoff is the factor the limit is multiplied by after a window
 	// with an overload answer (429, 503) of the upstream. default: 0.75
 	Backoff float64
+	// ProbeEvery is how many windows pass between two probes: one window
+	// at half the limit that measures the upstream's unloaded TTFT (the
+	// baseline). A probe also follows the end of a run of overload
+	// answers. default: 30; negative: never
+	ProbeEvery int
 }
 
 func (c *AdaptiveConfig) setDefaults(limit int) {
@@ -42,10 +50,13 @@ func (c *AdaptiveConfig) setDefaults(limit int) {
 		c.Interval = time.Second
 	}
 	if c.MinSamples <= 0 {
-		c.MinSamples = 10
+		c.MinSamples = 40
 	}
 	if c.Tolerance <= 1 {
 		c.Tolerance = 1.25
+	}
+	if c.ProbeEvery == 0 {
+		c.ProbeEvery = 30
 	}
 	if c.Backoff <= 0 || c.Backoff >= 1 {
 		c.Backoff = 0.75
@@ -83,6 +94,7 @@ const (
 	ReasonGrowth   = "growth"   // TTFT near the baseline while the limit was in use
 	ReasonLatency  = "ttft"     // TTFT above Tolerance × baseline
 	ReasonOverload = "overload" // the upstream answered 429 or 503
+	ReasonProbe    = "probe"    // one window at half the limit to measure the unloaded TTFT, and back
 )
 
 // LimitChange is one change of the limit.
@@ -98,11 +110,15 @@ const changeRing = 16
 
 // AdaptiveStats is a snapshot of an Adaptive limit.
 type AdaptiveStats struct {
-	Limit int `json:"limit"`
-	Min   int `json:"min"`
-	Max   int `json:"max"`
+	// Limit is the gate's limit now; Target the limit the controller
+	// holds, which differs from Limit during a probe.
+	Limit   int  `json:"limit"`
+	Target  int  `json:"target"`
+	Probing bool `json:"probing"`
+	Min     int  `json:"min"`
+	Max     int  `json:"max"`
 	// BaselineTTFTMs is the estimate of the upstream's unloaded time to
-	// first token; RecentTTFTMs the last window's (medians, in ms).
+	// first token; RecentTTFTMs the last window's (in ms).
 	BaselineTTFTMs float64 `json:"baseline_ttft_ms"`
 	RecentTTFTMs   float64 `json:"recent_ttft_ms"`
 	// Changes counts the limit's changes by reason, ever.
@@ -137,7 +153,12 @@ type Adaptive struct {
 	winStart   time.Time
 	ttfts      []time.Duration
 	overloads  int
-	busy       bool // the limit was reached during the window
+	busy       bool    // the limit was reached during the window
+	knee       float64 // the limit before the last decrease
+	slow       bool    // the last window's TTFT was above the tolerated
+	probing    bool    // this window runs at half the limit
+	wantProbe  bool    // probe once the overload answers stop
+	sinceProbe int     // windows since the last probe
 	baseline   float64
 	recent     float64
 	changes    map[string]int64
@@ -167,7 +188,7 @@ func (a *Adaptive) Observe(o Observation) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.winStart.IsZero() {
-		a.winStart = o.At
+		a.winStart = o.Start // the first window counts from the first call sent
 	}
 	if st.InFlight >= st.Limit || st.Waiting > 0 {
 		a.busy = true
@@ -181,7 +202,14 @@ func (a *Adaptive) Observe(o Observation) {
 	case SignalOverload:
 		a.overloads++
 	}
-	if len(a.ttfts)+a.overloads < a.cfg.MinSamples || o.At.Sub(a.winStart) < a.cfg.Interval {
+	n := len(a.ttfts) + a.overloads
+	if o.At.Sub(a.winStart) < a.cfg.Interval || n < min(a.cfg.MinSamples, max(3, a.applied)) {
+		return
+	}
+	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseline > 0 && typical(a.ttfts) > a.cfg.Tolerance*a.baseline {
+		// A small window (a small limit sees few calls) may grow the
+		// limit, or back off on an overload answer, but it is too noisy
+		// to back off on its TTFT: that waits for MinSamples.
 		return
 	}
 	a.decideLocked(o.At)
@@ -189,33 +217,80 @@ func (a *Adaptive) Observe(o Observation) {
 
 // decideLocked closes the window at now. a.mu must be held.
 func (a *Adaptive) decideLocked(now time.Time) {
-	next, reason := a.limit, ""
 	if len(a.ttfts) > 0 {
-		slices.Sort(a.ttfts)
-		a.recent = float64(a.ttfts[len(a.ttfts)/2])
-		switch {
-		case a.baseline == 0 || a.recent < a.baseline:
-			// A fall is believed at once: the upstream is that fast.
+		a.recent = typical(a.ttfts)
+	}
+	overloaded := a.overloads > 0
+	next, reason := a.limit, ""
+	if a.probing {
+		// The probe window ran at half the limit: below the knee, its
+		// TTFT is the upstream's unloaded one. Back to the limit.
+		a.probing, a.sinceProbe = false, 0
+		if len(a.ttfts) > 0 && !overloaded {
 			a.baseline = a.recent
+		}
+		reason = ReasonProbe
+		if overloaded {
+			next, reason = a.limit*a.cfg.Backoff, ReasonOverload
+		}
+	} else {
+		a.sinceProbe++
+		if len(a.ttfts) > 0 {
+			switch {
+			case a.baseline == 0:
+				a.baseline = a.recent
+			case a.recent < a.baseline:
+				// A fall is believed quickly (half of it per window, not
+				// all: one window's median is noisy).
+				a.baseline += (a.recent - a.baseline) / 2
+			default:
+				// A rise only slowly: it is more often our own load.
+				a.baseline += (a.recent - a.baseline) / 64
+			}
+		}
+		slow := a.slow
+		a.slow = false
+		switch {
+		case overloaded:
+			next, reason = a.limit*a.cfg.Backoff, ReasonOverload
+			a.wantProbe = a.cfg.ProbeEvery > 0
+		case len(a.ttfts) == 0:
+		case a.recent > a.cfg.Tolerance*a.baseline && !slow && a.recent < 1.5*a.cfg.Tolerance*a.baseline:
+			// Slow once: noise, maybe. The next window tells.
+			a.slow = true
+		case a.recent > a.cfg.Tolerance*a.baseline:
+			// The gradient, between 0.8 and 0.9: 10% off, up to 20% the
+			// further the TTFT is above the tolerated. (Far above the
+			// capacity the 429s and the probes bring it down faster.)
+			next, reason = a.limit*min(0.9, max(0.8, a.cfg.Tolerance*a.baseline/a.recent)), ReasonLatency
+		case !a.busy:
+		case a.limit < a.knee:
+			// Back up to the last knee quickly, never past it.
+			next, reason = min(a.limit+math.Sqrt(a.limit), max(a.limit+1, a.knee)), ReasonGrowth
+		case a.limit < 1.15*a.knee:
+			// Just past the knee: one slot at a time.
+			next, reason = a.limit+1, ReasonGrowth
 		default:
-			// A rise only slowly: it is more often our own load.
-			a.baseline += (a.recent - a.baseline) / 64
+			// Far from any knee (the start, or the capacity grew).
+			next, reason = a.limit+math.Sqrt(a.limit), ReasonGrowth
 		}
 	}
-	switch {
-	case a.overloads > 0:
-		next, reason = a.limit*a.cfg.Backoff, ReasonOverload
-	case len(a.ttfts) == 0:
-	case a.recent > a.cfg.Tolerance*a.baseline:
-		g := max(0.5, a.cfg.Tolerance*a.baseline/a.recent)
-		next, reason = a.limit*g, ReasonLatency
-	case a.busy:
-		next, reason = a.limit+math.Sqrt(a.limit), ReasonGrowth
+	if next < a.limit {
+		a.knee = a.limit
 	}
 	next = min(max(next, float64(a.cfg.Min)), float64(a.cfg.Max))
 	a.limit = next
 	a.ttfts, a.overloads, a.busy, a.winStart = a.ttfts[:0], 0, false, now
 	n := int(math.Floor(next))
+	if reason != ReasonProbe && a.cfg.ProbeEvery > 0 &&
+		(a.sinceProbe >= a.cfg.ProbeEvery || (a.wantProbe && !overloaded)) {
+		// Measure the unloaded TTFT for one window at half the limit:
+		// a baseline learnt under overload (a start far above the
+		// capacity) is too high, and only a load below the capacity
+		// shows the real one.
+		a.probing, a.wantProbe = true, false
+		n, reason = max(a.cfg.Min, n/2), ReasonProbe
+	}
 	if n == a.applied {
 		return
 	}
@@ -244,14 +319,28 @@ func (a *Adaptive) Stats() AdaptiveStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ch := make(map[string]int64, 3)
-	for _, r := range []string{ReasonGrowth, ReasonLatency, ReasonOverload} {
+	for _, r := range []string{ReasonGrowth, ReasonLatency, ReasonOverload, ReasonProbe} {
 		ch[r] = a.changes[r]
 	}
 	return AdaptiveStats{
-		Limit: a.applied, Min: a.cfg.Min, Max: a.cfg.Max,
+		Limit: a.applied, Target: int(math.Floor(a.limit)), Probing: a.probing, Min: a.cfg.Min, Max: a.cfg.Max,
 		BaselineTTFTMs: ms(a.baseline), RecentTTFTMs: ms(a.recent),
 		Changes: ch, Recent: slices.Clone(a.ring),
 	}
+}
+
+// typical is a window's TTFT: the geometric mean of its TTFTs without the
+// lowest and highest tenth, less noisy than the median for the same
+// samples and unmoved by a few outliers. It sorts d.
+func typical(d []time.Duration) float64 {
+	slices.Sort(d)
+	cut := len(d) / 10
+	d = d[cut : len(d)-cut]
+	var sum float64
+	for _, v := range d {
+		sum += math.Log(float64(max(v, time.Microsecond)))
+	}
+	return math.Exp(sum / float64(len(d)))
 }
 
 func ms(ns float64) float64 { return math.Round(ns/1e4) / 100 }

@@ -141,6 +141,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
 		BudgetInstances: s.BudgetInstances,
+		Adaptive:        adaptiveConfig(s),
 	}, orchestrator.Deps{Upstream: up, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
 	if err != nil {
 		return err
@@ -219,9 +220,14 @@ func queueLimit(n int) int {
 	return n
 }
 
+// adaptiveConfig is the adaptive budget of the settings.
+func adaptiveConfig(s *settings) pipeline.AdaptiveConfig {
+	return pipeline.AdaptiveConfig{Enabled: s.BudgetAdaptive == "on", Min: s.BudgetMin, Max: s.BudgetMax, Interval: s.BudgetAdaptiveInterval}
+}
+
 func newUpstream(s *settings) (upstream.Upstream, error) {
 	if s.Upstream == "sim" {
-		cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
+		cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma, Capacity: s.SimCapacity}
 		// A zero setting means "none" here, while the zero value of the
 		// config means "default".
 		if cfg.TTFTMedian == 0 {

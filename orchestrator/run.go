@@ -172,8 +172,14 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			s.settle = o.cfg.CutSettle
 		}
 		outcome, status := classify(ctx, err)
+		bo := breakerOutcome(outcome, status, t.tr)
 		if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
 			r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: sent, At: time.Now()})
+			if outcome == OutcomeHTTPError {
+				// A 429 or 503 says "busy", which the adaptive limit
+				// answers: the breaker is for an upstream that fails.
+				bo = pipeline.Ignore
+			}
 		}
 		o.obs.UpstreamAttempt(r.up.Name(), string(outcome), status)
 		if status != 0 {
@@ -181,7 +187,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.upstreamCode = status
 			t.mu.Unlock()
 		}
-		done(breakerOutcome(outcome, status, t.tr))
+		done(bo)
 		if err == nil || errors.Is(err, upstream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}

@@ -325,7 +325,7 @@ func (a *Adaptive) Stats() AdaptiveStats {
 	return AdaptiveStats{
 		Limit: a.applied, Target: int(math.Floor(a.limit)), Probing: a.probing, Min: a.cfg.Min, Max: a.cfg.Max,
 		BaselineTTFTMs: ms(a.baseline), RecentTTFTMs: ms(a.recent),
-		Changes: ch, Recent: slices.Clone(a.ring),
+		Changes: ch, Recent: append([]LimitChange{}, a.ring...),
 	}
 }
 

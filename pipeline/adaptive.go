@@ -203,7 +203,11 @@ func (a *Adaptive) Observe(o Observation) {
 		a.overloads++
 	}
 	n := len(a.ttfts) + a.overloads
-	if o.At.Sub(a.winStart) < a.cfg.Interval || n < min(a.cfg.MinSamples, max(3, a.applied)) {
+	need := min(a.cfg.MinSamples, max(3, a.applied))
+	if a.probing {
+		need = a.cfg.MinSamples // the baseline is measured on a whole window
+	}
+	if o.At.Sub(a.winStart) < a.cfg.Interval || n < need {
 		return
 	}
 	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseline > 0 && typical(a.ttfts) > a.cfg.Tolerance*a.baseline {

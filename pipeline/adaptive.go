@@ -157,9 +157,11 @@ type Adaptive struct {
 	knee       float64 // the limit before the last decrease
 	slow       bool    // the last window's TTFT was above the tolerated
 	probing    bool    // this window runs at half the limit
+	before     float64 // the TTFT of the window before the probe
 	wantProbe  bool    // probe once the overload answers stop
 	sinceProbe int     // windows since the last probe
 	baseline   float64
+	baseN      int // calls behind the baseline, up to MinSamples
 	recent     float64
 	changes    map[string]int64
 	ring       []LimitChange
@@ -226,23 +228,34 @@ func (a *Adaptive) decideLocked(now time.Time) {
 	}
 	overloaded := a.overloads > 0
 	next, reason := a.limit, ""
+	wasProbing := a.probing
 	if a.probing {
 		// The probe window ran at half the limit: below the knee, its
 		// TTFT is the upstream's unloaded one. Back to the limit.
 		a.probing, a.sinceProbe = false, 0
-		if len(a.ttfts) > 0 && !overloaded {
-			a.baseline = a.recent
-		}
 		reason = ReasonProbe
-		if overloaded {
+		switch {
+		case overloaded:
 			next, reason = a.limit*a.cfg.Backoff, ReasonOverload
+		case len(a.ttfts) > 0:
+			a.baseline, a.baseN = a.recent, max(a.baseN, len(a.ttfts))
+			if a.before > a.cfg.Tolerance*a.baseline {
+				// The window before the probe was slower than the
+				// tolerated, judged by the new baseline: back to the
+				// limit less that gradient.
+				next, reason = a.limit*max(0.5, a.cfg.Tolerance*a.baseline/a.before), ReasonLatency
+			}
 		}
 	} else {
 		a.sinceProbe++
-		if len(a.ttfts) > 0 {
+		if n := len(a.ttfts); n > 0 {
 			switch {
-			case a.baseline == 0:
-				a.baseline = a.recent
+			case a.baseN < a.cfg.MinSamples:
+				// Until MinSamples calls are behind it, the baseline
+				// is the typical TTFT of every call so far: small first
+				// windows are too noisy to stand alone.
+				a.baseline = math.Exp((math.Log(max(a.baseline, 1))*float64(a.baseN) + math.Log(a.recent)*float64(n)) / float64(a.baseN+n))
+				a.baseN += n
 			case a.recent < a.baseline:
 				// A fall is believed quickly (half of it per window, not
 				// all: one window's median is noisy).
@@ -268,9 +281,10 @@ func (a *Adaptive) decideLocked(now time.Time) {
 			// capacity the 429s and the probes bring it down faster.)
 			next, reason = a.limit*min(0.9, max(0.8, a.cfg.Tolerance*a.baseline/a.recent)), ReasonLatency
 		case !a.busy:
-		case a.limit < a.knee:
-			// Back up to the last knee quickly, never past it.
-			next, reason = min(a.limit+math.Sqrt(a.limit), max(a.limit+1, a.knee)), ReasonGrowth
+		case a.limit < 0.9*a.knee:
+			// Back up quickly to just below the last knee (where the
+			// TTFT rose: above the capacity), never past it.
+			next, reason = min(a.limit+math.Sqrt(a.limit), max(a.limit+1, 0.9*a.knee)), ReasonGrowth
 		case a.limit < 1.15*a.knee:
 			// Just past the knee: one slot at a time.
 			next, reason = a.limit+1, ReasonGrowth
@@ -283,17 +297,23 @@ func (a *Adaptive) decideLocked(now time.Time) {
 		a.knee = a.limit
 	}
 	next = min(max(next, float64(a.cfg.Min)), float64(a.cfg.Max))
-	a.limit = next
 	a.ttfts, a.overloads, a.busy, a.winStart = a.ttfts[:0], 0, false, now
-	n := int(math.Floor(next))
-	if reason != ReasonProbe && a.cfg.ProbeEvery > 0 &&
+	if !wasProbing && a.cfg.ProbeEvery > 0 && (reason == "" || reason == ReasonGrowth) &&
 		(a.sinceProbe >= a.cfg.ProbeEvery || (a.wantProbe && !overloaded)) {
 		// Measure the unloaded TTFT for one window at half the limit:
 		// a baseline learnt under overload (a start far above the
 		// capacity) is too high, and only a load below the capacity
 		// shows the real one.
-		a.probing, a.wantProbe = true, false
-		n, reason = max(a.cfg.Min, n/2), ReasonProbe
+		if reason == ReasonGrowth {
+			next = a.limit // no growth on the way into a probe
+		}
+		a.probing, a.wantProbe, a.before = true, false, a.recent
+		reason = ReasonProbe
+	}
+	a.limit = next
+	n := int(math.Floor(next))
+	if a.probing {
+		n = max(a.cfg.Min, n/2)
 	}
 	if n == a.applied {
 		return

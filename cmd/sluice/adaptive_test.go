@@ -16,15 +16,15 @@ import (
 
 // TestAdaptiveBudgetFindsCapacity is the adaptive budget's experiment
 // (docs/performance.md, scenario 8) scaled down for CI: a sim-upstream
-// of hidden capacity 12 whose first token waits longer beyond it
-// (-ttft-slope 4) and answers 429 beyond 18, a sluice with
+// of hidden capacity 20 whose first token waits longer beyond it
+// (-ttft-slope 4) and answers 429 beyond 30, a sluice with
 // SLUICE_BUDGET_ADAPTIVE=on, and "sluice load -adaptive-experiment" at a
-// rate above the capacity. Started far above (60) and far below (2), the
+// rate above the capacity. Started far above (100) and far below (2), the
 // limit settles within ±20% of the capacity, draws no more than 1% of
 // 429s once settled, and follows the capacity when it halves.
 func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 25s experiment")
+		t.Skip("a 35s experiment")
 	}
 	for _, tc := range []struct {
 		name  string
@@ -32,18 +32,18 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 		steps []string
 		span  string
 	}{
-		{"from above, then halved", "60", []string{"-capacity-at", "12s=6"}, "22s"},
+		{"from above, then halved", "100", []string{"-capacity-at", "15s=10"}, "27s"},
 		{"from below", "2", nil, "10s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sim := simserver.Config{TTFT: 40 * time.Millisecond, TTFTP99: 120 * time.Millisecond, Gap: 5 * time.Millisecond,
-				GapP99: 15 * time.Millisecond, Chunks: 20, Capacity: 12, Overflow: 6, TTFTSlope: 4}
+			sim := simserver.Config{TTFT: 100 * time.Millisecond, TTFTP99: 300 * time.Millisecond, Gap: 10 * time.Millisecond,
+				GapP99: 30 * time.Millisecond, Chunks: 20, Capacity: 20, Overflow: 10, TTFTSlope: 4}
 			up := startSimUpstream(t, sim)
-			srv := startSluice(t, "-upstream", up, "-budget", tc.start, "-budget-max", "60", "-budget-min", "2",
+			srv := startSluice(t, "-upstream", up, "-budget", tc.start, "-budget-max", "100", "-budget-min", "2",
 				"-budget-adaptive", "on", "-budget-adaptive-interval", "200ms")
 			dir := t.TempDir()
 			out, plot := filepath.Join(dir, "adaptive.json"), filepath.Join(dir, "adaptive.svg")
-			args := append([]string{"load", "-server", srv, "-adaptive-experiment", "-sim", up, "-rate", "150",
+			args := append([]string{"load", "-server", srv, "-adaptive-experiment", "-sim", up, "-rate", "120",
 				"-duration", tc.span, "-timeout", "10s", "-nocache", "-repeat", "0", "-sample", "100ms", "-json",
 				"-out", out, "-plot", plot}, tc.steps...)
 			var stdout, stderr bytes.Buffer
@@ -61,9 +61,9 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 			if svg, err := os.ReadFile(plot); err != nil || !bytes.Contains(svg, []byte("<svg")) {
 				t.Fatalf("plot: %v", err)
 			}
-			want := []int{12}
+			want := []int{20}
 			if tc.steps != nil {
-				want = []int{12, 6}
+				want = []int{20, 10}
 			}
 			if len(ar.Segments) != len(want) {
 				t.Fatalf("segments %+v, want capacities %v", ar.Segments, want)

@@ -162,6 +162,9 @@ func RunAdaptive(ctx context.Context, stop func(), cfg Config, ac AdaptiveConfig
 	rep, code := runOne(ctx, stop, cfg, stdout, stderr)
 	cancel()
 	wg.Wait()
+	if rep == nil {
+		return code // nothing was sent: the server is unreachable
+	}
 	if stepErr != nil {
 		return fail(stderr, "load: setting the sim-upstream's capacity: %v", stepErr)
 	}

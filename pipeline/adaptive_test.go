@@ -239,6 +239,7 @@ type model struct {
 // load (every slot of the limit in use) and returns the limit at each
 // second but in probe windows.
 func (m *model) run(t *testing.T, a *pipeline.Adaptive, l *load, at *time.Time, d time.Duration) []int {
+	t.Helper()
 	var limits []int
 	for end := at.Add(d); at.Before(end); {
 		l.saturate(t)

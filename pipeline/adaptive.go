@@ -212,10 +212,12 @@ func (a *Adaptive) Observe(o Observation) {
 	if o.At.Sub(a.winStart) < a.cfg.Interval || n < need {
 		return
 	}
-	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseline > 0 && typical(a.ttfts) > a.cfg.Tolerance*a.baseline {
+	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseN >= a.cfg.MinSamples && typical(a.ttfts) > a.cfg.Tolerance*a.baseline {
 		// A small window (a small limit sees few calls) may grow the
 		// limit, or back off on an overload answer, but it is too noisy
-		// to back off on its TTFT: that waits for MinSamples.
+		// to back off on its TTFT: that waits for MinSamples. (Before
+		// MinSamples calls are behind the baseline, it is too noisy to
+		// hold the growth back.)
 		return
 	}
 	a.decideLocked(o.At)
@@ -238,7 +240,15 @@ func (a *Adaptive) decideLocked(now time.Time) {
 		case overloaded:
 			next, reason = a.limit*a.cfg.Backoff, ReasonOverload
 		case len(a.ttfts) > 0:
-			a.baseline, a.baseN = a.recent, max(a.baseN, len(a.ttfts))
+			if a.recent*a.cfg.Tolerance < a.baseline || a.baseN < a.cfg.MinSamples {
+				// Far below: the baseline was learnt under load.
+				a.baseline = a.recent
+			} else {
+				// Near it: one more measure, halfway (a probe's window
+				// is as noisy as any).
+				a.baseline = math.Sqrt(a.baseline * a.recent)
+			}
+			a.baseN = max(a.baseN, len(a.ttfts))
 			if a.before > a.cfg.Tolerance*a.baseline {
 				// The window before the probe was slower than the
 				// tolerated, judged by the new baseline: back to the

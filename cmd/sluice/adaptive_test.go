@@ -19,7 +19,7 @@ import (
 // of hidden capacity 20 whose first token waits longer beyond it
 // (-ttft-slope 4) and answers 429 beyond 30, a sluice with
 // SLUICE_BUDGET_ADAPTIVE=on, and "sluice load -adaptive-experiment" at a
-// rate above the capacity. Started far above (100) and far below (2), the
+// rate above the capacity. Started far above (60) and far below (2), the
 // limit settles within ±20% of the capacity, draws no more than 1% of
 // 429s once settled, and follows the capacity when it halves.
 func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
@@ -32,19 +32,19 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 		steps []string
 		span  string
 	}{
-		{"from above, then halved", "100", []string{"-capacity-at", "15s=10"}, "27s"},
+		{"from above, then halved", "60", []string{"-capacity-at", "15s=10"}, "27s"},
 		{"from below", "2", nil, "10s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := simserver.Config{TTFT: 100 * time.Millisecond, TTFTP99: 300 * time.Millisecond, Gap: 10 * time.Millisecond,
 				GapP99: 30 * time.Millisecond, Chunks: 20, Capacity: 20, Overflow: 10, TTFTSlope: 4}
 			up := startSimUpstream(t, sim)
-			srv := startSluice(t, "-upstream", up, "-budget", tc.start, "-budget-max", "100", "-budget-min", "2",
+			srv := startSluice(t, "-upstream", up, "-budget", tc.start, "-budget-max", "60", "-budget-min", "2",
 				"-budget-adaptive", "on", "-budget-adaptive-interval", "200ms")
 			dir := t.TempDir()
 			out, plot := filepath.Join(dir, "adaptive.json"), filepath.Join(dir, "adaptive.svg")
 			args := append([]string{"load", "-server", srv, "-adaptive-experiment", "-sim", up, "-rate", "120",
-				"-duration", tc.span, "-timeout", "10s", "-nocache", "-repeat", "0", "-sample", "100ms", "-json",
+				"-duration", tc.span, "-timeout", "20s", "-nocache", "-repeat", "0", "-sample", "100ms", "-json",
 				"-out", out, "-plot", plot}, tc.steps...)
 			var stdout, stderr bytes.Buffer
 			if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
@@ -92,7 +92,7 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 				t.Logf("t:target/gate limit:%s", b.String())
 			}
 			if ar.Load == nil || ar.Load.Budget == nil || !ar.Load.Budget.Drained || ar.Load.Failed != 0 {
-				t.Errorf("load: %+v", ar.Load)
+				t.Errorf("load: sent %d, failed %d %v, budget %+v", ar.Load.Sent, ar.Load.Failed, ar.Load.Failures, ar.Load.Budget)
 			}
 		})
 	}

@@ -79,6 +79,15 @@ model); the fast and slow readers' times to their end; and, every
 before, with -probe-model) read to the end. The soft open-file limit is
 raised to the hard one first.
 
+Adaptive experiment (-adaptive-experiment, scenario 8 of
+docs/performance.md): against a sluice with SLUICE_BUDGET_ADAPTIVE=on
+whose upstream is "sluice sim-upstream" (-sim, its URL), samples GET
+/v1/budget and GET /sim/stats every -sample during the load, sets the
+sim's capacity at each -capacity-at DURATION=N, and reports per stretch of
+constant capacity when the limit settled within ±-band of it for good and
+the share of the upstream's 429s after that; -out writes the samples,
+-plot draws limit, capacity and 429s over time.
+
 Files: -out FILE writes every run's report as one JSON object
 {"runs": [...]}; -plot FILE.svg draws the latency percentiles against the
 offered load (several rates) or the requests in flight over time (one).

@@ -28,48 +28,42 @@ type settings struct {
 	BudgetFail        string
 	BudgetInstances   int
 	BudgetCallTimeout time.Duration
-	// The adaptive budget (issue 15 B2).
-	BudgetAdaptive         string
-	BudgetMin              int
-	BudgetMax              int
-	BudgetAdaptiveInterval time.Duration
-	SimCapacity            int
-	ConnectTimeout         time.Duration
-	TTFTTimeout            time.Duration
-	IdleTimeout            time.Duration
-	TotalTimeout           time.Duration
-	Heartbeat              time.Duration
-	ConnBuffer             int64
-	WriteTimeout           time.Duration
-	RedisURL               string
-	RedisPrefix            string
-	CacheThreshold         float64
-	CacheTTL               time.Duration
-	CacheEntries           int
-	CacheBytes             int64
-	Embeddings             string
-	EmbedModel             string
-	EmbedAPIKey            string
-	APIKeys                map[string]string
-	MaxBody                int64
-	TaskTTL                time.Duration
-	MaxQueueWait           time.Duration
-	TaskMaxKept            int
-	TaskMaxBytes           int64
-	MaxAnswer              int64
-	IdemKeys               int
-	BreakerMin             int
-	BreakerRate            float64
-	BreakerWindow          time.Duration
-	BreakerCool            time.Duration
-	SimTTFT                time.Duration
-	SimTTFTSigma           float64
-	SimGap                 time.Duration
-	SimGapSigma            float64
-	LogFormat              string
-	LogLevel               string
-	LogPrompts             bool
-	DebugAddr              string
+	ConnectTimeout    time.Duration
+	TTFTTimeout       time.Duration
+	IdleTimeout       time.Duration
+	TotalTimeout      time.Duration
+	Heartbeat         time.Duration
+	ConnBuffer        int64
+	WriteTimeout      time.Duration
+	RedisURL          string
+	RedisPrefix       string
+	CacheThreshold    float64
+	CacheTTL          time.Duration
+	CacheEntries      int
+	CacheBytes        int64
+	Embeddings        string
+	EmbedModel        string
+	EmbedAPIKey       string
+	APIKeys           map[string]string
+	MaxBody           int64
+	TaskTTL           time.Duration
+	MaxQueueWait      time.Duration
+	TaskMaxKept       int
+	TaskMaxBytes      int64
+	MaxAnswer         int64
+	IdemKeys          int
+	BreakerMin        int
+	BreakerRate       float64
+	BreakerWindow     time.Duration
+	BreakerCool       time.Duration
+	SimTTFT           time.Duration
+	SimTTFTSigma      float64
+	SimGap            time.Duration
+	SimGapSigma       float64
+	LogFormat         string
+	LogLevel          string
+	LogPrompts        bool
+	DebugAddr         string
 
 	// Hardening (issue 10): server limits, bounded cache work and stats,
 	// /metrics access.
@@ -97,6 +91,14 @@ type settings struct {
 	CacheShared     bool
 	CacheLogMax     int
 	CacheLogPending int
+
+	// The adaptive budget (issue 15 B2).
+	BudgetAdaptive         string
+	BudgetMin              int
+	BudgetMax              int
+	BudgetAdaptiveInterval time.Duration
+	SimCapacity            int
+
 	// given holds the SLUICE_* names set by the environment or a flag
 	// (a default is not given): SLUICE_MODEL unset means "ask the upstream".
 	given map[string]bool

@@ -24,7 +24,7 @@ import (
 // 429s once settled, and follows the capacity when it halves.
 func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a 35s experiment")
+		t.Skip("a 45s experiment")
 	}
 	for _, tc := range []struct {
 		name  string
@@ -32,8 +32,8 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 		steps []string
 		span  string
 	}{
-		{"from above, then halved", "60", []string{"-capacity-at", "15s=10"}, "27s"},
-		{"from below", "2", nil, "10s"},
+		{"from above, then halved", "60", []string{"-capacity-at", "16s=10"}, "30s"},
+		{"from below", "2", nil, "15s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := simserver.Config{TTFT: 100 * time.Millisecond, TTFTP99: 300 * time.Millisecond, Gap: 10 * time.Millisecond,

@@ -105,6 +105,10 @@ type LimitChange struct {
 	Reason string    `json:"reason"`
 }
 
+// maxWindow bounds a window's observations (and its memory) whatever
+// the Interval.
+const maxWindow = 1 << 14
+
 // changeRing is how many changes AdaptiveStats keeps.
 const changeRing = 16
 
@@ -133,15 +137,17 @@ type AdaptiveStats struct {
 // decides in Observe, once a window holds MinSamples observations and
 // Interval has passed. It is safe for concurrent use.
 //
-// The rule (docs/architecture.md, "Adaptive budget"):
-//   - a window with an overload answer multiplies the limit by Backoff;
-//   - otherwise, with r the window's median TTFT and b the baseline (a
-//     tracker of the windows' medians that follows a fall at once and a
-//     rise slowly, so it stays near the unloaded TTFT), when r > Tolerance·b
-//     the limit is multiplied by Tolerance·b/r (at least 0.5);
-//   - otherwise, if the limit was reached in the window (requests held
-//     every slot or waited), it grows by √limit;
-//   - the limit stays in [Min, Max].
+// The rule, per window (docs/architecture.md, "Adaptive budget"):
+//   - an overload answer multiplies the limit by Backoff;
+//   - a TTFT above Tolerance × baseline (twice in a row, or once far
+//     above) multiplies it by Tolerance·baseline/TTFT within [0.8, 0.9];
+//   - otherwise, if the limit was reached (every slot held, or waiters),
+//     it grows: by √limit far from the last knee (the limit before the
+//     last decrease), quickly back to 0.9 × knee, one slot at a time
+//     from there;
+//   - every ProbeEvery windows, and after a run of overload answers, one
+//     window runs at half the limit to measure the unloaded TTFT (the
+//     baseline); the limit stays in [Min, Max].
 type Adaptive struct {
 	cfg  AdaptiveConfig
 	gate *Gate
@@ -209,7 +215,7 @@ func (a *Adaptive) Observe(o Observation) {
 	if a.probing {
 		need = a.cfg.MinSamples // the baseline is measured on a whole window
 	}
-	if o.At.Sub(a.winStart) < a.cfg.Interval || n < need {
+	if (o.At.Sub(a.winStart) < a.cfg.Interval || n < need) && n < maxWindow {
 		return
 	}
 	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseN >= a.cfg.MinSamples && typical(a.ttfts) > a.cfg.Tolerance*a.baseline {

@@ -157,6 +157,11 @@ type Config struct {
 	// TenantClass is the default priority class of the tenants it names,
 	// for requests that do not choose one (Request.Class). default: none
 	TenantClass map[string]pipeline.Class
+	// Adaptive, when Enabled, moves the budget between Adaptive.Min and
+	// Adaptive.Max (default: Budget) from the upstream's time to first
+	// token and its 429/503 answers, starting at Budget
+	// (pipeline.Adaptive). It needs a local budget. default: off
+	Adaptive pipeline.AdaptiveConfig
 
 	// timing is the shared state's timing: only tests change it.
 	timing sharedTiming

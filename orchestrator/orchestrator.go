@@ -163,6 +163,12 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 	}
 	for _, r := range routes {
 		o.allHops = append(o.allHops, hop{r: r})
+		if ac := r.adaptiveCfg; ac.Enabled {
+			name, log := r.name, d.Logger
+			r.adaptive = pipeline.NewAdaptive(r.gate, ac, func(c pipeline.LimitChange) {
+				log.Info("budget limit changed", "upstream", name, "from", c.From, "to", c.To, "reason", c.Reason)
+			})
+		}
 	}
 	o.root, o.stop = context.WithCancelCause(context.Background())
 	o.running.Add(1)
@@ -203,6 +209,16 @@ func (o *Orchestrator) Breakers() []*pipeline.Breaker {
 		bs[i] = r.breaker
 	}
 	return bs
+}
+
+// Adaptives returns the adaptive limits of the gates, in the order of
+// Gates; an entry is nil where the limit is fixed.
+func (o *Orchestrator) Adaptives() []*pipeline.Adaptive {
+	as := make([]*pipeline.Adaptive, len(o.routes))
+	for i, r := range o.routes {
+		as[i] = r.adaptive
+	}
+	return as
 }
 
 // Ready reports whether the orchestrator can serve: some upstream's

@@ -52,6 +52,10 @@ type RouteSpec struct {
 	// Leases, when set, makes Budget the budget of the whole fleet for
 	// this route (see Deps.Leases). nil: a budget of this instance.
 	Leases pipeline.Leases
+	// Adaptive, when Enabled, moves the route's budget from the
+	// upstream's time to first token and 429/503 answers (see
+	// Config.Adaptive); it needs a local budget. default: Config.Adaptive
+	Adaptive pipeline.AdaptiveConfig
 }
 
 // Target is one upstream serving a model (Config.Models): the route's
@@ -85,6 +89,10 @@ type route struct {
 	// settle is Config.CutSettle for a fleet budget (Leases), else 0: a
 	// local budget frees a cut stream's slot at once.
 	settle time.Duration
+	// adaptiveCfg is the route's adaptive budget, and adaptive the
+	// controller that moves gate's limit (New); nil: a fixed limit.
+	adaptiveCfg pipeline.AdaptiveConfig
+	adaptive    *pipeline.Adaptive
 }
 
 // hop is one route a model's requests may take, with the model name sent
@@ -140,6 +148,10 @@ func newRoute(spec RouteSpec, cfg Config, obs Observer) *route {
 	if spec.Leases != nil {
 		r.settle = cfg.CutSettle
 	}
+	r.adaptiveCfg = cfg.Adaptive
+	if spec.Adaptive.Enabled {
+		r.adaptiveCfg = spec.Adaptive
+	}
 	return r
 }
 
@@ -167,6 +179,9 @@ func buildRoutes(cfg *Config, d Deps, obs Observer) ([]*route, map[string][]hop,
 		}
 		if byName[spec.Name] != nil {
 			return nil, nil, fmt.Errorf("orchestrator: two routes named %q", spec.Name)
+		}
+		if (spec.Adaptive.Enabled || cfg.Adaptive.Enabled) && spec.Leases != nil {
+			return nil, nil, fmt.Errorf("orchestrator: route %q: an adaptive budget needs a local budget, not a fleet budget", spec.Name)
 		}
 		r := newRoute(spec, *cfg, obs)
 		routes = append(routes, r)

@@ -46,6 +46,8 @@ type slot struct {
 	// who is the class and tenant the slot was claimed for; a retry
 	// claims again as the same.
 	who pipeline.Who
+	// sent is the current attempt's start, for the adaptive limit's TTFT.
+	sent time.Time
 }
 
 func (s *slot) release() {
@@ -142,6 +144,9 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 			t.firstToken = ttft
 			t.mu.Unlock()
 			o.obs.FirstToken(s.r.name, ttft)
+			if a := s.r.adaptive; a != nil {
+				a.Observe(pipeline.Observation{Signal: pipeline.SignalTTFT, Start: s.sent, At: now, TTFT: now.Sub(s.sent)})
+			}
 		}
 		seq := t.tr.Append(c.Text)
 		if seq == 0 {
@@ -191,18 +196,28 @@ func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s 
 		// skips the real one, so that a half-open probe is never stuck.
 		defer done(pipeline.Ignore)
 		var cut bool
+		s.sent = time.Now()
 		cut, err = o.attempt(ctx, r, upReq, emit, log)
 		if cut {
 			s.settle = r.settle
 		}
 		outcome, status := classify(ctx, err)
+		bo := breakerOutcome(outcome, status, t.tr)
+		if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
+			r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: s.sent, At: time.Now()})
+			if outcome == OutcomeHTTPError {
+				// A 429 or 503 says "busy", which the adaptive limit
+				// answers: the breaker is for an upstream that fails.
+				bo = pipeline.Ignore
+			}
+		}
 		o.obs.UpstreamAttempt(r.name, string(outcome), status)
 		if status != 0 {
 			t.mu.Lock()
 			t.upstreamCode = status
 			t.mu.Unlock()
 		}
-		done(breakerOutcome(outcome, status, t.tr))
+		done(bo)
 		if err == nil || errors.Is(err, upstream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
@@ -321,6 +336,19 @@ func breakerOutcome(outcome Outcome, status int, tr *stream.Transcript) pipeline
 		return pipeline.Ignore
 	}
 	return pipeline.Failure
+}
+
+// overloadSignal reports whether an attempt tells the adaptive limit that
+// the upstream is overloaded: a 429 or 503 answer, or no first token
+// within the TTFT timeout.
+func overloadSignal(outcome Outcome, status int, tr *stream.Transcript) bool {
+	switch outcome {
+	case OutcomeHTTPError:
+		return status == 429 || status == 503
+	case OutcomeTTFTTimeout:
+		return !hasOutput(tr)
+	}
+	return false
 }
 
 // retryable: connection failures, 429 and 502/503/504 only; never our own

@@ -19,6 +19,10 @@ type upstreamBudget struct {
 	// the failures among them in the breaker's sliding window.
 	BreakerCalls    int `json:"breaker_window_calls"`
 	BreakerFailures int `json:"breaker_window_failures"`
+	// Adaptive is the adaptive limit's state (SLUICE_BUDGET_ADAPTIVE=on):
+	// its bounds, the TTFT it steers by and its last changes with their
+	// reasons. Absent when the limit is fixed.
+	Adaptive *pipeline.AdaptiveStats `json:"adaptive,omitempty"`
 }
 
 // budget is GET /v1/budget: in-flight, limit and queue per upstream. The
@@ -37,7 +41,7 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 		// the requests waiting for their leader's slot (they hold none).
 		Coalesce orchestrator.CoalesceStats `json:"coalesce"`
 	}{Classes: map[string]pipeline.ClassStats{}, Coalesce: s.orch.CoalesceStats()}
-	breakers := s.orch.Breakers()
+	breakers, adaptives := s.orch.Breakers(), s.orch.Adaptives()
 	for i, g := range s.orch.Gates() {
 		st := g.Stats()
 		if out.Mode != "cluster" {
@@ -57,8 +61,13 @@ func (s *Server) budget(w http.ResponseWriter, r *http.Request, _ string) {
 			out.Classes[name] = sum
 		}
 		calls, failures := breakers[i].Rate()
-		out.Upstreams = append(out.Upstreams, upstreamBudget{GateStats: st, Breaker: breakers[i].State().String(),
-			BreakerCalls: calls, BreakerFailures: failures})
+		ub := upstreamBudget{GateStats: st, Breaker: breakers[i].State().String(),
+			BreakerCalls: calls, BreakerFailures: failures}
+		if i < len(adaptives) && adaptives[i] != nil {
+			as := adaptives[i].Stats()
+			ub.Adaptive = &as
+		}
+		out.Upstreams = append(out.Upstreams, ub)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

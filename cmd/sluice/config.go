@@ -99,6 +99,14 @@ type settings struct {
 	TenantPriority   map[string]pipeline.Class
 	TenantMaxShare   float64
 	TenantShares     map[string]float64
+
+	// The adaptive budget (issue 15 B2).
+	BudgetAdaptive         string
+	BudgetMin              int
+	BudgetMax              int
+	BudgetAdaptiveInterval time.Duration
+	SimCapacity            int
+
 	// given holds the SLUICE_* names set by the environment or a flag
 	// (a default is not given): SLUICE_MODEL unset means "ask the upstream".
 	given map[string]bool
@@ -138,6 +146,10 @@ func (s *settings) table() []setting {
 		{"SLUICE_BUDGET_FAIL", "budget-fail", "closed", "cluster budget while Redis fails: `closed` refuses new requests (503 budget_unavailable); `open` serves a local share, ceil(SLUICE_BUDGET / SLUICE_BUDGET_INSTANCES)", oneOf(&s.BudgetFail, "closed", "open")},
 		{"SLUICE_BUDGET_INSTANCES", "budget-instances", "1", "cluster budget: expected number of instances, which sizes the local share when failing open", posInt(&s.BudgetInstances)},
 		{"SLUICE_BUDGET_CALL_TIMEOUT", "budget-call-timeout", "500ms", "cluster budget: bound of each call to Redis (a stalled Redis costs a request at most about twice this)", dur(&s.BudgetCallTimeout, false)},
+		{"SLUICE_BUDGET_ADAPTIVE", "budget-adaptive", "off", "`on`: the budget moves between SLUICE_BUDGET_MIN and SLUICE_BUDGET_MAX from the upstream's time to first token and its 429/503 answers, starting at SLUICE_BUDGET (local budget only); `off`: SLUICE_BUDGET is fixed", oneOf(&s.BudgetAdaptive, "off", "on")},
+		{"SLUICE_BUDGET_MIN", "budget-min", "1", "adaptive budget: the lowest limit", posInt(&s.BudgetMin)},
+		{"SLUICE_BUDGET_MAX", "budget-max", "0", "adaptive budget: the highest limit; 0 = SLUICE_BUDGET", nonNegInt(&s.BudgetMax)},
+		{"SLUICE_BUDGET_ADAPTIVE_INTERVAL", "budget-adaptive-interval", "1s", "adaptive budget: shortest window of observations it decides on (a window also waits for 40 of them)", dur(&s.BudgetAdaptiveInterval, false)},
 		{"SLUICE_CONNECT_TIMEOUT", "connect-timeout", "1s", "upstream connect timeout", dur(&s.ConnectTimeout, false)},
 		{"SLUICE_TTFT_TIMEOUT", "ttft-timeout", "10s", "request sent -> first content chunk", dur(&s.TTFTTimeout, false)},
 		{"SLUICE_IDLE_TIMEOUT", "idle-timeout", "5s", "longest gap between two chunks once streaming", dur(&s.IdleTimeout, false)},
@@ -173,6 +185,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_SIM_TTFT_SIGMA", "sim-ttft-sigma", "0.6", "simulated model: log-normal shape of the TTFT (larger = longer tail)", nonNegFloat(&s.SimTTFTSigma)},
 		{"SLUICE_SIM_GAP", "sim-gap", "30ms", "simulated model: median gap between chunks (log-normal)", dur(&s.SimGap, true)},
 		{"SLUICE_SIM_GAP_SIGMA", "sim-gap-sigma", "0.5", "simulated model: log-normal shape of the gaps", nonNegFloat(&s.SimGapSigma)},
+		{"SLUICE_SIM_CAPACITY", "sim-capacity", "0", "simulated model: hidden capacity C; beyond C streams in flight the TTFT grows (×(1+4·excess/C)), beyond 1.5·C it answers 429; 0 = unlimited", nonNegInt(&s.SimCapacity)},
 		{"SLUICE_LOG_FORMAT", "log-format", "text", "`text` or `json`", oneOf(&s.LogFormat, "text", "json")},
 		{"SLUICE_LOG_LEVEL", "log-level", "info", "debug, info, warn or error", oneOf(&s.LogLevel, "debug", "info", "warn", "error")},
 		{"SLUICE_LOG_PROMPTS", "log-prompts", "false", "log prompts and answers (debugging only)", boolean(&s.LogPrompts)},
@@ -237,6 +250,12 @@ func loadSettings(args []string, getenv func(string) string) (*settings, error) 
 	}
 	if s.BudgetMode == "cluster" && s.RedisURL == "" {
 		return nil, errors.New("setting SLUICE_BUDGET_MODE=cluster: the fleet budget lives in Redis; set SLUICE_REDIS_URL")
+	}
+	if s.BudgetAdaptive == "on" && s.BudgetMode == "cluster" {
+		return nil, errors.New("setting SLUICE_BUDGET_ADAPTIVE=on: the adaptive budget moves this instance's limit; it needs SLUICE_BUDGET_MODE=local")
+	}
+	if s.BudgetMax > 0 && s.BudgetMin > s.BudgetMax {
+		return nil, fmt.Errorf("setting SLUICE_BUDGET_MIN=%d: must not exceed SLUICE_BUDGET_MAX (%d)", s.BudgetMin, s.BudgetMax)
 	}
 	if s.BudgetLease < 3*s.BudgetCallTimeout {
 		// A renewal every third of the lease must fit in the lease even

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 func env(kv ...string) func(string) string {
@@ -161,5 +163,38 @@ func TestPrioritySettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), kv[0]) {
 			t.Errorf("%s=%q: %v", kv[0], kv[1], err)
 		}
+	}
+}
+
+// The adaptive budget's settings: bad values name their setting, a
+// minimum above the maximum and an adaptive cluster budget are refused,
+// and the settings reach pipeline.AdaptiveConfig.
+func TestAdaptiveBudgetSettings(t *testing.T) {
+	for _, kv := range [][2]string{
+		{"SLUICE_BUDGET_ADAPTIVE", "yes"}, {"SLUICE_BUDGET_MIN", "0"}, {"SLUICE_BUDGET_MAX", "-1"},
+		{"SLUICE_BUDGET_ADAPTIVE_INTERVAL", "0s"}, {"SLUICE_SIM_CAPACITY", "-3"},
+	} {
+		if _, err := loadSettings(nil, env(kv[0], kv[1])); err == nil || !strings.Contains(err.Error(), kv[0]) {
+			t.Errorf("%s=%s: error %v does not name the setting", kv[0], kv[1], err)
+		}
+	}
+	if _, err := loadSettings(nil, env("SLUICE_BUDGET_MIN", "10", "SLUICE_BUDGET_MAX", "5")); err == nil ||
+		!strings.Contains(err.Error(), "SLUICE_BUDGET_MIN") || !strings.Contains(err.Error(), "SLUICE_BUDGET_MAX") {
+		t.Errorf("min above max: %v", err)
+	}
+	if _, err := loadSettings(nil, env("SLUICE_BUDGET_ADAPTIVE", "on", "SLUICE_BUDGET_MODE", "cluster", "SLUICE_REDIS_URL", "redis://127.0.0.1:6379/5")); err == nil ||
+		!strings.Contains(err.Error(), "SLUICE_BUDGET_ADAPTIVE") {
+		t.Errorf("adaptive cluster budget: %v", err)
+	}
+	s, err := loadSettings([]string{"-budget-adaptive", "on", "-budget-min", "3", "-budget-max", "90", "-budget-adaptive-interval", "2s"}, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adaptiveConfig(s); got != (pipeline.AdaptiveConfig{Enabled: true, Min: 3, Max: 90, Interval: 2 * time.Second}) {
+		t.Errorf("adaptive config %+v", got)
+	}
+	s, _ = loadSettings(nil, env())
+	if adaptiveConfig(s).Enabled {
+		t.Error("the adaptive budget must be off by default")
 	}
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/url"
@@ -78,6 +79,15 @@ model); the fast and slow readers' times to their end; and, every
 before, with -probe-model) read to the end. The soft open-file limit is
 raised to the hard one first.
 
+Adaptive experiment (-adaptive-experiment, scenario 8 of
+docs/performance.md): against a sluice with SLUICE_BUDGET_ADAPTIVE=on
+whose upstream is "sluice sim-upstream" (-sim, its URL), samples GET
+/v1/budget and GET /sim/stats every -sample during the load, sets the
+sim's capacity at each -capacity-at DURATION=N, and reports per stretch of
+constant capacity when the limit settled within ±-band of it for good and
+the share of the upstream's 429s after that; -out writes the samples,
+-plot draws limit, capacity and 429s over time.
+
 Files: -out FILE writes every run's report as one JSON object
 {"runs": [...]}; -plot FILE.svg draws the latency percentiles against the
 offered load (several rates) or the requests in flight over time (one).
@@ -93,6 +103,9 @@ func cmdLoad(args []string, getenv func(string) string, stdout, stderr io.Writer
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cfg.Adaptive.Sim != "" {
+		return load.RunAdaptive(ctx, stop, cfg, cfg.Adaptive, stdout, stderr)
+	}
 	if cfg.Hold.Streams > 0 {
 		raiseOpenFiles(stderr, cfg.Hold.Streams)
 		return load.RunHold(ctx, cfg, stdout, stderr)
@@ -128,6 +141,20 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 	fs.DurationVar(&cfg.Hold.Deadline, "deadline", 0, "hold mode: when each stream should end after its request (the server's timer); 0: not checked")
 	fs.DurationVar(&cfg.Hold.ProbeEvery, "probe-every", time.Second, "hold mode: probe /healthz and a cache hit this often (0: never)")
 	fs.BoolVar(&cfg.Hold.NoHitProbe, "no-hit-probe", false, "hold mode: probe /healthz only, no cache hit (when no model answers the probe's first ask in time)")
+	adaptive := fs.Bool("adaptive-experiment", false, "adaptive budget experiment: sample GET /v1/budget and the -sim sim-upstream during the load, make its -capacity-at steps, and report how soon the limit settled near the capacity")
+	fs.StringVar(&cfg.Adaptive.Sim, "sim", "", "adaptive experiment: the sim-upstream's base URL (GET /sim/stats, POST /sim/capacity)")
+	fs.Func("capacity-at", "adaptive experiment: DURATION=N sets the sim-upstream's capacity to N that long after the start (repeatable, in order)", func(v string) error {
+		d, n, ok := strings.Cut(v, "=")
+		at, err := time.ParseDuration(d)
+		c, err2 := strconv.Atoi(n)
+		if !ok || err != nil || err2 != nil || at < 0 || c < 0 {
+			return fmt.Errorf("want DURATION=N (e.g. 60s=20), got %q", v)
+		}
+		cfg.Adaptive.Steps = append(cfg.Adaptive.Steps, load.CapacityStep{At: at, Capacity: c})
+		return nil
+	})
+	fs.DurationVar(&cfg.Adaptive.Every, "sample", 250*time.Millisecond, "adaptive experiment: sampling period of the limit and the capacity")
+	fs.Float64Var(&cfg.Adaptive.Band, "band", 0.2, "adaptive experiment: the limit is settled within ±band × capacity")
 	fs.StringVar(&cfg.Hold.ProbeModel, "probe-model", "", "hold mode: model of the cache-hit probe (e.g. a sim-upstream -fast-models id)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, nil, usageExit(err), false
@@ -188,6 +215,22 @@ func parseLoad(args []string, getenv func(string) string, stderr io.Writer) (cfg
 		return bad("-slow-rate must be at least 1 byte per second")
 	case cfg.Hold.Settle < 0 || cfg.Hold.Deadline < 0 || cfg.Hold.ProbeEvery < 0:
 		return bad("-settle, -deadline and -probe-every must not be negative")
+	}
+	if *adaptive {
+		cfg.Adaptive.Sim = strings.TrimSuffix(strings.TrimRight(cfg.Adaptive.Sim, "/"), "/v1")
+		switch {
+		case cfg.Adaptive.Sim == "":
+			return bad("-adaptive-experiment needs -sim, the sim-upstream's URL")
+		case len(rateList) != 1 || cfg.Target != load.TargetSluice || cfg.Hold.Streams > 0:
+			return bad("-adaptive-experiment runs one -rate against sluice")
+		case cfg.Adaptive.Every <= 0 || !(cfg.Adaptive.Band > 0 && cfg.Adaptive.Band < 1):
+			return bad("-sample must be positive and -band between 0 and 1")
+		}
+		if u, err := url.Parse(cfg.Adaptive.Sim); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("-sim %q is not an http(s) URL", cfg.Adaptive.Sim)
+		}
+	} else if cfg.Adaptive.Sim != "" || len(cfg.Adaptive.Steps) > 0 {
+		return bad("-sim and -capacity-at belong to -adaptive-experiment")
 	}
 	if cfg.Hold.Streams > 0 {
 		return cfg, rateList, exitOK, true

@@ -169,6 +169,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		MaxIdempotencyKeys: s.IdemKeys,
 		BudgetLeaseTime:    s.BudgetLease, BudgetCallTimeout: s.BudgetCallTimeout, BudgetFailOpen: s.BudgetFail == "open",
 		BudgetInstances: s.BudgetInstances, Models: s.routes.models(), MaxCoalesced: coalesceMax(s),
+		Adaptive: adaptiveConfig(s),
 		// Priority classes and tenant caps (issue 15).
 		InteractiveShare: cmp.Or(s.InteractiveShare, -1), // 0 = no guarantee: the gate's "negative"
 		TenantMaxShare:   s.TenantMaxShare, TenantShares: s.TenantShares, TenantClass: s.TenantPriority,
@@ -264,6 +265,11 @@ func coalesceMax(s *settings) int {
 	return s.CoalesceMax
 }
 
+// adaptiveConfig is the adaptive budget of the settings.
+func adaptiveConfig(s *settings) pipeline.AdaptiveConfig {
+	return pipeline.AdaptiveConfig{Enabled: s.BudgetAdaptive == "on", Min: s.BudgetMin, Max: s.BudgetMax, Interval: s.BudgetAdaptiveInterval}
+}
+
 func newUpstream(s *settings) (upstream.Upstream, error) {
 	if s.Upstream == "sim" {
 		return newSim(s), nil
@@ -277,7 +283,7 @@ func newUpstream(s *settings) (upstream.Upstream, error) {
 
 // newSim is the simulated model of the SLUICE_SIM_* settings.
 func newSim(s *settings) *upstream.Sim {
-	cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma}
+	cfg := upstream.SimConfig{TTFTMedian: s.SimTTFT, TTFTSigma: s.SimTTFTSigma, GapMedian: s.SimGap, GapSigma: s.SimGapSigma, Capacity: s.SimCapacity}
 	// A zero setting means "none" here, while the zero value of the
 	// config means "default".
 	if cfg.TTFTMedian == 0 {

@@ -4,13 +4,17 @@ package main
 // OpenAI-compatible server (package stream/upstream/simserver).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,8 +36,12 @@ Delays are log-normal, set by their median and 99th percentile (a p99 at
 or below the median: every delay is the median; 0: no delay). Up to
 -capacity requests are answered at full speed at once; the next -overflow
 ones are slowed (every delay × in flight / capacity); beyond those the
-answer is 429 with Retry-After: 1. Point sluice at it with
-SLUICE_UPSTREAM=http://ADDR/v1.
+answer is 429 with Retry-After: 1. With -ttft-slope S the first chunk
+instead waits 1 + S·(in flight − capacity)/capacity times longer (a model
+that queues the excess). The capacity changes at run time with
+-capacity-at DURATION=N (after the start; repeatable) or POST
+/sim/capacity; the overflow follows in proportion. Point sluice at it
+with SLUICE_UPSTREAM=http://ADDR/v1.
 
 flags:
 `
@@ -51,6 +59,18 @@ func cmdSimUpstream(args []string, _ func(string) string, _, stderr io.Writer) i
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "varies the answers' words")
 	fs.IntVar(&cfg.Capacity, "capacity", 0, "requests answered at full speed at once; 0: unlimited")
 	fs.IntVar(&cfg.Overflow, "overflow", 0, "requests beyond -capacity answered slowly before 429s; 0: as many as -capacity, negative: none")
+	fs.Float64Var(&cfg.TTFTSlope, "ttft-slope", 0, "beyond -capacity the first chunk waits 1 + slope·excess/capacity times longer; 0: in flight/capacity like the gaps")
+	var steps []capacityStep
+	fs.Func("capacity-at", "DURATION=N: the capacity becomes N that long after the start (repeatable)", func(v string) error {
+		d, n, ok := strings.Cut(v, "=")
+		at, err := time.ParseDuration(d)
+		c, err2 := strconv.Atoi(n)
+		if !ok || err != nil || err2 != nil || at < 0 || c < 0 {
+			return fmt.Errorf("want DURATION=N (e.g. 60s=20), got %q", v)
+		}
+		steps = append(steps, capacityStep{at: at, capacity: c})
+		return nil
+	})
 	fs.Float64Var(&cfg.ErrorRate, "error-rate", 0, "share of chat requests answered 500 (0 to 1)")
 	fs.Float64Var(&cfg.DropRate, "drop-rate", 0, "share of streamed answers cut mid-answer without [DONE] (0 to 1)")
 	models := fs.String("models", "sim-1", "comma-separated model ids; the first answers requests naming none")
@@ -69,6 +89,8 @@ func cmdSimUpstream(args []string, _ func(string) string, _, stderr io.Writer) i
 		return bad("delays must not be negative")
 	case cfg.Chunks < 0 || cfg.Capacity < 0:
 		return bad("-chunks and -capacity must not be negative")
+	case cfg.TTFTSlope < 0 || math.IsNaN(cfg.TTFTSlope) || math.IsInf(cfg.TTFTSlope, 0):
+		return bad("-ttft-slope must not be negative")
 	case !(cfg.ErrorRate >= 0 && cfg.ErrorRate <= 1) || !(cfg.DropRate >= 0 && cfg.DropRate <= 1):
 		return bad("-error-rate and -drop-rate must be between 0 and 1")
 	}
@@ -84,21 +106,47 @@ func cmdSimUpstream(args []string, _ func(string) string, _, stderr io.Writer) i
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := serveSimUpstream(ctx, *addr, cfg, stderr, nil); err != nil {
+	if err := serveSimUpstream(ctx, *addr, cfg, stderr, nil, steps...); err != nil {
 		return fail(stderr, "sim-upstream: %v", err)
 	}
 	return exitOK
 }
 
+// capacityStep is one -capacity-at.
+type capacityStep struct {
+	at       time.Duration
+	capacity int
+}
+
 // serveSimUpstream serves the simulated upstream on addr until ctx ends,
 // then shuts down (open streams get 5s). ready, if not nil, receives the
-// address listened on.
-func serveSimUpstream(ctx context.Context, addr string, cfg simserver.Config, stderr io.Writer, ready chan<- string) error {
+// address listened on. steps change the capacity after the start.
+func serveSimUpstream(ctx context.Context, addr string, cfg simserver.Config, stderr io.Writer, ready chan<- string, steps ...capacityStep) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: simserver.New(cfg), ReadHeaderTimeout: 10 * time.Second}
+	sim := simserver.New(cfg)
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	start := time.Now()
+	sctx, stopSteps := context.WithCancel(ctx)
+	stepsDone := make(chan struct{})
+	defer func() { stopSteps(); <-stepsDone }()
+	go func() {
+		defer close(stepsDone)
+		slices.SortStableFunc(steps, func(a, b capacityStep) int { return cmp.Compare(a.at, b.at) })
+		for _, st := range steps {
+			t := time.NewTimer(time.Until(start.Add(st.at)))
+			select {
+			case <-t.C:
+			case <-sctx.Done():
+				t.Stop()
+				return
+			}
+			sim.SetCapacity(st.capacity)
+			fmt.Fprintf(stderr, "sluice: sim-upstream: capacity %d at %s\n", st.capacity, time.Since(start).Round(time.Millisecond))
+		}
+	}()
 	fmt.Fprintf(stderr, "sluice: sim-upstream: serving on http://%s/v1 (ttft %s/p99 %s, gap %s/p99 %s, capacity %d)\n",
 		ln.Addr(), cfg.TTFT, cfg.TTFTP99, cfg.Gap, cfg.GapP99, cfg.Capacity)
 	if ready != nil {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -57,6 +58,30 @@ type SimConfig struct {
 	// the delays, which are random on every call.
 	// default: 0
 	Seed uint64
+	// Capacity is the hidden capacity C of the model: with n > C streams
+	// in flight (this one included) a stream's first-token delay is
+	// stretched by 1 + TTFTSlope·(n−C)/C (the excess waits in the model's
+	// queue), and with n > C + Overflow it is refused at once with a
+	// *StatusError 429 (Retry-After 1s). Sim.SetCapacity changes it at
+	// run time. default: 0, unlimited
+	Capacity int
+	// Overflow is how many streams beyond Capacity are served slowly
+	// before the 429s. default: 0, Capacity/2 (429 beyond 1.5·C);
+	// negative: none
+	Overflow int
+	// TTFTSlope is how fast the first-token delay grows with the excess
+	// beyond Capacity: 4 doubles it at 1.25·C. default: 4
+	TTFTSlope float64
+}
+
+// SimStats are a Sim's counters.
+type SimStats struct {
+	Capacity  int   `json:"capacity"`
+	InFlight  int64 `json:"in_flight"`
+	Peak      int64 `json:"peak_in_flight"`
+	Accepted  int64 `json:"accepted"`
+	Rejected  int64 `json:"rejected_429"`
+	Completed int64 `json:"completed"`
 }
 
 // Sim is the built-in simulated model (SLUICE_UPSTREAM=sim). It writes
@@ -65,6 +90,13 @@ type SimConfig struct {
 // concurrent use.
 type Sim struct {
 	cfg SimConfig
+
+	capacity  atomic.Int64
+	inflight  atomic.Int64
+	peak      atomic.Int64
+	accepted  atomic.Int64
+	rejected  atomic.Int64
+	completed atomic.Int64
 }
 
 var _ Upstream = (*Sim)(nil)
@@ -83,7 +115,49 @@ func NewSim(cfg SimConfig) *Sim {
 	if cfg.GapSigma == 0 {
 		cfg.GapSigma = DefaultSimGapSigma
 	}
-	return &Sim{cfg: cfg}
+	if cfg.TTFTSlope <= 0 {
+		cfg.TTFTSlope = 4
+	}
+	s := &Sim{cfg: cfg}
+	s.capacity.Store(int64(max(cfg.Capacity, 0)))
+	return s
+}
+
+// SetCapacity changes the hidden capacity (SimConfig.Capacity) at run
+// time; 0 is unlimited. The overflow stays Capacity/2 unless set.
+func (s *Sim) SetCapacity(c int) { s.capacity.Store(int64(max(c, 0))) }
+
+// Stats returns the counters now.
+func (s *Sim) Stats() SimStats {
+	return SimStats{
+		Capacity: int(s.capacity.Load()), InFlight: s.inflight.Load(), Peak: s.peak.Load(),
+		Accepted: s.accepted.Load(), Rejected: s.rejected.Load(), Completed: s.completed.Load(),
+	}
+}
+
+// admit counts a stream in and returns the stretch of its first-token
+// delay, or false when it is refused (over capacity plus overflow).
+func (s *Sim) admit() (stretch float64, ok bool) {
+	n := s.inflight.Add(1)
+	c := s.capacity.Load()
+	if c > 0 {
+		over := int64(s.cfg.Overflow)
+		if over == 0 {
+			over = c / 2
+		}
+		if n > c+max(over, 0) {
+			s.inflight.Add(-1)
+			s.rejected.Add(1)
+			return 0, false
+		}
+	}
+	s.accepted.Add(1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	if c > 0 && n > c {
+		return 1 + s.cfg.TTFTSlope*float64(n-c)/float64(c), true
+	}
+	return 1, true
 }
 
 // Name returns "sim".
@@ -97,6 +171,11 @@ func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	stretch, ok := s.admit()
+	if !ok {
+		return &StatusError{Code: 429, RetryAfter: time.Second, Body: "simulated upstream over capacity"}
+	}
+	defer s.inflight.Add(-1)
 	chunks := s.Answer(req)
 	cut := req.MaxTokens > 0 && len(s.Answer(Request{Model: req.Model, Messages: req.Messages})) > len(chunks)
 	var t *time.Timer
@@ -108,7 +187,7 @@ func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 	for i, text := range chunks {
 		d := lognormal(s.cfg.GapMedian, s.cfg.GapSigma)
 		if i == 0 {
-			d = lognormal(s.cfg.TTFTMedian, s.cfg.TTFTSigma)
+			d = time.Duration(float64(lognormal(s.cfg.TTFTMedian, s.cfg.TTFTSigma)) * stretch)
 		}
 		if d > 0 {
 			if t == nil {
@@ -128,6 +207,7 @@ func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 			return ctx.Err()
 		}
 	}
+	s.completed.Add(1)
 	if cut {
 		return ErrLength
 	}

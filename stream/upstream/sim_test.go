@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -28,7 +29,7 @@ func TestSimName(t *testing.T) {
 func TestSimDefaults(t *testing.T) {
 	t.Parallel()
 	cfg := upstream.NewSim(upstream.SimConfig{}).Config()
-	want := upstream.SimConfig{TTFTMedian: 300 * time.Millisecond, TTFTSigma: 0.6, GapMedian: 30 * time.Millisecond, GapSigma: 0.5}
+	want := upstream.SimConfig{TTFTMedian: 300 * time.Millisecond, TTFTSigma: 0.6, GapMedian: 30 * time.Millisecond, GapSigma: 0.5, TTFTSlope: 4}
 	if cfg != want {
 		t.Errorf("got %+v; expected %+v", cfg, want)
 	}
@@ -252,5 +253,65 @@ func TestSimUnicodePrompt(t *testing.T) {
 				t.Fatalf("prompt %.20q: answer of %d bytes echoes too much of the prompt", p, len(text))
 			}
 		}
+	}
+}
+
+// A Sim with a hidden capacity C: beyond C streams in flight the first
+// token is later (1 + 4·(n−C)/C), beyond C + C/2 a stream is refused
+// with a 429 at once, and SetCapacity moves C at run time.
+func TestSimCapacity(t *testing.T) {
+	t.Parallel()
+	s := upstream.NewSim(upstream.SimConfig{Capacity: 2, TTFTMedian: 20 * time.Millisecond, TTFTSigma: -1, GapMedian: -1, Chunks: 3})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	// hold opens a stream nobody reads: it stays in flight until cancel.
+	hold := func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.Stream(ctx, ask("hold"), make(chan upstream.Chunk))
+		}()
+	}
+	waitInFlight := func(n int64) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); s.Stats().InFlight != n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("in flight %d, want %d", s.Stats().InFlight, n)
+			}
+		}
+	}
+	hold()
+	hold()
+	waitInFlight(2)
+	// The third is within the overflow (1): served, its first token
+	// stretched 1 + 4·(3−2)/2 = 3 times, 60ms.
+	out := make(chan upstream.Chunk, 8)
+	start := time.Now()
+	wg.Add(1)
+	errc := make(chan error, 1)
+	go func() { defer wg.Done(); errc <- s.Stream(ctx, ask("third"), out) }()
+	<-out
+	if d := time.Since(start); d < 60*time.Millisecond {
+		t.Errorf("first token of the 3rd stream after %s, want at least 60ms (3 × 20ms)", d)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("third stream: %v", err)
+	}
+	hold()
+	waitInFlight(3)
+	// 3 in flight = C + C/2: the next is refused.
+	err := s.Stream(ctx, ask("fifth"), make(chan upstream.Chunk, 8))
+	var se *upstream.StatusError
+	if !errors.As(err, &se) || se.Code != 429 || se.RetryAfter != time.Second {
+		t.Fatalf("over capacity: %v, want a 429 with Retry-After 1s", err)
+	}
+	if st := s.Stats(); st.Rejected != 1 || st.Peak != 3 || st.Capacity != 2 || st.InFlight != 3 || st.Accepted != 4 {
+		t.Fatalf("stats %+v", st)
+	}
+	s.SetCapacity(10)
+	out = make(chan upstream.Chunk, 8)
+	if err := s.Stream(ctx, ask("after"), out); err != nil {
+		t.Fatalf("after raising the capacity: %v", err)
 	}
 }

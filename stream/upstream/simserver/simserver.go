@@ -56,9 +56,18 @@ type Config struct {
 	// shares its throughput); beyond that a request is answered 429.
 	Capacity int
 	// Overflow is how many requests beyond Capacity are served slowly
-	// before the 429s; negative: none (429 right past Capacity).
+	// before the 429s; negative: none (429 right past Capacity). When
+	// the capacity changes at run time (Server.SetCapacity) the overflow
+	// changes in proportion.
 	// default: 0, which means Capacity
 	Overflow int
+	// TTFTSlope, when positive, stretches the first chunk's delay beyond
+	// Capacity by 1 + TTFTSlope·(n−Capacity)/Capacity instead of
+	// n/Capacity (which is TTFTSlope 1): a model that queues the excess
+	// requests before their first token (4 doubles the TTFT at
+	// 1.25·Capacity). The gaps keep the n/Capacity stretch.
+	// default: 0, the n/Capacity stretch
+	TTFTSlope float64
 	// ErrorRate is the share of chat requests answered 500 at once.
 	ErrorRate float64
 	// DropRate is the share of streamed answers cut mid-answer (the
@@ -75,6 +84,7 @@ type Config struct {
 
 // Stats are the server's counters since it started.
 type Stats struct {
+	Capacity     int   `json:"capacity"`       // now (0: unlimited)
 	Requests     int64 `json:"requests"`       // chat completion requests received
 	InFlight     int64 `json:"in_flight"`      // being answered now
 	PeakInFlight int64 `json:"peak_in_flight"` // most answered at once
@@ -95,6 +105,7 @@ type Server struct {
 	mux      *http.ServeMux
 	requests atomic.Int64
 	inflight atomic.Int64
+	capacity atomic.Int64
 	peak     atomic.Int64
 	done     atomic.Int64
 	rejected atomic.Int64
@@ -120,12 +131,14 @@ func New(cfg Config) *Server {
 		gapSig:  sigma(cfg.Gap, cfg.GapP99),
 		mux:     http.NewServeMux(),
 	}
+	s.capacity.Store(int64(max(cfg.Capacity, 0)))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("POST /v1/embeddings", s.embeddings)
 	s.mux.HandleFunc("GET /sim/stats", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.Stats())
 	})
+	s.mux.HandleFunc("POST /sim/capacity", s.setCapacity)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
 	})
@@ -147,15 +160,51 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // Stats returns the counters now.
 func (s *Server) Stats() Stats {
 	return Stats{
+		Capacity: int(s.capacity.Load()),
 		Requests: s.requests.Load(), InFlight: s.inflight.Load(), PeakInFlight: s.peak.Load(),
 		Completed: s.done.Load(), Rejected: s.rejected.Load(), Errors: s.errors.Load(),
 		Dropped: s.dropped.Load(), Canceled: s.canceled.Load(),
 	}
 }
 
+// SetCapacity changes the capacity now (0: unlimited); the overflow
+// changes in proportion.
+func (s *Server) SetCapacity(c int) { s.capacity.Store(int64(max(c, 0))) }
+
+// setCapacity is POST /sim/capacity {"capacity": N}: SetCapacity, then
+// the counters.
+func (s *Server) setCapacity(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Capacity *int `json:"capacity"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<10)).Decode(&body); err != nil || body.Capacity == nil || *body.Capacity < 0 {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "capacity", `want {"capacity": N} with N >= 0`)
+		return
+	}
+	s.SetCapacity(*body.Capacity)
+	writeJSON(w, http.StatusOK, s.Stats())
+}
+
+// overflow is the number of requests served slowly beyond capacity c.
+func (s *Server) overflow(c int64) int64 {
+	if s.cfg.Capacity <= 0 {
+		return c // the default: as many as the capacity
+	}
+	return int64(math.Round(float64(s.cfg.Overflow) * float64(c) / float64(s.cfg.Capacity)))
+}
+
 // delay draws a log-normal delay of median × e^(sigma·Z), Z standard
 // normal clamped to ±4, stretched by the load beyond the capacity.
 func (s *Server) delay(median time.Duration, sig float64) time.Duration {
+	return s.stretched(median, sig, 1)
+}
+
+// firstDelay is delay for the first chunk: stretched by TTFTSlope.
+func (s *Server) firstDelay(median time.Duration, sig float64) time.Duration {
+	return s.stretched(median, sig, s.cfg.TTFTSlope)
+}
+
+func (s *Server) stretched(median time.Duration, sig, slope float64) time.Duration {
 	if median <= 0 {
 		return 0
 	}
@@ -163,9 +212,13 @@ func (s *Server) delay(median time.Duration, sig float64) time.Duration {
 	if sig > 0 {
 		d *= math.Exp(sig * max(-4, min(4, rand.NormFloat64())))
 	}
-	if c := s.cfg.Capacity; c > 0 {
-		if n := s.inflight.Load(); n > int64(c) {
-			d *= float64(n) / float64(c)
+	if c := s.capacity.Load(); c > 0 {
+		if n := s.inflight.Load(); n > c {
+			if slope > 0 {
+				d *= 1 + slope*float64(n-c)/float64(c)
+			} else {
+				d *= float64(n) / float64(c)
+			}
 		}
 	}
 	return time.Duration(d)
@@ -226,7 +279,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	n := s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	if c := s.cfg.Capacity; !fast && c > 0 && n > int64(c+s.cfg.Overflow) {
+	if c := s.capacity.Load(); !fast && c > 0 && n > c+s.overflow(c) {
 		s.rejected.Add(1)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "", "simulated upstream over capacity")
@@ -259,9 +312,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	created := time.Now().Unix()
 	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": len(chunks), "total_tokens": prompt + len(chunks)}
 
-	delay := s.delay
+	delay, first := s.delay, s.firstDelay
 	if fast {
 		delay = func(time.Duration, float64) time.Duration { return 0 }
+		first = delay
 	}
 	t := time.NewTimer(time.Hour)
 	t.Stop()
@@ -280,7 +334,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if !req.Stream {
-		d := delay(s.cfg.TTFT, s.ttftSig)
+		d := first(s.cfg.TTFT, s.ttftSig)
 		for range len(chunks) - 1 {
 			d += delay(s.cfg.Gap, s.gapSig)
 		}
@@ -326,11 +380,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	for i, text := range chunks {
+		d := delay
 		median, sig := s.cfg.Gap, s.gapSig
 		if i == 0 {
-			median, sig = s.cfg.TTFT, s.ttftSig
+			d, median, sig = first, s.cfg.TTFT, s.ttftSig
 		}
-		if !wait(delay(median, sig)) {
+		if !wait(d(median, sig)) {
 			s.canceled.Add(1)
 			return
 		}

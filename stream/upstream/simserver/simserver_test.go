@@ -172,3 +172,57 @@ func TestFaults(t *testing.T) {
 		t.Fatalf("stats %+v", s.Stats())
 	}
 }
+
+// TestCapacityAtRunTime: POST /sim/capacity changes the capacity (the
+// overflow follows in proportion) and refuses a bad body with a 400.
+func TestCapacityAtRunTime(t *testing.T) {
+	s, hs := start(t, simserver.Config{TTFT: time.Minute, Capacity: 2, Overflow: 2, TTFTSlope: 4})
+	post := func(body string) (int, simserver.Stats) {
+		t.Helper()
+		resp, err := hs.Client().Post(hs.URL+"/sim/capacity", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st simserver.Stats
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		return resp.StatusCode, st
+	}
+	for _, bad := range []string{``, `{}`, `{"capacity":-1}`, `{"capacity":"many"}`} {
+		if code, _ := post(bad); code != http.StatusBadRequest {
+			t.Errorf("POST /sim/capacity %q: %d, want 400", bad, code)
+		}
+	}
+	if code, st := post(`{"capacity":1}`); code != http.StatusOK || st.Capacity != 1 || s.Stats().Capacity != 1 {
+		t.Fatalf("POST /sim/capacity 1: %d %+v", code, st)
+	}
+	// Capacity 1, overflow 2·1/2 = 1: two in flight, the third refused.
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	body := `{"model":"sim-1","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/chat/completions", strings.NewReader(body))
+		wg.Go(func() {
+			if resp, err := hs.Client().Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.Stats().InFlight < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the two requests never got in flight: %+v", s.Stats())
+		}
+	}
+	c := oai(hs)
+	_, err := c.Chat.Completions.New(t.Context(), params("hi"))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("third request at capacity 1: %v, want a 429", err)
+	}
+	s.SetCapacity(0) // unlimited
+	if st := s.Stats(); st.Capacity != 0 || st.Rejected != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}

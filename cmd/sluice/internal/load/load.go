@@ -60,6 +60,7 @@ type Config struct {
 	Out            string        // file for every run's report, as {"runs": [...]}; "" none
 	Plot           string        // SVG file: latency against offered load (several rates) or in flight over time (one); "" none
 	Hold           HoldConfig    // with Hold.Streams > 0: hold mode (RunHold)
+	Adaptive       AdaptiveConfig
 }
 
 // Target values of Config.Target.

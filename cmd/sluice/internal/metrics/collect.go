@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -22,6 +23,12 @@ type GateSource interface {
 // an *orchestrator.Orchestrator is one.
 type retentionSource interface {
 	Retention() (orchestrator.RetentionStats, bool)
+}
+
+// adaptiveSource is a GateSource whose gates may have adaptive limits, in
+// the order of Gates (nil: fixed); an *orchestrator.Orchestrator is one.
+type adaptiveSource interface {
+	Adaptives() []*pipeline.Adaptive
 }
 
 // CacheSource is where the cache counters are read at scrape time; a
@@ -71,7 +78,7 @@ type scraper struct {
 	classAcquired                                                    *prometheus.Desc
 	breakerState                                                     *prometheus.Desc
 	budgetDegraded, budgetFleet, budgetHeld, budgetAttempts          *prometheus.Desc
-	budgetGranted                                                    *prometheus.Desc
+	budgetGranted, budgetChanges, budgetTTFT                         *prometheus.Desc
 	taskRetained, taskRetBytes, taskEvicted                          *prometheus.Desc
 	cacheLookups, cacheEntries, cacheBytes, cacheEvictions           *prometheus.Desc
 	cacheNamespaces                                                  *prometheus.Desc
@@ -108,6 +115,8 @@ func newScraper(maxNamespaces int) *scraper {
 		budgetHeld:      newDesc(nameBudgetLeasesHeld),
 		budgetAttempts:  newDesc(nameBudgetAttempts),
 		budgetGranted:   newDesc(nameBudgetGranted),
+		budgetChanges:   newDesc(nameBudgetLimitChanges),
+		budgetTTFT:      newDesc(nameBudgetAdaptiveTTFT),
 		taskRetained:    newDesc(nameTasksRetained),
 		taskRetBytes:    newDesc(nameTasksRetainedB),
 		taskEvicted:     newDesc(nameTasksEvicted),
@@ -154,6 +163,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 		s.gateAcquired, s.gateReleased, s.gateRejected, s.breakerState,
 		s.classInFlight, s.classWaiting, s.classQueued, s.classGuaranteed, s.classAcquired,
 		s.budgetDegraded, s.budgetFleet, s.budgetHeld, s.budgetAttempts, s.budgetGranted,
+		s.budgetChanges, s.budgetTTFT,
 		s.taskRetained, s.taskRetBytes, s.taskEvicted,
 		s.cacheLookups, s.cacheEntries, s.cacheBytes, s.cacheEvictions, s.cacheNamespaces,
 		s.cacheLogUp, s.cacheLogLag, s.cacheLogPending, s.cacheLogErrors, s.cacheLogChanges,
@@ -215,6 +225,20 @@ func (s *scraper) collectGates(ch chan<- prometheus.Metric, src GateSource) {
 			gauge(s.budgetHeld, float64(st.LeasesHeld), st.Name)
 			counter(s.budgetAttempts, float64(st.LeaseAttempts), st.Name)
 			counter(s.budgetGranted, float64(st.LeasesGranted), st.Name)
+		}
+	}
+	if as, ok := src.(adaptiveSource); ok {
+		for i, a := range as.Adaptives() {
+			if a == nil {
+				continue
+			}
+			name := src.Gates()[i].Stats().Name
+			st := a.Stats()
+			for _, reason := range slices.Sorted(maps.Keys(st.Changes)) {
+				counter(s.budgetChanges, float64(st.Changes[reason]), name, reason)
+			}
+			gauge(s.budgetTTFT, st.BaselineTTFTMs/1000, name, "baseline")
+			gauge(s.budgetTTFT, st.RecentTTFTMs/1000, name, "recent")
 		}
 	}
 	for _, b := range src.Breakers() {

@@ -84,6 +84,9 @@ const (
 	nameBudgetAttempts      = "sluice_budget_lease_attempts_total"
 	nameBudgetGranted       = "sluice_budget_leases_granted_total"
 
+	nameBudgetLimitChanges = "sluice_budget_limit_changes_total"
+	nameBudgetAdaptiveTTFT = "sluice_budget_adaptive_ttft_seconds"
+
 	nameRedisUp            = "sluice_redis_up"
 	nameSharedPendingTasks = "sluice_shared_pending_tasks"
 	nameSharedPendingBytes = "sluice_shared_pending_bytes"
@@ -144,6 +147,14 @@ var catalog = []MetricDoc{
 		Help: "Calls to Redis asking for a cluster budget lease; divided by sluice_budget_leases_granted_total: Redis round trips per granted slot."},
 	{Name: nameBudgetGranted, Type: "counter", Labels: []string{"upstream"}, Scraped: true,
 		Help: "Cluster budget leases granted by Redis."},
+
+	// Adaptive budget (SLUICE_BUDGET_ADAPTIVE=on), read from the
+	// controller at scrape time; absent with a fixed budget. The limit
+	// itself is sluice_gate_limit.
+	{Name: nameBudgetLimitChanges, Type: "counter", Labels: []string{"upstream", "reason"}, Scraped: true,
+		Help: "Changes of the adaptive budget's limit, by reason: growth (TTFT near its baseline while the limit was reached), ttft (TTFT above the tolerated), overload (the upstream answered 429 or 503) or probe (one window at half the limit to measure the unloaded TTFT, and back)."},
+	{Name: nameBudgetAdaptiveTTFT, Type: "gauge", Labels: []string{"upstream", "window"}, Scraped: true,
+		Help: "The time to first token the adaptive budget steers by, in seconds: window baseline (the upstream's unloaded TTFT, as estimated) or recent (the last window's)."},
 
 	// Circuit breakers.
 	{Name: nameBreakerState, Type: "gauge", Labels: []string{"upstream", "state"}, Scraped: true,

@@ -23,6 +23,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
@@ -52,6 +53,7 @@ type fileUpstream struct {
 	TTFTTimeout    *time.Duration `yaml:"ttft_timeout"`
 	IdleTimeout    *time.Duration `yaml:"idle_timeout"`
 	Breaker        *fileBreaker   `yaml:"breaker"`
+	Adaptive       *fileAdaptive  `yaml:"adaptive"`
 }
 
 // fileBreaker is an upstream's circuit breaker (SLUICE_BREAKER_*).
@@ -60,6 +62,16 @@ type fileBreaker struct {
 	FailureRate *float64       `yaml:"failure_rate"`
 	Window      *time.Duration `yaml:"window"`
 	CoolDown    *time.Duration `yaml:"cooldown"`
+}
+
+// fileAdaptive turns on an upstream's adaptive budget
+// (SLUICE_BUDGET_ADAPTIVE and its settings): the limit moves between min
+// and max from the upstream's time to first token and 429/503 answers,
+// starting at budget.
+type fileAdaptive struct {
+	Min      *int           `yaml:"min"`
+	Max      *int           `yaml:"max"`
+	Interval *time.Duration `yaml:"interval"`
 }
 
 // fileTarget is one entry of a model's list: an upstream's name, or
@@ -119,6 +131,7 @@ type routeUpstream struct {
 	BreakerMinCalls                int
 	BreakerFailureRate             float64
 	BreakerWindow, BreakerCoolDown time.Duration
+	Adaptive                       pipeline.AdaptiveConfig // Enabled when the file has adaptive:
 }
 
 // configErrors is every problem of a file, one a line.
@@ -269,6 +282,20 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 				}
 			}
 		}
+		if a := fu.Adaptive; a != nil {
+			u.Adaptive = pipeline.AdaptiveConfig{Enabled: true, Min: 1, Max: u.Budget, Interval: s.BudgetAdaptiveInterval}
+			if a.Min != nil {
+				if u.Adaptive.Min = *a.Min; u.Adaptive.Min < 1 {
+					bad(at("adaptive", "min"), field("adaptive.min"), "must be >= 1 (got %d)", u.Adaptive.Min)
+				}
+			}
+			if a.Max != nil {
+				if u.Adaptive.Max = *a.Max; u.Adaptive.Max < u.Adaptive.Min {
+					bad(at("adaptive", "max"), field("adaptive.max"), "must be >= adaptive.min (got %d < %d)", u.Adaptive.Max, u.Adaptive.Min)
+				}
+			}
+			durs = append(durs, durField{"interval", a.Interval, &u.Adaptive.Interval, false, []any{"adaptive"}})
+		}
 		for _, d := range durs {
 			if d.v == nil {
 				continue
@@ -356,12 +383,14 @@ func yamlErrors(path string, err error, root *yaml.Node) configErrors {
 	for _, r := range [][2]string{ // the longer first
 		{"in type main.fileConfig", "at the top level (default_model, upstreams, models)"},
 		{"in type main.fileUpstream", "in an upstream (name, kind, base_url, api_key_env, budget, acquire_timeout, queue, " +
-			"connect_timeout, ttft_timeout, idle_timeout, breaker)"},
+			"connect_timeout, ttft_timeout, idle_timeout, breaker, adaptive)"},
 		{"in type main.fileBreaker", "in breaker (min_calls, failure_rate, window, cooldown)"},
+		{"in type main.fileAdaptive", "in adaptive (min, max, interval)"},
 		{"into time.Duration", "into a duration (e.g. 1.5s, 300ms)"},
 		{"main.fileTarget", "a model's upstream"},
 		{"main.fileUpstream", "an upstream"},
 		{"main.fileBreaker", "a breaker"},
+		{"main.fileAdaptive", "an adaptive budget"},
 		{"main.fileConfig", "the configuration"},
 	} {
 		msg = strings.ReplaceAll(msg, r[0], r[1])
@@ -510,6 +539,7 @@ func (rc *routesConfig) specs(s *settings) ([]orchestrator.RouteSpec, error) {
 			AcquireTimeout: negIfZero(u.AcquireTimeout), TTFTTimeout: u.TTFTTimeout, IdleTimeout: u.IdleTimeout,
 			BreakerMinCalls: u.BreakerMinCalls, BreakerFailureRate: u.BreakerFailureRate,
 			BreakerWindow: u.BreakerWindow, BreakerCoolDown: u.BreakerCoolDown,
+			Adaptive: u.Adaptive,
 		})
 	}
 	return specs, nil
@@ -540,6 +570,9 @@ func (rc *routesConfig) summary(w io.Writer) {
 		fmt.Fprintf(w, "  %-16s        budget %d, acquire_timeout %s, queue %d, connect %s, ttft %s, idle %s, breaker %d calls / %g / %s / %s\n",
 			"", u.Budget, u.AcquireTimeout, u.Queue, u.ConnectTimeout, u.TTFTTimeout, u.IdleTimeout,
 			u.BreakerMinCalls, u.BreakerFailureRate, u.BreakerWindow, u.BreakerCoolDown)
+		if a := u.Adaptive; a.Enabled {
+			fmt.Fprintf(w, "  %-16s        adaptive budget between %d and %d, window %s\n", "", a.Min, a.Max, a.Interval)
+		}
 	}
 	fmt.Fprintln(w, "models (upstreams in order of preference):")
 	for _, m := range sortedKeys(rc.Models) {

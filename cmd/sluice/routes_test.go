@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/orchestrator"
 	"github.com/sluice-dev/sluice/orchestrator/redisstate/redistest"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
@@ -42,7 +45,8 @@ func TestExampleConfigChecks(t *testing.T) {
 		t.Fatalf("config check of the example: exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{"ok: 2 upstreams, 2 models, default model chat", "primary", "http://127.0.0.1:11434/v1",
-		"chat             -> primary (as llama3.1:8b) -> backup", "sim-1            -> backup", "budget 8, acquire_timeout 500ms, queue 64"} {
+		"chat             -> primary (as llama3.1:8b) -> backup", "sim-1            -> backup", "budget 8, acquire_timeout 500ms, queue 64",
+		"adaptive budget between 4 and 64, window 1s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -92,6 +96,10 @@ func TestConfigErrorsNameFileLineAndField(t *testing.T) {
 		{"kind", "upstreams:\n  - name: a\n    kind: llama\nmodels:\n  m: [a]\n", []string{`:3: upstreams[0].kind: "llama": must be openai or sim`}},
 		{"breaker", "upstreams:\n  - name: a\n    kind: sim\n    breaker:\n      failure_rate: 2\n      cooldown: 0s\nmodels:\n  m: [a]\n",
 			[]string{":5: upstreams[0].breaker.failure_rate: must be in (0, 1]", ":6: upstreams[0].breaker.cooldown: must be > 0"}},
+		{"adaptive", "upstreams:\n  - name: a\n    kind: sim\n    budget: 8\n    adaptive:\n      min: 0\n      interval: 0s\n      maxx: 3\nmodels:\n  m: [a]\n",
+			[]string{":8: field maxx not found in adaptive (min, max, interval)"}},
+		{"adaptive bounds", "upstreams:\n  - name: a\n    kind: sim\n    adaptive:\n      min: 0\n      max: -1\n      interval: 0s\nmodels:\n  m: [a]\n",
+			[]string{":5: upstreams[0].adaptive.min: must be >= 1", ":6: upstreams[0].adaptive.max: must be >= adaptive.min", ":7: upstreams[0].adaptive.interval: must be > 0"}},
 		{"default model", twoUpstreams + "default_model: x\nmodels:\n  m: [a]\n", []string{`:6: default_model: "x" is not among the models (m)`}},
 		{"several models, no default", twoUpstreams + "models:\n  m: [a]\n  n: [b]\n", []string{":1: default_model: required with several models (m, n)"}},
 		{"empty model list", twoUpstreams + "models:\n  m: []\n", []string{":7: models.m: lists no upstream"}},
@@ -275,5 +283,36 @@ func TestClusterBudgetPerUpstreamFromFile(t *testing.T) {
 	}
 	if code, out, errOut := runCLI(t, srv, "ask", "which dock takes the 3pm wave?"); code != exitOK || out == "" {
 		t.Fatalf("ask: exit %d: %s", code, errOut)
+	}
+}
+
+// TestAdaptiveBudgetFromFile: an upstream's adaptive block reaches its
+// route (and the orchestrator moves that route's limit), the others
+// keep a fixed one.
+func TestAdaptiveBudgetFromFile(t *testing.T) {
+	s, err := loadSettings(nil, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := loadRoutes("../../docs/sluice.example.yaml", s, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := rc.specs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pipeline.AdaptiveConfig{Enabled: true, Min: 4, Max: 64, Interval: time.Second}
+	if len(specs) != 2 || specs[0].Adaptive.Enabled || specs[1].Adaptive != want {
+		t.Fatalf("adaptive of the routes: %+v, %+v; want off, then %+v", specs[0].Adaptive, specs[1].Adaptive, want)
+	}
+	o, err := orchestrator.New(orchestrator.Config{Models: rc.models(), DefaultModel: rc.DefaultModel},
+		orchestrator.Deps{Routes: specs, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	if a := o.Adaptives(); len(a) != 2 || a[0] != nil || a[1] == nil {
+		t.Fatalf("Adaptives() = %v; want nil for primary, one for backup", a)
 	}
 }

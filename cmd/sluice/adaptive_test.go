@@ -33,7 +33,7 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 		span  string
 	}{
 		{"from above, then halved", "60", []string{"-capacity-at", "20s=10"}, "38s"},
-		{"from below", "2", nil, "18s"},
+		{"from below", "2", nil, "26s"}, // growth from 2 is slow: room to settle on a loaded machine
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := simserver.Config{TTFT: 200 * time.Millisecond, TTFTP99: 600 * time.Millisecond, Gap: 20 * time.Millisecond,

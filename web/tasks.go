@@ -145,18 +145,14 @@ func (s *Server) serveEvents(ctx context.Context, w http.ResponseWriter, t *orch
 	return st
 }
 
-// taskEvents is the framing of t's task API event stream.
+// taskEventsOf is the framing of t's task API event stream, for a
+// request that may have joined t's generation (coalesced): its meta event
+// says so.
 //
-// NOTE: taskEvents and logSlowReader keep their temporaries out of
+// NOTE: taskEventsOf and logSlowReader keep their temporaries out of
 // serveEvents' frame, which stays on the stack of every open stream: a
 // parked stream's stack shrinks from 16 to 8 KiB only while it uses less
 // than a quarter of it (see stream.Conn.Serve and TestIdleStreamMemory).
-//
-//go:noinline
-func taskEvents(t *orchestrator.Task) stream.Framing { return taskEventsOf(t, false) }
-
-// taskEventsOf is taskEvents for a request that may have joined t's
-// generation (coalesced): its meta event says so.
 //
 //go:noinline
 func taskEventsOf(t *orchestrator.Task, coalesced bool) stream.Framing {

@@ -14,7 +14,7 @@ import (
 	"github.com/sluice-dev/sluice/stream/upstream/simserver"
 )
 
-// TestAdaptiveBudgetFindsCapacity is the adaptive budget's experiment
+// TestAdaptiveBudgetFindsCapacity (SLUICE_EXPERIMENTS=1) is the adaptive budget's experiment
 // (docs/performance.md, scenario 8) scaled down for CI: a sim-upstream
 // of hidden capacity 20 whose first token waits longer beyond it
 // (-ttft-slope 4) and answers 429 beyond 30 (answers of ~0.6s), a sluice with
@@ -23,8 +23,12 @@ import (
 // limit settles within ±20% of the capacity, draws no more than 1% of
 // 429s once settled, and follows the capacity when it halves.
 func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 60s experiment")
+	// A timing experiment: on a machine busy with the other packages'
+	// tests (go test ./... runs them in parallel) the first tokens it
+	// measures are the machine's, not the upstream's. .ci/run runs it on
+	// its own after the suite.
+	if os.Getenv("SLUICE_EXPERIMENTS") == "" {
+		t.Skip("a 70 s timing experiment, run alone: SLUICE_EXPERIMENTS=1 go test -run TestAdaptiveBudgetFindsCapacity ./cmd/sluice/")
 	}
 	for _, tc := range []struct {
 		name  string

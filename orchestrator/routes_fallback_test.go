@@ -181,3 +181,39 @@ func TestFallbacksCountedOncePerRoute(t *testing.T) {
 	}
 	gatesSettled(t, o)
 }
+
+// TestFallbackAdaptiveObservationsGoToTheirRoute: each route has its own
+// adaptive budget (RouteSpec.Adaptive; Config.Adaptive is off, and the
+// third route keeps a fixed one). a answers 503 before any output and the
+// task falls back to b, which answers. a's controller sees the overload
+// (and backs off), b's sees the time to first token and no overload.
+func TestFallbackAdaptiveObservationsGoToTheirRoute(t *testing.T) {
+	ad := pipeline.AdaptiveConfig{Enabled: true, Min: 1, Interval: time.Nanosecond, MinSamples: 1, ProbeEvery: -1}
+	a, b := newFailing(), &paced{chunks: []string{"from b"}, gap: time.Millisecond}
+	o := newRoutesOrch(t, orchestrator.Config{Budget: 4, MaxRetries: -1},
+		orchestrator.RouteSpec{Name: "a", Upstream: a, Adaptive: ad},
+		orchestrator.RouteSpec{Name: "b", Upstream: b, Adaptive: ad},
+		orchestrator.RouteSpec{Name: "c", Upstream: &paced{chunks: []string{"c"}}})
+	as := o.Adaptives()
+	if len(as) != 3 || as[0] == nil || as[1] == nil || as[2] != nil {
+		t.Fatalf("adaptives %v, want a and b adaptive, c fixed", as)
+	}
+	task, err := o.Submit(context.Background(), orchestrator.Request{Question: "q", NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := wait(t, task); v.Status != orchestrator.StatusDone || v.Upstream != "b" {
+		t.Fatalf("task %s on %q, want done on b", v.Status, v.Upstream)
+	}
+	sa, sb := as[0].Stats(), as[1].Stats()
+	if sa.Changes[pipeline.ReasonOverload] != 1 || sa.Limit >= 4 || sa.RecentTTFTMs != 0 {
+		t.Errorf("a's adaptive %+v, want one overload decrease below 4 and no TTFT (a answered 503)", sa)
+	}
+	if sb.Changes[pipeline.ReasonOverload] != 0 || sb.Limit != 4 || sb.RecentTTFTMs <= 0 {
+		t.Errorf("b's adaptive %+v, want b's TTFT, no overload, limit 4", sb)
+	}
+	if st := o.Gates()[2].Stats(); st.Limit != 4 {
+		t.Errorf("c's fixed budget is %d, want 4", st.Limit)
+	}
+	gatesSettled(t, o)
+}

@@ -217,3 +217,58 @@ func TestFallbackAdaptiveObservationsGoToTheirRoute(t *testing.T) {
 	}
 	gatesSettled(t, o)
 }
+
+// busyOnRetry answers 503 before any output once another request waits
+// for its route's slot, so that the task's retry finds the slot taken.
+type busyOnRetry struct {
+	gate  *pipeline.Gate
+	calls atomic.Int64
+}
+
+func (u *busyOnRetry) Name() string { return "busy-on-retry" }
+func (u *busyOnRetry) Stream(ctx context.Context, _ upstream.Request, _ chan<- upstream.Chunk) error {
+	u.calls.Add(1)
+	for u.gate.Stats().Waiting == 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return &upstream.StatusError{Code: 503}
+}
+
+// TestRetryWaitsTheRoutesAcquireTimeout: a retry takes its route's slot
+// again with the route's acquire timeout (RouteSpec.AcquireTimeout), not
+// Config's. a refuses at once when busy; its first call fails (503) while
+// another request waits for a's slot, which it gets when the task gives
+// it back for the retry. The retry is refused at once and the task falls
+// back to b, while the other request still holds a's slot (with Config's
+// 10 s wait, it would wait for that slot instead).
+func TestRetryWaitsTheRoutesAcquireTimeout(t *testing.T) {
+	a := &busyOnRetry{}
+	b := &paced{chunks: []string{"from b"}}
+	o := newRoutesOrch(t, orchestrator.Config{Budget: 1, AcquireTimeout: 10 * time.Second, MaxRetries: 1, RetryBackoff: 10 * time.Millisecond},
+		orchestrator.RouteSpec{Name: "a", Upstream: a, AcquireTimeout: -1}, orchestrator.RouteSpec{Name: "b", Upstream: b})
+	a.gate = o.Gates()[0]
+	task, err := o.Submit(context.Background(), orchestrator.Request{Question: "q", NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := a.gate.Acquire(context.Background(), 10*time.Second) // waits for the task's slot on a
+	if err != nil {
+		t.Fatalf("the other request got no slot on a: %v", err)
+	}
+	defer hold.Release()
+	select {
+	case <-task.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatalf("task not final while a's slot is held: %+v (its retry waits Config's acquire timeout, not a's)", task.View())
+	}
+	if v := task.View(); v.Status != orchestrator.StatusDone || v.Upstream != "b" || v.Text != "from b" {
+		t.Fatalf("task %s on %q with %q, want done on b", v.Status, v.Upstream, v.Text)
+	}
+	if n := a.calls.Load(); n != 1 {
+		t.Fatalf("a called %d times, want 1 (the retry found no slot)", n)
+	}
+}

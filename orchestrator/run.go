@@ -385,10 +385,13 @@ func (o *Orchestrator) retryDelay(ctx context.Context, err error) (time.Duration
 	return delay, true
 }
 
+// reacquire takes a slot on s's route again for a retry: an interactive
+// one waits the route's acquire timeout (RouteSpec.AcquireTimeout), an
+// async one queues.
 func (o *Orchestrator) reacquire(ctx context.Context, s *slot, mode Mode) error {
 	g, who := s.r.gate, s.who
 	if mode == Interactive {
-		p, err := g.AcquireAs(ctx, who, o.cfg.AcquireTimeout)
+		p, err := g.AcquireAs(ctx, who, s.r.acquireTimeout)
 		s.permit = p
 		return err
 	}

@@ -270,10 +270,15 @@ func (o *Orchestrator) hops(model string) ([]hop, error) {
 // admit takes a slot for a new task on the first of hops that admits it:
 // interactive requests try the routes with a free slot first, then wait
 // each other route's acquire timeout in turn; async ones queue on the
-// first route whose circuit is not open and whose queue has room. The slot records the hop taken. When every route refuses, the
-// refusal is overloaded if any route's budget (or queue) was full, else
-// budget_unavailable if any fleet budget did not answer, else
-// upstream_unavailable (every circuit open).
+// first route whose circuit is not open and whose queue has room. The
+// slot records the hop taken and the routes not yet tried, in the order
+// admit would have tried them (slot.rest): a task that fails before any
+// output falls back through those (fallBack), so a route passed over only
+// because it was busy is still a fallback, and a route that refused here
+// is not tried again. When every route refuses, the refusal is overloaded
+// if any route's budget (or queue) was full, else budget_unavailable if
+// any fleet budget did not answer, else upstream_unavailable (every
+// circuit open).
 func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pipeline.Who, log func(from string, ref *Refusal)) (sl *slot, err error) {
 	order := make([]int, len(hops))
 	for i := range order {
@@ -298,13 +303,16 @@ func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pip
 		}
 		sort.SliceStable(order, func(a, b int) bool { return free[order[a]] && !free[order[b]] })
 		defer func() {
-			// The routes before the one taken that were passed over
-			// untried are fallbacks too (those tried are counted below).
-			if sl != nil {
-				for j := 0; j < sl.hop; j++ {
-					if !free[j] {
-						o.fellBack(hops[j].r.name, string(busy[j]))
-					}
+			// The routes before the one taken (in the model's order) that
+			// were passed over untried, because they were busy, are
+			// fallbacks too; those tried and refused are counted in the
+			// loop below, once. A route passed over stays in sl.rest.
+			if sl == nil {
+				return
+			}
+			for _, j := range sl.rest {
+				if j < sl.hop {
+					o.fellBack(hops[j].r.name, string(busy[j]))
 				}
 			}
 		}()
@@ -318,6 +326,7 @@ func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pip
 		}
 		if ref == nil {
 			got.hop = i
+			got.rest = order[n+1:]
 			return got, nil
 		}
 		if n+1 < len(order) {
@@ -419,10 +428,12 @@ func mayFallBack(ctx context.Context, err error, hasOut bool) bool {
 	return errors.As(err, &ref) || retryable(err)
 }
 
-// fallBack moves a running task's slot to the next route of hops after
-// s.hop that admits it, waiting as a new request would (the acquire
-// timeout of each route, or its queue within the task's deadline). It
-// returns false, with s empty, when none does.
+// fallBack moves a running task's slot to the next route of s.rest (the
+// routes of hops not yet tried for this task, in admission order) that
+// admits it, waiting as a new request would (the acquire timeout of each
+// route, or its queue within the task's deadline). Each route is taken
+// off s.rest as it is tried, so no route is tried twice for a task. It
+// returns false, with s empty, when none admits it.
 func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slot, mode Mode, cause error, log logFunc) bool {
 	from := s.r.name
 	reason := FallbackUpstreamError
@@ -432,8 +443,12 @@ func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slo
 	}
 	o.fellBack(from, reason)
 	who := s.who // the class and tenant claim again as the same
+	rest := s.rest
 	s.release()
-	for i := s.hop + 1; i < len(hops); i++ {
+	s.rest = nil
+	for len(rest) > 0 {
+		i := rest[0]
+		rest = rest[1:]
 		h := hops[i]
 		next, ref, err := o.admitOn(ctx, h.r, mode, who)
 		if err != nil {
@@ -448,7 +463,7 @@ func (o *Orchestrator) fallBack(ctx context.Context, t *Task, hops []hop, s *slo
 		t.Upstream = h.r.name
 		t.mu.Unlock()
 		*s = *next
-		s.hop = i
+		s.hop, s.rest = i, rest
 		if s.claim != nil {
 			// An async task waits in the next route's queue (status
 			// queued) within its deadline.

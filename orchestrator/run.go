@@ -37,9 +37,11 @@ type slot struct {
 	settle time.Duration
 	o      *Orchestrator
 	// r is the route whose budget the slot is, and hop its index among
-	// the task's hops (routes.go).
-	r   *route
-	hop int
+	// the task's hops (routes.go); rest are the indices of the hops not
+	// yet tried for the task, in the order it falls back through them.
+	r    *route
+	hop  int
+	rest []int
 	// probe is the breaker's permission taken at admission (interactive
 	// requests), used by the first attempt; nil otherwise.
 	probe func(pipeline.Outcome)
@@ -161,9 +163,10 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 	var err error
 	for {
 		// The task's route is s.r; on a refusal or a retryable failure
-		// before any output it moves to the next route of its model.
+		// before any output it moves to the next route of its model not
+		// yet tried (s.rest).
 		err = o.call(ctx, t, req, hops[s.hop], s, mode, emit, log)
-		if s.hop+1 >= len(hops) || !mayFallBack(ctx, err, hasOutput(t.tr)) {
+		if len(s.rest) == 0 || !mayFallBack(ctx, err, hasOutput(t.tr)) {
 			break
 		}
 		if !o.fallBack(ctx, t, hops, s, mode, err, log.Info) {
@@ -382,10 +385,13 @@ func (o *Orchestrator) retryDelay(ctx context.Context, err error) (time.Duration
 	return delay, true
 }
 
+// reacquire takes a slot on s's route again for a retry: an interactive
+// one waits the route's acquire timeout (RouteSpec.AcquireTimeout), an
+// async one queues.
 func (o *Orchestrator) reacquire(ctx context.Context, s *slot, mode Mode) error {
 	g, who := s.r.gate, s.who
 	if mode == Interactive {
-		p, err := g.AcquireAs(ctx, who, o.cfg.AcquireTimeout)
+		p, err := g.AcquireAs(ctx, who, s.r.acquireTimeout)
 		s.permit = p
 		return err
 	}

@@ -11,8 +11,9 @@ package orchestrator
 // Identical means the whole canonical request: tenant, the effective cache
 // namespace (namespace, model, the conversation around the question and
 // the token limit), every message, max_tokens, every forwarded sampling
-// parameter (temperature, top_p, stop, seed, penalties) and the deadline.
-// A request that differs in any of them runs on its own. nocache requests
+// parameter (temperature, top_p, stop, seed, penalties), the deadline and
+// the resolved priority class (classOf): a request only ever waits in its
+// own class's line. A request that differs in any of them runs on its own. nocache requests
 // never join and are never joined. An Idempotency-Key does not change
 // this: the first request with a key may itself lead or join.
 //
@@ -25,9 +26,9 @@ package orchestrator
 // request that comes while the leader waits for a slot (interactive) waits
 // with it and gets the same outcome. When the leader is refused (overloaded,
 // circuit open, budget unavailable) the joiners of the same mode get the
-// same refusal; a joiner of the other mode (an async request behind an
-// interactive leader that found no slot) tries on its own, since it would
-// have waited in the queue. The leader's wait for a slot ends only when
+// same refusal. An async request never waits with an interactive leader
+// (an async submission never waits for budget): it submits on its own.
+// The leader's wait for a slot ends only when
 // every request waiting for it has left; if so the others try again (one of
 // them leads).
 //
@@ -35,10 +36,13 @@ package orchestrator
 // /v1/stream with "detach": false, whose leaving cancels the task: with
 // joiners, such a leaving only releases its share (Release), and the
 // task is cancelled when every request that shared it has released it (a
-// detached joiner never does, so the generation goes on for it). The
-// shares are Task.holders: settle counts the requests waiting on the
-// entry (a leader that left while waiting for its slot is not among them
-// and gets no task), a late joiner counts itself. DELETE
+// detached joiner never does, so the generation goes on for it); the
+// generation then leaves the table, and a task that was cancelled takes
+// no joiner: the next identical request leads a fresh one. The
+// shares are Task.holders, changed under the table's lock: settle counts
+// the requests waiting on the entry (a leader that left while waiting for
+// its slot is not among them and gets no task), claim counts a late
+// joiner, release gives one back. DELETE
 // /v1/tasks/{id} (and the Responses cancel) is an explicit cancel of the
 // task: every request sharing it sees it end cancelled, as they share the
 // tenant and the id.

@@ -11,8 +11,9 @@ package orchestrator
 // Identical means the whole canonical request: tenant, the effective cache
 // namespace (namespace, model, the conversation around the question and
 // the token limit), every message, max_tokens, every forwarded sampling
-// parameter (temperature, top_p, stop, seed, penalties) and the deadline.
-// A request that differs in any of them runs on its own. nocache requests
+// parameter (temperature, top_p, stop, seed, penalties), the deadline and
+// the resolved priority class (classOf): a request only ever waits in its
+// own class's line. A request that differs in any of them runs on its own. nocache requests
 // never join and are never joined. An Idempotency-Key does not change
 // this: the first request with a key may itself lead or join.
 //
@@ -25,9 +26,9 @@ package orchestrator
 // request that comes while the leader waits for a slot (interactive) waits
 // with it and gets the same outcome. When the leader is refused (overloaded,
 // circuit open, budget unavailable) the joiners of the same mode get the
-// same refusal; a joiner of the other mode (an async request behind an
-// interactive leader that found no slot) tries on its own, since it would
-// have waited in the queue. The leader's wait for a slot ends only when
+// same refusal. An async request never waits with an interactive leader
+// (an async submission never waits for budget): it submits on its own.
+// The leader's wait for a slot ends only when
 // every request waiting for it has left; if so the others try again (one of
 // them leads).
 //
@@ -35,10 +36,13 @@ package orchestrator
 // /v1/stream with "detach": false, whose leaving cancels the task: with
 // joiners, such a leaving only releases its share (Release), and the
 // task is cancelled when every request that shared it has released it (a
-// detached joiner never does, so the generation goes on for it). The
-// shares are Task.holders: settle counts the requests waiting on the
-// entry (a leader that left while waiting for its slot is not among them
-// and gets no task), a late joiner counts itself. DELETE
+// detached joiner never does, so the generation goes on for it); the
+// generation then leaves the table, and a task that was cancelled takes
+// no joiner: the next identical request leads a fresh one. The
+// shares are Task.holders, changed under the table's lock: settle counts
+// the requests waiting on the entry (a leader that left while waiting for
+// its slot is not among them and gets no task), claim counts a late
+// joiner, release gives one back. DELETE
 // /v1/tasks/{id} (and the Responses cancel) is an explicit cancel of the
 // task: every request sharing it sees it end cancelled, as they share the
 // tenant and the id.
@@ -67,6 +71,7 @@ import (
 	"sync"
 
 	"github.com/sluice-dev/sluice/cache"
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 // CoalesceObserver is an Observer that also counts the requests that
@@ -130,41 +135,59 @@ func (o *Orchestrator) effective(req Request) Request {
 }
 
 // coalesceKey is the digest of the whole canonical request (effective).
-func coalesceKey(req Request) genKey {
+// The resolved priority class is part of it: a request only ever shares
+// a generation that waits in its own class's line.
+func coalesceKey(req Request, class pipeline.Class) genKey {
 	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
 	b, _ := json.Marshal(struct { // strings, numbers and slices of them: cannot fail
-		Tenant, NS, Namespace, Model, Question string
-		Messages                               any
-		MaxTokens                              int
-		Sampling                               any
-		Deadline                               int64
-	}{req.Tenant, ns.String(), req.Namespace, req.Model, req.Question, req.Messages, req.MaxTokens, req.Sampling, int64(req.Deadline)})
+		Tenant, NS, Namespace, Model, Question, Class string
+		Messages                                      any
+		MaxTokens                                     int
+		Sampling                                      any
+		Deadline                                      int64
+	}{req.Tenant, ns.String(), req.Namespace, req.Model, req.Question, class.String(), req.Messages, req.MaxTokens, req.Sampling, int64(req.Deadline)})
 	return sha256.Sum256(b)
 }
 
 // claim returns the entry of k: the existing one (mine false), or a new
-// one for the caller to lead (mine true), who must then call settle. The
-// caller counts among its waiters (waited) until ready or leave: settle
-// then counts it among the task's holders. ok is false when the table is
-// full: the request runs on its own.
-func (g *genTable) claim(k genKey, mode Mode) (e *genEntry, mine, waited, ok bool) {
+// one for the caller to lead (mine true), who must then call settle. A
+// caller that finds the entry unsettled counts among its waiters until
+// ready or leave: settle then counts it among the task's holders. A caller
+// that finds it settled joins the task only while it is alive: some
+// request still holds it (holders > 0) and it was not cancelled; its share
+// is then taken here, under the lock release takes, so a task whose last
+// share was given back (and that is being cancelled) takes no joiner: the
+// caller leads a fresh generation instead. ok is false when the table is
+// full, or when an Async request finds an Interactive leader still waiting
+// for its slot (an Async submission never waits for budget, so it must
+// not wait there): the request runs on its own.
+func (g *genTable) claim(k genKey, mode Mode) (e *genEntry, mine, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e := g.entries[k]; e != nil {
 		select {
 		case <-e.ready:
-			return e, false, false, true
+			if t := e.task; t != nil && t.holders.Load() > 0 && !t.stopping() {
+				t.holders.Add(1)
+				return e, false, true
+			}
+			// Released by every request that shared it, or cancelled:
+			// it goes no further, nobody joins it.
+			g.removeLocked(e)
 		default:
+			if mode == Async && e.mode == Interactive {
+				return nil, false, false
+			}
 			e.waiting++
-			return e, false, true, true
+			return e, false, true
 		}
 	}
 	if g.max > 0 && len(g.entries) >= g.max {
-		return nil, false, false, false
+		return nil, false, false
 	}
 	e = &genEntry{key: k, mode: mode, ready: make(chan struct{}), waiting: 1}
 	g.entries[k] = e
-	return e, true, true, true
+	return e, true, true
 }
 
 // leave is a waiter of e that stops waiting (its client left): when none
@@ -266,10 +289,15 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 		t, err := o.submit(ctx, req, mode)
 		return t, Admission{}, err
 	}
+	class, err := o.classOf(req, mode)
+	if err != nil {
+		t, err := o.submit(ctx, req, mode) // which says what is wrong with it
+		return t, Admission{}, err
+	}
 	req = o.effective(req)
-	k := coalesceKey(req)
+	k := coalesceKey(req, class)
 	for range 3 { // a generation whose leader left or was cancelled is tried again
-		e, mine, waited, ok := o.gens.claim(k, mode)
+		e, mine, ok := o.gens.claim(k, mode)
 		if !ok {
 			break
 		}
@@ -286,9 +314,8 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 			return nil, Admission{}, ctx.Err()
 		}
 		if t := e.task; t != nil {
-			if !waited {
-				t.holders.Add(1) // settle did not count a late joiner
-			}
+			// The request holds a share of t: settle counted it, or
+			// claim did for a late joiner.
 			if t.Cache.Status == CacheHit {
 				break // the cache answers: the request asks it itself
 			}
@@ -302,7 +329,7 @@ func (o *Orchestrator) coalesce(ctx context.Context, req Request, mode Mode) (*T
 			}
 			t.joined.Add(1)
 			if co, ok := o.obs.(CoalesceObserver); ok {
-				co.Coalesced(t.Upstream)
+				co.Coalesced(t.Meta().Upstream) // under t.mu: a fallback changes it
 			}
 			o.log.Debug("request joined a running generation", "task_id", t.ID)
 			return t, Admission{Coalesced: true}, nil
@@ -377,9 +404,20 @@ func (o *Orchestrator) Release(tenant, id string) *Task {
 }
 
 // release gives back one share of t (holders counts them; a task that
-// was never shared has none): the last one cancels it.
+// was never shared has none): the last one cancels it. It does so under
+// the table's lock, and removes t's generation from the table then, so
+// that no request joins a task being cancelled (claim checks holders under
+// the same lock): an identical request that comes next (a client that
+// reconnects) starts a fresh generation.
 func (o *Orchestrator) release(t *Task) {
-	if t.holders.Add(-1) <= 0 && t.cancel != nil {
+	g := o.gens
+	g.mu.Lock()
+	last := t.holders.Add(-1) <= 0
+	if last && t.gen != nil {
+		g.removeLocked(t.gen)
+	}
+	g.mu.Unlock()
+	if last && t.cancel != nil {
 		t.cancel(ErrCancelled)
 	}
 }

@@ -387,7 +387,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		t.deadline = accepted.Add(o.cfg.MaxQueueWait + req.Deadline)
 	}
 	cctx, cancel := context.WithCancelCause(o.root)
-	t.cancel = cancel
+	t.cancel, t.stop = cancel, cctx.Done()
 	o.store.Put(t)
 	go func() {
 		defer o.running.Done()

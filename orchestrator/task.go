@@ -74,6 +74,7 @@ type Task struct {
 
 	tr       *stream.Transcript
 	cancel   context.CancelCauseFunc // nil for tasks that never run (cache hits)
+	stop     <-chan struct{}         // closed once cancel was called (or the task ended); nil with cancel
 	done     chan struct{}           // closed when the task is final
 	ended    atomic.Bool             // end has run: it runs once
 	remote   bool                    // runs on another instance (from the shared state)
@@ -192,6 +193,17 @@ type Meta struct {
 	// Coalesced is set on the meta event of a request that joined a
 	// generation already running (the door sets it; the task is the same).
 	Coalesced bool `json:"coalesced,omitempty"`
+}
+
+// stopping reports whether t was cancelled (or has ended): a request must
+// not join it any more (coalesce.go).
+func (t *Task) stopping() bool {
+	select {
+	case <-t.stop: // nil: never
+		return true
+	default:
+		return false
+	}
 }
 
 // Meta returns the task's meta event data.

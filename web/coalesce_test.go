@@ -550,9 +550,10 @@ func TestSamplingForwardedCacheUnchanged(t *testing.T) {
 	}
 }
 
-// An interactive request that joins an async task still queued waits with
-// it; when the queue wait runs out, the chat door answers the task's end
-// as 503 queue_timeout with Retry-After, before any output.
+// An interactive request of the batch class (X-Sluice-Priority: batch)
+// that joins an async task still queued waits with it; when the queue wait
+// runs out, the chat door answers the task's end as 503 queue_timeout with
+// Retry-After, before any output.
 func TestCoalesceInteractiveJoinsQueuedTask(t *testing.T) {
 	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1, MaxQueueWait: 300 * time.Millisecond}})
 	e.Up.SetScript(upstreamtest.Script{StallBeforeHeaders: true})
@@ -567,8 +568,10 @@ func TestCoalesceInteractiveJoinsQueuedTask(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The same class (batch): the priority class is part of what makes
+	// two requests identical.
 	resp := e.do(ctx, http.MethodPost, "/v1/chat/completions", map[string]any{"stream": true,
-		"messages": []map[string]string{{"role": "user", "content": "queued together"}}})
+		"messages": []map[string]string{{"role": "user", "content": "queued together"}}}, "X-Sluice-Priority", "batch")
 	c := readCoalesced(t, resp)
 	var body struct{ Error struct{ Code string } }
 	_ = json.Unmarshal(c.body, &body)

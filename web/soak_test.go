@@ -114,16 +114,16 @@ func (c *endCounter) TaskEnded(v orchestrator.View) {
 }
 
 // checked returns how many times the task ended, waiting a moment for
-// its first end (observed just after the task's done channel closes),
-// and forgets it: a later end adds it again, which the last check of
-// the soak finds (twice).
+// its first end (observed just after the task's done channel closes). It
+// keeps the count: requests that shared one generation (coalescing) check
+// the same task, and a later end makes it 2, which the last check of the
+// soak finds (twice).
 func (c *endCounter) checked(id string) int {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		c.mu.Lock()
 		n := c.ends[id]
 		if n > 0 || time.Now().After(deadline) {
-			delete(c.ends, id)
 			c.mu.Unlock()
 			return n
 		}
@@ -132,8 +132,7 @@ func (c *endCounter) checked(id string) int {
 	}
 }
 
-// twice returns the tasks that ended more than once since they were
-// last checked.
+// twice returns the tasks that ended more than once.
 func (c *endCounter) twice() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

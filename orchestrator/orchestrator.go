@@ -312,15 +312,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 		return nil, err
 	}
 	who := pipeline.Who{Class: class, Tenant: req.Tenant}
-	if req.Model == "" {
-		req.Model = o.cfg.DefaultModel
-	}
-	if req.Namespace == "" {
-		req.Namespace = "default"
-	}
-	if req.Deadline <= 0 || req.Deadline > o.cfg.TotalTimeout {
-		req.Deadline = o.cfg.TotalTimeout
-	}
+	req = o.effective(req) // the defaults (coalesce.go keys on the same)
 	hops, err := o.hops(req.Model)
 	if err != nil {
 		return nil, err // before the cache: an unknown model has no answers

@@ -110,13 +110,20 @@ func TestConfigModelNames(t *testing.T) {
 			t.Errorf("%q: exit %d %q %q", name, code, out, errOut)
 		}
 	}
+	// Two bad names: the error that there is no default_model lists
+	// them, quoted.
+	p := writeConfig(t, "upstreams:\n  - name: a\n    kind: sim\nmodels:\n  \"we\\r\\nX-Evil: 1\": [a]\n  \"a b\": [a]\n")
+	if code, _, errOut := runCmd(t, env(), "config", "check", p); code != exitFailed || strings.Contains(errOut, "\r") || strings.Contains(errOut, "\nX-Evil") ||
+		!strings.Contains(errOut, `default_model: required with several models ("a b", "we\r\nX-Evil: 1")`) {
+		t.Errorf("two bad names: exit %d %q", code, errOut)
+	}
 	for _, name := range []string{"we\r\nX-Evil: 1", "a b", "tab\there", "", " ", strings.Repeat("m", 129), "zero\u200bwidth", "nul\x00"} {
 		p := writeConfig(t, file(name, ""))
 		code, out, errOut := runCmd(t, env(), "config", "check", p)
 		if code != exitFailed || out != "" || !strings.Contains(errOut, p+":5: models: model name ") {
 			t.Errorf("model %q: exit %d %q %q", name, code, out, errOut)
 		}
-		if strings.Contains(errOut, "\r") || strings.Contains(errOut, "X-Evil: 1\n") {
+		if strings.Contains(errOut, "\r") || strings.Contains(errOut, "\nX-Evil") {
 			t.Errorf("model %q: the error holds the raw name: %q", name, errOut)
 		}
 		if _, err := loadSettings(nil, env("SLUICE_CONFIG", p)); err == nil || !strings.Contains(err.Error(), "model name") {

@@ -366,23 +366,35 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 	switch {
 	case rc.DefaultModel != "":
 		if _, ok := fc.Models[rc.DefaultModel]; !ok && len(fc.Models) > 0 {
-			bad(lineOf(&root, "default_model"), "default_model", "%q is not among the models (%s)", rc.DefaultModel, strings.Join(sortedKeys(fc.Models), ", "))
+			bad(lineOf(&root, "default_model"), "default_model", "%q is not among the models (%s)", rc.DefaultModel, modelNames(fc.Models))
 		}
 	case s.given["SLUICE_MODEL"]:
 		rc.DefaultModel = s.Model
 		if _, ok := fc.Models[rc.DefaultModel]; !ok && len(fc.Models) > 0 {
-			bad(1, "default_model", "not set, and SLUICE_MODEL=%q is not among the models (%s)", s.Model, strings.Join(sortedKeys(fc.Models), ", "))
+			bad(1, "default_model", "not set, and SLUICE_MODEL=%q is not among the models (%s)", s.Model, modelNames(fc.Models))
 		}
 	case len(fc.Models) == 1:
 		rc.DefaultModel = sortedKeys(fc.Models)[0]
 	case len(fc.Models) > 1:
-		bad(1, "default_model", "required with several models (%s)", strings.Join(sortedKeys(fc.Models), ", "))
+		bad(1, "default_model", "required with several models (%s)", modelNames(fc.Models))
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errLine(errs[i]) < errLine(errs[j]) })
 		return nil, errs
 	}
 	return rc, nil
+}
+
+// modelNames lists the models of a file for an error, a name that is
+// not valid quoted (it may hold a line break).
+func modelNames(models map[string][]fileTarget) string {
+	names := sortedKeys(models)
+	for i, m := range names {
+		if checkModelName(m) != nil {
+			names[i] = strconv.Quote(m)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkModelName refuses a model name that is empty, longer than

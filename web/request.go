@@ -116,19 +116,22 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err, limit)
+		return jsonError(err, limit, reflect.TypeOf(v))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return jsonError(err, limit)
+			return jsonError(err, limit, nil)
 		}
 		return badRequest("the body must hold exactly one JSON object")
 	}
 	return nil
 }
 
-func jsonError(err error, limit int64) error {
+// jsonError maps a decoding error of a value of type t (nil: none) to
+// the contract's error; a field of the wrong type is named as the client
+// wrote it, in "param" too.
+func jsonError(err error, limit int64, t reflect.Type) error {
 	var mbe *http.MaxBytesError
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -147,11 +150,66 @@ func jsonError(err error, limit int64) error {
 		if te.Field == "" {
 			return badRequest(fmt.Sprintf("the body must be a JSON object, not %s", jsonKind(te.Value)))
 		}
-		return badRequest(fmt.Sprintf("field %q must be %s, not %s", te.Field, jsonType(te.Type), jsonKind(te.Value)))
+		field := jsonFieldPath(te.Field, t)
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok && numberOutOfRange(te.Type, num) {
+			return badParam(field, fmt.Sprintf("field %q is out of range (%s)", field, num))
+		}
+		return badParam(field, fmt.Sprintf("field %q must be %s, not %s", field, jsonType(te.Type), jsonKind(te.Value)))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("malformed JSON: the body ends early")
 	}
 	return badRequest("malformed JSON: " + err.Error())
+}
+
+// jsonFieldPath is encoding/json's path of a field (Field of an
+// UnmarshalTypeError) as the client wrote it: without the Go names of the
+// embedded structs of t ("samplingIn.temperature" is "temperature").
+func jsonFieldPath(field string, t reflect.Type) string {
+	embedded := map[string]bool{}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous && f.Tag.Get("json") == "" {
+				embedded[f.Name] = true
+			}
+			walk(f.Type)
+		}
+	}
+	walk(t)
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if !embedded[p] {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
+}
+
+// numberOutOfRange tells whether the JSON number num failed to decode
+// into t for its size (1e400 into a float64, 1e20 into an int) rather
+// than for its kind (1.5 into an int).
+func numberOutOfRange(t reflect.Type, num string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return !strings.ContainsAny(num, ".eE") // a whole number too large (or negative for a uint)
+	}
+	return false
 }
 
 // jsonType names a Go type as the JSON a client should send.
@@ -249,13 +307,15 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 	if err := checkModel(tr.Model); err != nil {
 		return req, err
 	}
-	prio := tr.Priority
+	// "" is no choice, like an absent or null priority (JSON clients
+	// that always send the field send "" for none).
+	prio, prioField := tr.Priority, "priority"
 	if tr.Sluice != nil && tr.Sluice.Priority != "" {
-		prio = tr.Sluice.Priority
+		prio, prioField = tr.Sluice.Priority, "sluice.priority"
 	}
 	if prio != "" {
 		if _, err := pipeline.ParseClass(prio); err != nil {
-			return req, badRequest("priority " + errPriority)
+			return req, badParam(prioField, prioField+" "+errPriority)
 		}
 	}
 	req.Class = prio

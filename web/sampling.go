@@ -27,7 +27,8 @@ type samplingIn struct {
 	FrequencyPenalty *float64        `json:"frequency_penalty"`
 }
 
-// toUpstream validates the parameters (OpenAI's ranges) and converts them.
+// toUpstream validates the parameters (OpenAI's ranges) and converts them;
+// an error names the field (the OpenAI doors' "param").
 func (in samplingIn) toUpstream() (upstream.Sampling, error) {
 	out := upstream.Sampling{Temperature: in.Temperature, TopP: in.TopP, Seed: in.Seed,
 		PresencePenalty: in.PresencePenalty, FrequencyPenalty: in.FrequencyPenalty}
@@ -42,7 +43,7 @@ func (in samplingIn) toUpstream() (upstream.Sampling, error) {
 		{"frequency_penalty", in.FrequencyPenalty, -2, 2},
 	} {
 		if f.v != nil && (math.IsNaN(*f.v) || *f.v < f.lo || *f.v > f.hi) {
-			return out, badRequest(fmt.Sprintf("%s must be between %g and %g", f.name, f.lo, f.hi))
+			return out, badParam(f.name, fmt.Sprintf("%s must be between %g and %g", f.name, f.lo, f.hi))
 		}
 	}
 	if len(in.Stop) > 0 && string(in.Stop) != "null" {
@@ -50,14 +51,14 @@ func (in samplingIn) toUpstream() (upstream.Sampling, error) {
 		if err := json.Unmarshal(in.Stop, &one); err == nil {
 			out.Stop = []string{one}
 		} else if err := json.Unmarshal(in.Stop, &out.Stop); err != nil {
-			return out, badRequest("stop must be a string or an array of strings")
+			return out, badParam("stop", "stop must be a string or an array of strings")
 		}
 		if len(out.Stop) > maxStop {
-			return out, badRequest(fmt.Sprintf("stop holds at most %d sequences", maxStop))
+			return out, badParam("stop", fmt.Sprintf("stop holds at most %d sequences", maxStop))
 		}
 		for _, s := range out.Stop {
 			if s == "" || len(s) > maxStopLen {
-				return out, badRequest(fmt.Sprintf("stop sequences must be 1 to %d bytes", maxStopLen))
+				return out, badParam("stop", fmt.Sprintf("stop sequences must be 1 to %d bytes", maxStopLen))
 			}
 		}
 	}

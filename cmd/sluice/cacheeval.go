@@ -128,9 +128,12 @@ func cmdCacheEval(args []string, getenv func(string) string, stdout, stderr io.W
 	if *timeout <= 0 {
 		return fail(stderr, "--embed-timeout must be positive")
 	}
+	if !(*threshold > 0 && *threshold <= 1) { // NaN too
+		return fail(stderr, "--threshold must be a number in (0, 1], got %g", *threshold)
+	}
 	var embedder cache.Embedder = cache.Builtin{}
 	if *emb != "builtin" {
-		if err := wordOrURL(new(string), "builtin")(*emb); err != nil {
+		if err := wordOrURL(new(string), "builtin", "SLUICE_EMBEDDINGS_API_KEY")(*emb); err != nil {
 			return fail(stderr, "--embeddings: %v", err)
 		}
 		key := getenv("SLUICE_EMBEDDINGS_API_KEY")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -135,7 +136,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_ADDR", "addr", ":8080", "listen address", str(&s.Addr)},
 		{"SLUICE_CONFIG", "config", "", "configuration file (YAML) of several upstreams and the models they serve (docs/settings.md); its upstreams replace SLUICE_UPSTREAM and the per-upstream settings, which remain the defaults of the fields it leaves out; empty = the one upstream of SLUICE_UPSTREAM", str(&s.Config)},
 		{"SLUICE_FALLBACK_HOLD", "fallback-hold", "1s", "with SLUICE_CONFIG, how long an event stream of a model with several upstreams waits for its first token before its headers and meta, so that a fallback before the first token is named by meta's upstream; 0s = none", dur(&s.FallbackHold, true)},
-		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", wordOrURL(&s.Upstream, "sim")},
+		{"SLUICE_UPSTREAM", "upstream", "sim", "`sim` or an OpenAI-compatible base URL (http://host:port/v1)", wordOrURL(&s.Upstream, "sim", "SLUICE_UPSTREAM_API_KEY")},
 		{"SLUICE_UPSTREAM_API_KEY", "upstream-api-key", "", "bearer key sent upstream", str(&s.UpstreamAPIKey)},
 		{"SLUICE_MODEL", "model", "sim-1", "model used when a request names none; unset with an upstream URL: the first model the upstream lists (GET /models)", nonEmpty(&s.Model)},
 		{"SLUICE_BUDGET", "budget", "64", "in-flight upstream streams allowed at once (per upstream)", posInt(&s.Budget)},
@@ -163,7 +164,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_CACHE_TTL", "cache-ttl", "24h", "cache entry lifetime", dur(&s.CacheTTL, false)},
 		{"SLUICE_CACHE_ENTRIES", "cache-entries", "100000", "most cache entries kept (oldest evicted first)", posInt(&s.CacheEntries)},
 		{"SLUICE_CACHE_BYTES", "cache-bytes", "256MiB", "most bytes of cached questions and answers", size(&s.CacheBytes)},
-		{"SLUICE_EMBEDDINGS", "embeddings", "builtin", "`builtin` or an OpenAI-compatible base URL serving /embeddings", wordOrURL(&s.Embeddings, "builtin")},
+		{"SLUICE_EMBEDDINGS", "embeddings", "builtin", "`builtin` or an OpenAI-compatible base URL serving /embeddings", wordOrURL(&s.Embeddings, "builtin", "SLUICE_EMBEDDINGS_API_KEY")},
 		{"SLUICE_EMBEDDINGS_MODEL", "embeddings-model", "text-embedding-3-small", "model named in /embeddings requests (e.g. nomic-embed-text for Ollama)", nonEmpty(&s.EmbedModel)},
 		{"SLUICE_EMBEDDINGS_API_KEY", "embeddings-api-key", "", "bearer key for the embeddings endpoint; empty = SLUICE_UPSTREAM_API_KEY", str(&s.EmbedAPIKey)},
 		{"SLUICE_API_KEYS", "api-keys", "", "key1=tenantA,key2=tenantB; empty = auth off", apiKeys(&s.APIKeys)},
@@ -238,6 +239,10 @@ func loadSettings(args []string, getenv func(string) string) (*settings, error) 
 			s.given[st.env] = true
 		}
 		if err := st.set(v); err != nil {
+			var hide *hiddenValueError
+			if errors.As(err, &hide) {
+				return nil, fmt.Errorf("setting %s: %w", st.env, err)
+			}
 			return nil, fmt.Errorf("setting %s=%q: %w", st.env, v, err)
 		}
 		fs.Var(&settingFlag{st: st, given: s.given}, st.flag, st.help)
@@ -364,14 +369,30 @@ func oneOf(p *string, allowed ...string) func(string) error {
 	}
 }
 
-// wordOrURL accepts word (the built-in choice) or an http(s) base URL.
-func wordOrURL(p *string, word string) func(string) error {
+// hiddenValueError is a setting's error whose value must not be echoed
+// (it may hold a credential).
+type hiddenValueError struct{ msg string }
+
+func (e *hiddenValueError) Error() string { return e.msg }
+
+// errURLUserinfo refuses credentials in a base URL: the URL is printed
+// (logs, config check), a key is not.
+func errURLUserinfo(keyHint string) error {
+	return &hiddenValueError{msg: "the URL holds credentials (user:password@); they would be printed with it (not echoed here): remove them and give the key with " + keyHint}
+}
+
+// wordOrURL accepts word (the built-in choice) or an http(s) base URL
+// without credentials (keyHint names where the key goes instead).
+func wordOrURL(p *string, word, keyHint string) func(string) error {
 	return func(v string) error {
 		if v == word {
 			*p = v
 			return nil
 		}
 		u, err := url.Parse(v)
+		if err == nil && u.User != nil {
+			return errURLUserinfo(keyHint)
+		}
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("must be %q or an http(s) base URL such as http://127.0.0.1:11434/v1", word)
 		}
@@ -427,10 +448,18 @@ func nonNegInt(p *int) func(string) error {
 	}
 }
 
+// finiteFloat parses a number, refusing NaN and ±Inf, which
+// strconv.ParseFloat accepts ("NaN", "Inf") and which pass a range check
+// written as "f < lo || f > hi" (every comparison with NaN is false).
+func finiteFloat(v string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
 func unit(p *float64) func(string) error {
 	return func(v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 1 {
+		f, ok := finiteFloat(v)
+		if !ok || !(f > 0 && f <= 1) {
 			return fmt.Errorf("must be a number in (0, 1]")
 		}
 		*p = f
@@ -440,9 +469,9 @@ func unit(p *float64) func(string) error {
 
 func nonNegFloat(p *float64) func(string) error {
 	return func(v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			return fmt.Errorf("must be a number >= 0")
+		f, ok := finiteFloat(v)
+		if !ok || !(f >= 0) {
+			return fmt.Errorf("must be a finite number >= 0")
 		}
 		*p = f
 		return nil
@@ -533,8 +562,8 @@ func apiKeys(p *map[string]string) func(string) error {
 // share parses a number in [0, 1].
 func share(p *float64) func(string) error {
 	return func(v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
+		f, ok := finiteFloat(v)
+		if !ok || !(f >= 0 && f <= 1) {
 			return fmt.Errorf("must be a number in [0, 1]")
 		}
 		*p = f

@@ -23,6 +23,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -221,7 +222,16 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	for _, b := range orch.Breakers() {
 		upNames = append(upNames, b.Name())
 	}
-	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", strings.Join(upNames, ","), "config", s.Config, "model", s.Model, "budget", s.Budget,
+	// With a file, the budget is each upstream's (name=budget, in order).
+	var budget any = s.Budget
+	if s.routes != nil {
+		budgets := make([]string, 0, len(s.routes.Upstreams))
+		for _, u := range s.routes.Upstreams {
+			budgets = append(budgets, u.Name+"="+strconv.Itoa(u.Budget))
+		}
+		budget = strings.Join(budgets, ",")
+	}
+	log.Info("sluice serving", "addr", ln.Addr().String(), "upstream", strings.Join(upNames, ","), "config", s.Config, "model", s.Model, "budget", budget,
 		"total_timeout", s.TotalTimeout.String(), "auth", len(s.APIKeys) > 0)
 	if ready != nil {
 		ready <- ln.Addr().String()

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -29,6 +31,17 @@ import (
 
 // maxConfigBytes bounds the configuration file read.
 const maxConfigBytes = 1 << 20
+
+// maxUpstreams and maxModels bound a configuration file's upstreams and
+// models: each upstream has its budget, breaker and metric series, each
+// model a line of GET /v1/models.
+const (
+	maxUpstreams = 256
+	maxModels    = 1024
+)
+
+// maxModelName bounds a model name of the file, in bytes.
+const maxModelName = 128
 
 // fileConfig is the configuration file as written.
 type fileConfig struct {
@@ -192,6 +205,13 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 		errs = append(errs, fmt.Sprintf("%s:%d: %s: %s", path, line, field, fmt.Sprintf(format, a...)))
 	}
 	rc := &routesConfig{Path: path, Models: map[string][]orchestrator.Target{}}
+	// Past the caps nothing else is checked: thousands of errors say less.
+	if len(fc.Upstreams) > maxUpstreams {
+		return nil, configErrors{fmt.Sprintf("%s:%d: upstreams: %d upstreams; at most %d", path, lineOf(&root, "upstreams"), len(fc.Upstreams), maxUpstreams)}
+	}
+	if len(fc.Models) > maxModels {
+		return nil, configErrors{fmt.Sprintf("%s:%d: models: %d models; at most %d", path, lineOf(&root, "models"), len(fc.Models), maxModels)}
+	}
 	if len(fc.Upstreams) == 0 {
 		bad(lineOf(&root, "upstreams"), "upstreams", "at least one upstream is required")
 	}
@@ -277,7 +297,8 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 				}
 			}
 			if b.FailureRate != nil {
-				if u.BreakerFailureRate = *b.FailureRate; u.BreakerFailureRate <= 0 || u.BreakerFailureRate > 1 {
+				// Written so that NaN (.nan) fails too.
+				if u.BreakerFailureRate = *b.FailureRate; !(u.BreakerFailureRate > 0 && u.BreakerFailureRate <= 1) {
 					bad(at("breaker", "failure_rate"), field("breaker.failure_rate"), "must be in (0, 1] (got %g)", u.BreakerFailureRate)
 				}
 			}
@@ -313,11 +334,10 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 	}
 	for m, targets := range fc.Models {
 		field := "models." + m
-		switch {
-		case strings.TrimSpace(m) == "":
-			bad(lineOf(&root, "models", m), "models", "a model name is empty")
-		case len(m) > 256:
-			bad(lineOf(&root, "models", m), field, "the name is longer than 256 characters")
+		if err := checkModelName(m); err != nil {
+			// Not the name as a field: it may hold a line break.
+			bad(lineOf(&root, "models", m), "models", "model name %q: %v", m, err)
+			field = fmt.Sprintf("models[%q]", m)
 		}
 		if len(targets) == 0 {
 			bad(lineOf(&root, "models", m), field, "lists no upstream")
@@ -333,6 +353,11 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 			case seen[tg.Upstream]:
 				bad(tg.line, tf, "upstream %q is listed twice", tg.Upstream)
 			}
+			if tg.Model != "" {
+				if err := checkModelName(tg.Model); err != nil {
+					bad(tg.line, tf+".model", "%q: %v", tg.Model, err)
+				}
+			}
 			seen[tg.Upstream] = true
 			rc.Models[m] = append(rc.Models[m], orchestrator.Target{Upstream: tg.Upstream, Model: tg.Model})
 		}
@@ -341,17 +366,17 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 	switch {
 	case rc.DefaultModel != "":
 		if _, ok := fc.Models[rc.DefaultModel]; !ok && len(fc.Models) > 0 {
-			bad(lineOf(&root, "default_model"), "default_model", "%q is not among the models (%s)", rc.DefaultModel, strings.Join(sortedKeys(fc.Models), ", "))
+			bad(lineOf(&root, "default_model"), "default_model", "%q is not among the models (%s)", rc.DefaultModel, modelNames(fc.Models))
 		}
 	case s.given["SLUICE_MODEL"]:
 		rc.DefaultModel = s.Model
 		if _, ok := fc.Models[rc.DefaultModel]; !ok && len(fc.Models) > 0 {
-			bad(1, "default_model", "not set, and SLUICE_MODEL=%q is not among the models (%s)", s.Model, strings.Join(sortedKeys(fc.Models), ", "))
+			bad(1, "default_model", "not set, and SLUICE_MODEL=%q is not among the models (%s)", s.Model, modelNames(fc.Models))
 		}
 	case len(fc.Models) == 1:
 		rc.DefaultModel = sortedKeys(fc.Models)[0]
 	case len(fc.Models) > 1:
-		bad(1, "default_model", "required with several models (%s)", strings.Join(sortedKeys(fc.Models), ", "))
+		bad(1, "default_model", "required with several models (%s)", modelNames(fc.Models))
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errLine(errs[i]) < errLine(errs[j]) })
@@ -360,10 +385,51 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 	return rc, nil
 }
 
-// checkBaseURL is the check of SLUICE_UPSTREAM's URL form.
+// modelNames lists the models of a file for an error, a name that is
+// not valid quoted (it may hold a line break).
+func modelNames(models map[string][]fileTarget) string {
+	names := sortedKeys(models)
+	for i, m := range names {
+		if checkModelName(m) != nil {
+			names[i] = strconv.Quote(m)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkModelName refuses a model name that is empty, longer than
+// maxModelName bytes, or holds anything but printable characters other
+// than spaces (model ids such as llama3.1:8b, org/model, name@version
+// pass): the names are listed, logged and sent upstream.
+func checkModelName(m string) error {
+	switch {
+	case m == "":
+		return errors.New("empty")
+	case len(m) > maxModelName:
+		return fmt.Errorf("longer than %d bytes", maxModelName)
+	case !utf8.ValidString(m):
+		return errors.New("not UTF-8")
+	}
+	for _, r := range m {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return fmt.Errorf("holds %q: use printable characters without spaces (e.g. llama3.1:8b, org/model)", r)
+		}
+	}
+	return nil
+}
+
+// checkBaseURL is the check of SLUICE_UPSTREAM's URL form. A URL with
+// credentials is refused without being echoed: the URL is printed (config
+// check, logs), and the key belongs in api_key_env.
 func checkBaseURL(v string) error {
 	u, err := url.Parse(v)
+	if err == nil && u.User != nil {
+		return errors.New("the URL holds credentials (user:password@), which would be printed with it (not echoed here): remove them and name the key's environment variable in api_key_env")
+	}
 	if err != nil {
+		if strings.Contains(v, "@") { // perhaps credentials: not echoed
+			return errors.New("not a URL (not echoed: it holds an @)")
+		}
 		return fmt.Errorf("%q is not a URL: %w", v, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -18,11 +18,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -94,7 +96,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 			}
 		}
 		log.Info("upstreams from the configuration file", "config", s.Config, "upstreams", len(routes),
-			"models", strings.Join(sortedKeys(s.routes.Models), ","), "default_model", s.Model)
+			"models", strings.Join(slices.Sorted(maps.Keys(s.routes.Models)), ","), "default_model", s.Model)
 	} else {
 		if up, err = newUpstream(s); err != nil {
 			return err

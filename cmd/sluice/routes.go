@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -349,7 +351,7 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 			case tg.Upstream == "":
 				bad(tg.line, tf, "names no upstream")
 			case names[tg.Upstream] == 0:
-				bad(tg.line, tf, "unknown upstream %q (upstreams: %s)", tg.Upstream, strings.Join(sortedKeys(names), ", "))
+				bad(tg.line, tf, "unknown upstream %q (upstreams: %s)", tg.Upstream, strings.Join(slices.Sorted(maps.Keys(names)), ", "))
 			case seen[tg.Upstream]:
 				bad(tg.line, tf, "upstream %q is listed twice", tg.Upstream)
 			}
@@ -374,7 +376,7 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 			bad(1, "default_model", "not set, and SLUICE_MODEL=%q is not among the models (%s)", s.Model, modelNames(fc.Models))
 		}
 	case len(fc.Models) == 1:
-		rc.DefaultModel = sortedKeys(fc.Models)[0]
+		rc.DefaultModel = slices.Sorted(maps.Keys(fc.Models))[0]
 	case len(fc.Models) > 1:
 		bad(1, "default_model", "required with several models (%s)", modelNames(fc.Models))
 	}
@@ -388,7 +390,7 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 // modelNames lists the models of a file for an error, a name that is
 // not valid quoted (it may hold a line break).
 func modelNames(models map[string][]fileTarget) string {
-	names := sortedKeys(models)
+	names := slices.Sorted(maps.Keys(models))
 	for i, m := range names {
 		if checkModelName(m) != nil {
 			names[i] = strconv.Quote(m)
@@ -575,15 +577,6 @@ func anyStrings(a []any) []string {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // specs builds the orchestrator's routes of the file: one upstream client
 // per entry (sim: the SLUICE_SIM_* settings; openai: its base URL, key and
 // connect timeout).
@@ -641,7 +634,7 @@ func (rc *routesConfig) summary(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, "models (upstreams in order of preference):")
-	for _, m := range sortedKeys(rc.Models) {
+	for _, m := range slices.Sorted(maps.Keys(rc.Models)) {
 		var hops []string
 		for _, t := range rc.Models[m] {
 			h := t.Upstream

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -1074,7 +1075,7 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 	}
 	if len(r.Failures) > 0 {
 		fmt.Fprintf(tw, "failures\t%s\n", countList(r.Failures))
-		for _, k := range sortedKeys(r.FailureExamples) {
+		for _, k := range slices.Sorted(maps.Keys(r.FailureExamples)) {
 			fmt.Fprintf(tw, "  e.g.\t%s: %s\n", k, r.FailureExamples[k])
 		}
 	}
@@ -1089,14 +1090,14 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", name, s.Count, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max)
 	}
 	row("ttft", r.TTFT)
-	for _, k := range sortedKeys(r.TTFTByCache) {
+	for _, k := range slices.Sorted(maps.Keys(r.TTFTByCache)) {
 		row("ttft "+k, r.TTFTByCache[k])
 	}
 	row("total", r.Total)
 	if r.RefusedLatency.Count > 0 {
 		row("refused", r.RefusedLatency)
 	}
-	for _, k := range sortedKeys(r.TotalByCache) {
+	for _, k := range slices.Sorted(maps.Keys(r.TotalByCache)) {
 		row("total "+k, r.TotalByCache[k])
 	}
 	_ = tw.Flush()
@@ -1116,21 +1117,12 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // countList prints counts as "k: n  k: n", largest first.
 func countList(m map[string]int) string {
 	if len(m) == 0 {
 		return "none"
 	}
-	keys := sortedKeys(m)
+	keys := slices.Sorted(maps.Keys(m))
 	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
 	parts := make([]string, len(keys))
 	for i, k := range keys {

@@ -293,9 +293,9 @@ func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pip
 		free := make([]bool, len(hops))
 		busy := make([]RefusalReason, len(hops)) // why a route is not free
 		for i, h := range hops {
-			st := h.r.gate.Stats()
+			inFlight, limit, waiting := h.r.gate.Occupancy()
 			blocked, _ := h.r.breaker.Blocked()
-			free[i] = !blocked && st.InFlight < st.Limit && st.Waiting == 0
+			free[i] = !blocked && inFlight < limit && waiting == 0
 			busy[i] = RefusedOverloaded
 			if blocked {
 				busy[i] = RefusedBreakerOpen

@@ -178,7 +178,7 @@ type Adaptive struct {
 // limit clamped to [Min, Max]. onChange, when set, observes every change;
 // it runs with the controller's lock held and must not call it.
 func NewAdaptive(g *Gate, cfg AdaptiveConfig, onChange func(LimitChange)) *Adaptive {
-	start := g.Stats().Limit
+	start := g.Limit()
 	cfg.setDefaults(start)
 	start = min(max(start, cfg.Min), cfg.Max)
 	a := &Adaptive{cfg: cfg, gate: g, limit: float64(start), applied: start, changes: map[string]int64{}, onChange: onChange}
@@ -192,13 +192,13 @@ func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
 // Observe feeds one upstream call's outcome to the controller, which may
 // change the gate's limit.
 func (a *Adaptive) Observe(o Observation) {
-	st := a.gate.Stats()
+	inFlight, limit, waiting := a.gate.Occupancy()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.winStart.IsZero() {
 		a.winStart = o.Start // the first window counts from the first call sent
 	}
-	if st.InFlight >= st.Limit || st.Waiting > 0 {
+	if inFlight >= limit || waiting > 0 {
 		a.busy = true
 	}
 	if o.Start.Before(a.lastChange) {

@@ -109,6 +109,15 @@ func (g *Gate) Limit() int {
 	return g.cfg.Limit
 }
 
+// Occupancy returns the permits out, the limit and the claims waiting for
+// one: what admission and the adaptive limit read on every request,
+// without the rest of Stats (its per-class map, the fleet's figures).
+func (g *Gate) Occupancy() (inFlight, limit, waiting int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inFlight, g.cfg.Limit, g.waitingLocked()
+}
+
 // guaranteedLocked is c's guaranteed share of the limit, in slots. g.mu
 // must be held.
 func (g *Gate) guaranteedLocked(c Class) int {

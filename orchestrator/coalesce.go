@@ -135,17 +135,18 @@ func (o *Orchestrator) effective(req Request) Request {
 }
 
 // coalesceKey is the digest of the whole canonical request (effective).
-// The resolved priority class is part of it: a request only ever shares
-// a generation that waits in its own class's line.
+// The cache's effective namespace needs no place of its own: its context
+// (cacheContext) is a function of the messages and max_tokens, which are
+// in it. The resolved priority class is part of it: a request only ever
+// shares a generation that waits in its own class's line.
 func coalesceKey(req Request, class pipeline.Class) genKey {
-	ns := cache.Namespace{Tenant: req.Tenant, Namespace: req.Namespace, Model: req.Model, Context: cacheContext(req)}
 	b, _ := json.Marshal(struct { // strings, numbers and slices of them: cannot fail
-		Tenant, NS, Namespace, Model, Question, Class string
-		Messages                                      any
-		MaxTokens                                     int
-		Sampling                                      any
-		Deadline                                      int64
-	}{req.Tenant, ns.String(), req.Namespace, req.Model, req.Question, class.String(), req.Messages, req.MaxTokens, req.Sampling, int64(req.Deadline)})
+		Tenant, Namespace, Model, Question, Class string
+		Messages                                  any
+		MaxTokens                                 int
+		Sampling                                  any
+		Deadline                                  int64
+	}{req.Tenant, req.Namespace, req.Model, req.Question, class.String(), req.Messages, req.MaxTokens, req.Sampling, int64(req.Deadline)})
 	return sha256.Sum256(b)
 }
 

@@ -437,13 +437,21 @@ func (g *Gate) AcquireAs(ctx context.Context, who Who, wait time.Duration) (*Per
 		}
 		return c.take()
 	}
+	return g.waitClaim(ctx, c, wait)
+}
+
+// waitClaim waits at most wait for c's permit. The gate's own refusals
+// (closed, a fleet budget down or refusing) are returned as they are, the
+// caller leaving as ctx's error; a wait that runs out is ErrOverloaded,
+// counted as a rejection.
+func (g *Gate) waitClaim(ctx context.Context, c *Claim, wait time.Duration) (*Permit, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	p, err := c.Wait(wctx)
 	switch {
 	case err == nil:
 		return p, nil
-	case errors.Is(err, ErrGateClosed):
+	case errors.Is(err, ErrGateClosed), errors.Is(err, ErrBudgetUnavailable), errors.Is(err, ErrOverloaded):
 		return nil, err
 	case ctx.Err() != nil:
 		return nil, ctx.Err()

@@ -4,7 +4,6 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -283,19 +282,7 @@ func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration) (*
 		// One answer of the store, or its call timeout, decides.
 		wait = 2*f.cfg.CallTimeout + f.cfg.BackoffMin
 	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	p, err := c.Wait(wctx)
-	switch {
-	case err == nil:
-		return p, nil
-	case errors.Is(err, ErrGateClosed), errors.Is(err, ErrBudgetUnavailable), errors.Is(err, ErrOverloaded):
-		return nil, err
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	}
-	g.rejected.Add(1)
-	return nil, ErrOverloaded
+	return g.waitClaim(ctx, c, wait)
 }
 
 // run is the gate's fleet goroutine, the only caller of Leases: it

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/stream/upstream"
 )
 
 // DefaultChunks is the answer streamed when a Script leaves Chunks nil.
@@ -34,12 +36,7 @@ type ChatRequest struct {
 	Stream    bool      `json:"stream"`
 	MaxTokens int       `json:"max_tokens,omitempty"`
 	// The sampling parameters, as sent (nil: absent).
-	Temperature      *float64 `json:"temperature,omitempty"`
-	TopP             *float64 `json:"top_p,omitempty"`
-	Stop             []string `json:"stop,omitempty"`
-	Seed             *int64   `json:"seed,omitempty"`
-	PresencePenalty  *float64 `json:"presence_penalty,omitempty"`
-	FrequencyPenalty *float64 `json:"frequency_penalty,omitempty"`
+	upstream.Sampling
 
 	// N is the request's number on its Server, starting at 1.
 	N int `json:"-"`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -389,11 +388,11 @@ func wordOrURL(p *string, word, keyHint string) func(string) error {
 			*p = v
 			return nil
 		}
-		u, err := url.Parse(v)
-		if err == nil && u.User != nil {
-			return errURLUserinfo(keyHint)
-		}
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if err := checkBaseURL(v, keyHint); err != nil {
+			var hide *hiddenValueError
+			if errors.As(err, &hide) {
+				return err
+			}
 			return fmt.Errorf("must be %q or an http(s) base URL such as http://127.0.0.1:11434/v1", word)
 		}
 		*p = strings.TrimRight(v, "/")

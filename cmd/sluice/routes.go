@@ -241,7 +241,7 @@ func parseRoutes(path string, data []byte, s *settings, getenv func(string) stri
 		case "openai":
 			if fu.BaseURL == "" {
 				bad(at(), field("base_url"), "required for kind openai (an OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1)")
-			} else if err := checkBaseURL(fu.BaseURL); err != nil {
+			} else if err := checkBaseURL(fu.BaseURL, "api_key_env"); err != nil {
 				bad(at("base_url"), field("base_url"), "%v", err)
 			}
 			switch {
@@ -420,21 +420,21 @@ func checkModelName(m string) error {
 	return nil
 }
 
-// checkBaseURL is the check of SLUICE_UPSTREAM's URL form. A URL with
-// credentials is refused without being echoed: the URL is printed (config
-// check, logs), and the key belongs in api_key_env.
-func checkBaseURL(v string) error {
+// checkBaseURL is the check of an upstream's base URL (SLUICE_UPSTREAM,
+// SLUICE_EMBEDDINGS, a file's base_url): http or https, a host, and no
+// credentials, which would be printed with it (keyHint names where the
+// key goes instead). A URL that holds credentials, or may (an @ in what
+// does not parse), is never echoed.
+func checkBaseURL(v, keyHint string) error {
 	u, err := url.Parse(v)
-	if err == nil && u.User != nil {
-		return errors.New("the URL holds credentials (user:password@), which would be printed with it (not echoed here): remove them and name the key's environment variable in api_key_env")
-	}
-	if err != nil {
-		if strings.Contains(v, "@") { // perhaps credentials: not echoed
-			return errors.New("not a URL (not echoed: it holds an @)")
-		}
+	switch {
+	case err == nil && u.User != nil:
+		return errURLUserinfo(keyHint)
+	case err != nil && strings.Contains(v, "@"):
+		return &hiddenValueError{msg: "not a URL (not echoed: it holds an @)"}
+	case err != nil:
 		return fmt.Errorf("%q is not a URL: %w", v, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return fmt.Errorf("%q: must be an http:// or https:// URL with a host", v)
 	}
 	return nil

@@ -79,6 +79,10 @@ type Orchestrator struct {
 	// allHops is every route in order: the hops of every model without
 	// Config.Models (shared, read only).
 	allHops []hop
+	// inOrder is 0, 1, ... len(routes)-1 (read only): the order of a
+	// model's hops when admission does not reorder them, without a slice
+	// made per request (a model lists each route at most once).
+	inOrder []int
 	cache   Cache
 	store   taskStore  // in memory, bounded by Config.MaxRetainedTasks and MaxRetainedBytes
 	idem    *idemTable // Idempotency-Key -> task, per tenant
@@ -162,6 +166,7 @@ func New(cfg Config, d Deps) (*Orchestrator, error) {
 		sweeperC:  make(chan struct{}),
 	}
 	for _, r := range routes {
+		o.inOrder = append(o.inOrder, len(o.allHops))
 		o.allHops = append(o.allHops, hop{r: r})
 		if ac := r.adaptiveCfg; ac.Enabled {
 			name, log := r.name, d.Logger

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -195,10 +196,13 @@ func buildRoutes(cfg *Config, d Deps, obs Observer) ([]*route, map[string][]hop,
 		if len(targets) == 0 {
 			return nil, nil, fmt.Errorf("orchestrator: model %q has no upstream", m)
 		}
-		for _, tg := range targets {
+		for i, tg := range targets {
 			r := byName[tg.Upstream]
 			if r == nil {
 				return nil, nil, fmt.Errorf("orchestrator: model %q: no route named %q", m, tg.Upstream)
+			}
+			if slices.ContainsFunc(targets[:i], func(o Target) bool { return o.Upstream == tg.Upstream }) {
+				return nil, nil, fmt.Errorf("orchestrator: model %q lists route %q twice", m, tg.Upstream)
 			}
 			models[m] = append(models[m], hop{r: r, model: tg.Model})
 		}
@@ -280,10 +284,7 @@ func (o *Orchestrator) hops(model string) ([]hop, error) {
 // any fleet budget did not answer, else upstream_unavailable (every
 // circuit open).
 func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pipeline.Who, log func(from string, ref *Refusal)) (sl *slot, err error) {
-	order := make([]int, len(hops))
-	for i := range order {
-		order[i] = i
-	}
+	order := o.inOrder[:len(hops)] // shared: reordered only in a copy
 	if mode == Interactive && len(hops) > 1 {
 		// A route with a free slot now comes before one whose budget is
 		// full, so that a request does not wait the first route's acquire
@@ -301,6 +302,7 @@ func (o *Orchestrator) admit(ctx context.Context, hops []hop, mode Mode, who pip
 				busy[i] = RefusedBreakerOpen
 			}
 		}
+		order = slices.Clone(order)
 		sort.SliceStable(order, func(a, b int) bool { return free[order[a]] && !free[order[b]] })
 		defer func() {
 			// The routes before the one taken (in the model's order) that

@@ -100,6 +100,8 @@ func TestNewRoutesChecksItsInput(t *testing.T) {
 		{"nil upstream", orchestrator.Config{}, orchestrator.Deps{Routes: []orchestrator.RouteSpec{{Name: "x"}}}, "no upstream"},
 		{"unknown route", orchestrator.Config{DefaultModel: "m", Models: map[string][]orchestrator.Target{"m": {{Upstream: "c"}}}},
 			orchestrator.Deps{Routes: []orchestrator.RouteSpec{a, b}}, `no route named "c"`},
+		{"listed twice", orchestrator.Config{DefaultModel: "m", Models: map[string][]orchestrator.Target{"m": {{Upstream: "a"}, {Upstream: "b"}, {Upstream: "a", Model: "other"}}}},
+			orchestrator.Deps{Routes: []orchestrator.RouteSpec{a, b}}, `model "m" lists route "a" twice`},
 		{"empty list", orchestrator.Config{DefaultModel: "m", Models: map[string][]orchestrator.Target{"m": {{Upstream: "a"}}, "n": nil}},
 			orchestrator.Deps{Routes: []orchestrator.RouteSpec{a, b}}, `model "n" has no upstream`},
 		{"default model", orchestrator.Config{DefaultModel: "x", Models: map[string][]orchestrator.Target{"m": {{Upstream: "a"}}}},

@@ -268,7 +268,7 @@ func segments(samples []AdaptiveSample, band float64) []AdaptiveSegment {
 }
 
 // segment measures one stretch of samples of one capacity; rest starts
-// with it and goes on to the end (for the counters' next base).
+// with it and goes on to the end (for the time the stretch ends).
 func segment(seg, rest []AdaptiveSample, band float64) AdaptiveSegment {
 	c := seg[0].Capacity
 	lo, hi := int(math.Ceil(float64(c)*(1-band))), int(math.Floor(float64(c)*(1+band)))
@@ -295,10 +295,10 @@ func segment(seg, rest []AdaptiveSample, band float64) AdaptiveSegment {
 		sum += s.Target
 	}
 	out.LimitMean = round1(float64(sum) / float64(len(tail)))
+	// The counters up to the last sample taken at this capacity: the
+	// next sample's would count the 429s the capacity's change caused,
+	// which are the next stretch's transient, not this one's.
 	end := tail[len(tail)-1]
-	if len(rest) > len(seg) {
-		end = rest[len(seg)]
-	}
 	out.Requests, out.Rejected = end.Requests-tail[0].Requests, end.Rejected-tail[0].Rejected
 	if out.Requests > 0 {
 		out.RejectRate = math.Round(float64(out.Rejected)/float64(out.Requests)*1e5) / 1e5

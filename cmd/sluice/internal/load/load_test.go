@@ -107,3 +107,31 @@ func TestPlotIsWellFormedSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveSegmentsCountEachCapacitysOwn429s: a stretch's 429s once
+// settled are the ones seen while its capacity held; those the next
+// capacity's first sample shows (the change's transient) belong to the
+// next stretch, and a stretch that ends out of the band never settled.
+func TestAdaptiveSegmentsCountEachCapacitysOwn429s(t *testing.T) {
+	s := func(at float64, target, capacity int, reqs, rej int64) AdaptiveSample {
+		return AdaptiveSample{T: at, Limit: target, Target: target, Capacity: capacity, Requests: reqs, Rejected: rej}
+	}
+	samples := []AdaptiveSample{
+		s(0, 60, 20, 0, 0), s(1, 30, 20, 100, 40), // above the band, 429s while it comes down
+		s(2, 22, 20, 150, 40), s(3, 21, 20, 200, 41), s(4, 23, 20, 250, 41), // settled: 1 of 100
+		s(5, 23, 10, 260, 51), s(6, 11, 10, 300, 52), s(7, 10, 10, 340, 52), // halved: 10 429s before the first sample
+		s(8, 9, 10, 380, 52), s(9, 13, 10, 420, 53), // out of the band at the end: never settled
+	}
+	segs := segments(samples, 0.2)
+	if len(segs) != 2 {
+		t.Fatalf("segments: %+v", segs)
+	}
+	a, b := segs[0], segs[1]
+	if a.Capacity != 20 || a.From != 0 || a.To != 5 || a.SettledAfter != 2 || a.Requests != 100 || a.Rejected != 1 ||
+		a.LimitMin != 21 || a.LimitMax != 23 {
+		t.Errorf("capacity 20: %+v, want settled after 2s with 1 of 100 429s, limit 21-23, to 5s", a)
+	}
+	if b.Capacity != 10 || b.SettledAfter != -1 || b.Requests != 0 || b.Rejected != 0 {
+		t.Errorf("capacity 10: %+v, want never settled (13 > 12 at the end)", b)
+	}
+}

@@ -109,6 +109,12 @@ type LimitChange struct {
 // the Interval.
 const maxWindow = 1 << 14
 
+// kneeReturn is how close to the last knee the limit climbs back
+// quickly: a knee is a limit found too slow, up to 1/0.8 of the one
+// before it when the limit came down in steps, so the capacity may be
+// well below it.
+const kneeReturn = 0.85
+
 // changeRing is how many changes AdaptiveStats keeps.
 const changeRing = 16
 
@@ -143,7 +149,7 @@ type AdaptiveStats struct {
 //     above) multiplies it by Tolerance·baseline/TTFT within [0.8, 0.9];
 //   - otherwise, if the limit was reached (every slot held, or waiters),
 //     it grows: by √limit far from the last knee (the limit before the
-//     last decrease), quickly back to 0.9 × knee, one slot at a time
+//     last decrease), quickly back to kneeReturn × knee, one slot at a time
 //     from there;
 //   - every ProbeEvery windows, and after a run of overload answers, one
 //     window runs at half the limit to measure the unloaded TTFT (the
@@ -167,7 +173,9 @@ type Adaptive struct {
 	wantProbe  bool    // probe once the overload answers stop
 	sinceProbe int     // windows since the last probe
 	baseline   float64
-	baseN      int // calls behind the baseline, up to MinSamples
+	baseN      int     // calls behind the baseline, up to MinSamples
+	firstTTFT  float64 // the first window's TTFT
+	baseLoaded bool    // the TTFT rose above the first window's before MinSamples calls
 	recent     float64
 	changes    map[string]int64
 	ring       []LimitChange
@@ -218,12 +226,15 @@ func (a *Adaptive) Observe(o Observation) {
 	if (o.At.Sub(a.winStart) < a.cfg.Interval || n < need) && n < maxWindow {
 		return
 	}
-	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseN >= a.cfg.MinSamples && typical(a.ttfts) > a.cfg.Tolerance*a.baseline {
+	if n < a.cfg.MinSamples && a.overloads == 0 && a.baseN >= a.cfg.MinSamples &&
+		((a.knee > 0 && a.limit >= kneeReturn*a.knee) || typical(a.ttfts) > a.cfg.Tolerance*a.baseline) {
 		// A small window (a small limit sees few calls) may grow the
-		// limit, or back off on an overload answer, but it is too noisy
-		// to back off on its TTFT: that waits for MinSamples. (Before
-		// MinSamples calls are behind the baseline, it is too noisy to
-		// hold the growth back.)
+		// limit on the way back up to the last knee, or back off on an
+		// overload answer, but it is too noisy for the rest: backing
+		// off on its TTFT, and growing near or past the knee, where one
+		// lucky window would take the limit past the capacity, wait for
+		// MinSamples. (Before MinSamples calls are behind the baseline,
+		// it is too noisy to hold the growth back.)
 		return
 	}
 	a.decideLocked(o.At)
@@ -244,7 +255,11 @@ func (a *Adaptive) decideLocked(now time.Time) {
 		reason = ReasonProbe
 		switch {
 		case overloaded:
+			// Still overloaded at half the limit: no measure of the
+			// unloaded TTFT. Back off, and probe again once the
+			// overload answers stop.
 			next, reason = a.limit*a.cfg.Backoff, ReasonOverload
+			a.wantProbe = true
 		case len(a.ttfts) > 0:
 			if a.recent*a.cfg.Tolerance < a.baseline || a.baseN < a.cfg.MinSamples {
 				// Far below: the baseline was learnt under load.
@@ -272,14 +287,27 @@ func (a *Adaptive) decideLocked(now time.Time) {
 				// windows are too noisy to stand alone.
 				a.baseline = math.Exp((math.Log(max(a.baseline, 1))*float64(a.baseN) + math.Log(a.recent)*float64(n)) / float64(a.baseN+n))
 				a.baseN += n
-			case a.recent < a.baseline:
-				// A fall is believed quickly (half of it per window, not
-				// all: one window's median is noisy).
-				a.baseline += (a.recent - a.baseline) / 2
-			default:
-				// A rise only slowly: it is more often our own load.
-				a.baseline += (a.recent - a.baseline) / 64
+				// A TTFT that rose while the limit grew says the calls
+				// behind the baseline ran under our own load (a limit
+				// that starts at or above the capacity): once enough
+				// calls are behind it, a probe measures the unloaded
+				// TTFT.
+				if a.firstTTFT == 0 {
+					a.firstTTFT = a.recent
+				}
+				a.baseLoaded = a.baseLoaded || a.recent > a.cfg.Tolerance*a.firstTTFT
+				a.wantProbe = a.wantProbe || (a.baseLoaded && a.baseN >= a.cfg.MinSamples && a.cfg.ProbeEvery > 0)
+			case n >= a.cfg.MinSamples && a.recent*a.cfg.Tolerance < a.baseline:
+				// A fall beyond the tolerance, on a whole window: the
+				// upstream got faster. Halfway to it per window (one
+				// window is noisy).
+				a.baseline = math.Sqrt(a.baseline * a.recent)
 			}
+			// Otherwise the baseline is the probes' to move: a window at
+			// the limit is slower than the unloaded upstream by our own
+			// load (a baseline that followed its rises would let the
+			// limit creep past the capacity), and one that followed the
+			// noise of every window down would cut the limit below it.
 		}
 		slow := a.slow
 		a.slow = false
@@ -297,10 +325,10 @@ func (a *Adaptive) decideLocked(now time.Time) {
 			// capacity the 429s and the probes bring it down faster.)
 			next, reason = a.limit*min(0.9, max(0.8, a.cfg.Tolerance*a.baseline/a.recent)), ReasonLatency
 		case !a.busy:
-		case a.limit < 0.9*a.knee:
+		case a.limit < kneeReturn*a.knee:
 			// Back up quickly to just below the last knee (where the
 			// TTFT rose: above the capacity), never past it.
-			next, reason = min(a.limit+math.Sqrt(a.limit), max(a.limit+1, 0.9*a.knee)), ReasonGrowth
+			next, reason = min(a.limit+math.Sqrt(a.limit), max(a.limit+1, kneeReturn*a.knee)), ReasonGrowth
 		case a.limit < 1.15*a.knee:
 			// Just past the knee: one slot at a time.
 			next, reason = a.limit+1, ReasonGrowth

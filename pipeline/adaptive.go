@@ -22,8 +22,8 @@ type AdaptiveConfig struct {
 	// MinSamples is the fewest observations (times to first token and
 	// overload answers) a window decides on: enough that the window's
 	// TTFT is not mostly noise. Below MinSamples, a limit smaller than it
-	// decides on one observation per slot, but only to grow or on an
-	// overload answer. default: 40
+	// decides on one observation per slot, but only to grow back up
+	// towards the last knee or on an overload answer. default: 40
 	MinSamples int
 	// Tolerance is how far the window's time to first token may rise
 	// above the baseline (the upstream's unloaded time to first token)
@@ -36,7 +36,8 @@ type AdaptiveConfig struct {
 	// ProbeEvery is how many windows pass between two probes: one window
 	// at half the limit that measures the upstream's unloaded TTFT (the
 	// baseline). A probe also follows the end of a run of overload
-	// answers. default: 30; negative: never
+	// answers, and a first baseline learnt while the TTFT rose.
+	// default: 30; negative: never
 	ProbeEvery int
 }
 
@@ -151,9 +152,11 @@ type AdaptiveStats struct {
 //     it grows: by √limit far from the last knee (the limit before the
 //     last decrease), quickly back to kneeReturn × knee, one slot at a time
 //     from there;
-//   - every ProbeEvery windows, and after a run of overload answers, one
-//     window runs at half the limit to measure the unloaded TTFT (the
-//     baseline); the limit stays in [Min, Max].
+//   - every ProbeEvery windows, after a run of overload answers, and
+//     after a first baseline learnt while the TTFT rose, one window runs
+//     at half the limit to measure the unloaded TTFT (the baseline);
+//     windows at the limit never raise the baseline, and lower it only
+//     on a fall beyond the tolerance; the limit stays in [Min, Max].
 type Adaptive struct {
 	cfg  AdaptiveConfig
 	gate *Gate

@@ -237,7 +237,12 @@ func jsonType(t reflect.Type) string {
 func jsonKind(v string) string {
 	switch {
 	case strings.HasPrefix(v, "number"):
-		return "a number (" + strings.TrimSpace(strings.TrimPrefix(v, "number")) + ")"
+		// encoding/json gives the literal only for some targets ("number
+		// 1.5" into an int; "number" into a string).
+		if lit := strings.TrimSpace(strings.TrimPrefix(v, "number")); lit != "" {
+			return "a number (" + lit + ")"
+		}
+		return "a number"
 	case v == "":
 		return "something else"
 	case strings.ContainsRune("aeiou", rune(v[0])):

@@ -101,3 +101,23 @@ func TestEmptyPriorityIsNoChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeErrorOfAWholeNumberSaysANumber: a whole number where a string
+// belongs is "not a number", never "not a number ()" (encoding/json gives
+// no literal for such a target), on every field that takes a string.
+func TestTypeErrorOfAWholeNumberSaysANumber(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for _, c := range []struct{ door, body, field string }{
+		{"/v1/tasks", `{"prompt":5}`, "prompt"},
+		{"/v1/stream", `{"prompt":"p","model":7}`, "model"},
+		{"/v1/tasks", `{"prompt":"p","priority":1}`, "priority"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"p"}],"model":42}`, "model"},
+	} {
+		var ans errorAnswer
+		st, _ := e.doJSON(http.MethodPost, c.door, c.body, &ans)
+		want := fmt.Sprintf("field %q must be a string, not a number", c.field)
+		if st != http.StatusBadRequest || ans.Error.Code != "invalid_request" || !strings.HasSuffix(ans.Error.Message, want) {
+			t.Errorf("%s %s: %d %+v; want 400 invalid_request ending %q", c.door, c.body, st, ans.Error, want)
+		}
+	}
+}

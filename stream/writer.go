@@ -106,20 +106,34 @@ type Conn struct {
 	OnWrite func(bytes, events, merged int)
 }
 
+// ErrBadLastEventID is LastEventID's error for a value that is no event
+// id: not a whole number >= 0 (an id this server sends), or too large for
+// one.
+var ErrBadLastEventID = errors.New("stream: Last-Event-ID is not an event id")
+
 // LastEventID returns the resume cursor from the Last-Event-ID header (or
 // the lastEventId query parameter, for clients that cannot set headers):
-// the sequence number of the last delta the client has. Anything that is
-// not a non-negative integer means "from the start".
-func LastEventID(r *http.Request) int {
+// the sequence number of the last delta the client has; 0, from the
+// start, when there is none. A value that is no event id (a sign, a
+// fraction, letters, more digits than an id has) is ErrBadLastEventID:
+// replaying from the start would repeat what the client has.
+func LastEventID(r *http.Request) (int, error) {
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = r.URL.Query().Get("lastEventId")
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 {
-		return 0
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
 	}
-	return n
+	if len(v) > 18 || strings.Trim(v, "0123456789") != "" {
+		return 0, ErrBadLastEventID
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, ErrBadLastEventID
+	}
+	return n, nil
 }
 
 // Serve writes the transcript after sequence number after to w as

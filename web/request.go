@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/cache"
 	"github.com/sluice-dev/sluice/orchestrator"
@@ -105,13 +106,30 @@ func (m messageIn) text() (string, error) {
 
 // decodeJSON reads one JSON value from the body into v, enforcing the
 // content type and the size limit.
+//
+// A body refused before it is read (its type, its encoding, a declared
+// length over the limit) closes the connection after the answer: the
+// server would otherwise wait for the unread body to reuse it, and the
+// answer would come only once the body arrived or its timeout passed.
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	refuse := func(status int, code, msg string) error {
+		w.Header().Set("Connection", "close")
+		return &apiError{Status: status, Code: code, Message: msg}
+	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-			return &apiError{Status: http.StatusUnsupportedMediaType, Code: codeUnsupportedMedia,
-				Message: fmt.Sprintf("the body must be JSON (Content-Type: application/json), not %q", ct)}
+			return refuse(http.StatusUnsupportedMediaType, codeUnsupportedMedia,
+				fmt.Sprintf("the body must be JSON (Content-Type: application/json), not %q", clip(ct, maxEcho)))
 		}
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return refuse(http.StatusUnsupportedMediaType, codeUnsupportedMedia,
+			fmt.Sprintf("Content-Encoding %q is not supported: send the body uncompressed", clip(ce, maxEcho)))
+	}
+	if r.ContentLength > limit {
+		return refuse(http.StatusRequestEntityTooLarge, codeTooLarge,
+			fmt.Sprintf("the body is larger than the limit of %d bytes", limit))
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
@@ -152,7 +170,7 @@ func jsonError(err error, limit int64, t reflect.Type) error {
 		}
 		field := jsonFieldPath(te.Field, t)
 		if num, ok := strings.CutPrefix(te.Value, "number "); ok && numberOutOfRange(te.Type, num) {
-			return badParam(field, fmt.Sprintf("field %q is out of range (%s)", field, num))
+			return badParam(field, fmt.Sprintf("field %q is out of range (%s)", field, clip(num, maxEcho)))
 		}
 		return badParam(field, fmt.Sprintf("field %q must be %s, not %s", field, jsonType(te.Type), jsonKind(te.Value)))
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -233,6 +251,23 @@ func jsonType(t reflect.Type) string {
 	return "an object"
 }
 
+// maxEcho bounds what an error message repeats of a client's input (a
+// number's literal, a header's value): an error stays short whatever was
+// sent.
+const maxEcho = 64
+
+// clip cuts s to at most n bytes (at a rune boundary), marking the cut
+// with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // jsonKind names the JSON value decoding found ("number 1.5", "array").
 func jsonKind(v string) string {
 	switch {
@@ -240,7 +275,7 @@ func jsonKind(v string) string {
 		// encoding/json gives the literal only for some targets ("number
 		// 1.5" into an int; "number" into a string).
 		if lit := strings.TrimSpace(strings.TrimPrefix(v, "number")); lit != "" {
-			return "a number (" + lit + ")"
+			return "a number (" + clip(lit, maxEcho) + ")"
 		}
 		return "a number"
 	case v == "":

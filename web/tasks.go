@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -70,6 +71,11 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request, tenant strin
 // response. Refusals are answered before the stream starts. The task goes
 // on when the client leaves, unless the request said "detach": false.
 func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant string) {
+	resume, err := lastEventID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	req, tr, err := s.decodeTask(w, r, tenant)
 	if err != nil {
 		writeError(w, err)
@@ -83,7 +89,7 @@ func (s *Server) streamTask(w http.ResponseWriter, r *http.Request, tenant strin
 	if adm.Attached {
 		// A repeated POST (a client reconnecting by sending it again)
 		// resumes like GET .../events: after its Last-Event-ID.
-		after = stream.LastEventID(r)
+		after = resume
 	}
 	st := s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t, adm.Coalesced), after)
 	// detach:false cancels the task its own request started, or with
@@ -119,9 +125,28 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	after, err := lastEventID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	setCacheHeaders(w, t)
 	w.Header().Set("X-Task-Id", t.ID)
-	s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t, false), stream.LastEventID(r))
+	s.serveEvents(r.Context(), w, t, s.taskFraming(r.Context(), t, false), after)
+}
+
+// lastEventID is stream.LastEventID with the contract's 400 for a value
+// that is no event id.
+func lastEventID(r *http.Request) (int, error) {
+	n, err := stream.LastEventID(r)
+	if err != nil {
+		v := r.Header.Get("Last-Event-ID")
+		if v == "" {
+			v = r.URL.Query().Get("lastEventId")
+		}
+		return 0, badRequest(fmt.Sprintf("Last-Event-ID must be the id of an event this stream sent (a whole number >= 0), not %q", clip(v, maxEcho)))
+	}
+	return n, nil
 }
 
 // serveEvents runs the write loop of every streaming door: t's transcript

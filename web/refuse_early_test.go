@@ -1,0 +1,114 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadLastEventIDIsRefused: a Last-Event-ID (or lastEventId) that is
+// no event id (letters, a sign, a fraction, more digits than an id has) is
+// a 400 invalid_request on both resuming doors, never a replay from the
+// start that would repeat what the client has; no task is started for it.
+func TestBadLastEventIDIsRefused(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	var created struct{ ID string }
+	if st, _ := e.doJSON(http.MethodPost, "/v1/tasks", map[string]any{"prompt": "resume me", "nocache": true}, &created); st != http.StatusAccepted {
+		t.Fatalf("create: %d", st)
+	}
+	e.waitFinal(created.ID) // its own upstream call is behind it
+	before := e.Up.Requests()
+	for _, v := range []string{"abc", "-1", "2abc", "1.5", "+2", "99999999999999999999"} {
+		for _, c := range []struct{ method, path string }{
+			{http.MethodGet, "/v1/tasks/" + created.ID + "/events"},
+			{http.MethodPost, "/v1/stream"},
+		} {
+			var body any
+			if c.method == http.MethodPost {
+				body = map[string]any{"prompt": "resume " + v, "nocache": true}
+			}
+			var ans errorAnswer
+			st, _ := e.doJSON(c.method, c.path, body, &ans, "Last-Event-ID", v)
+			if st != http.StatusBadRequest || ans.Error.Code != "invalid_request" || !strings.Contains(ans.Error.Message, "Last-Event-ID") {
+				t.Errorf("%s %s with Last-Event-ID %q: %d %+v; want 400 invalid_request naming Last-Event-ID", c.method, c.path, v, st, ans.Error)
+			}
+		}
+		var ans errorAnswer
+		if st, _ := e.doJSON(http.MethodGet, "/v1/tasks/"+created.ID+"/events?lastEventId="+url.QueryEscape(v), nil, &ans); st != http.StatusBadRequest {
+			t.Errorf("?lastEventId=%s: %d %+v; want 400", v, st, ans.Error)
+		}
+	}
+	if n := e.Up.Requests(); n != before {
+		t.Errorf("%d upstream calls for refused resumes", n-before)
+	}
+}
+
+// TestBodyRefusedBeforeItArrives: a body refused for what its headers say
+// (a declared length over the limit, a type other than JSON, a content
+// encoding) is answered at once, without waiting for the body, and the
+// connection closes after the answer.
+func TestBodyRefusedBeforeItArrives(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	addr := strings.TrimPrefix(e.URL, "http://")
+	for _, c := range []struct {
+		name, headers string
+		status        int
+		code          string
+	}{
+		{"declared too large", "Content-Type: application/json\r\nContent-Length: 2000000000\r\n", 413, "payload_too_large"},
+		{"not JSON", "Content-Type: text/plain\r\nContent-Length: 100\r\n", 415, "unsupported_media_type"},
+		{"compressed", "Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 100\r\n", 415, "unsupported_media_type"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(3 * time.Second)) // the body timeout is 10s: an answer within 3s did not wait for it
+			// Headers only: the body never comes.
+			fmt.Fprintf(conn, "POST /v1/tasks HTTP/1.1\r\nHost: x\r\n%s\r\n", c.headers)
+			resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodPost})
+			if err != nil {
+				t.Fatalf("no answer before the body: %v", err)
+			}
+			defer resp.Body.Close()
+			var ans errorAnswer
+			if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+				t.Fatalf("%d, body not JSON: %v", resp.StatusCode, err)
+			}
+			if resp.StatusCode != c.status || !resp.Close {
+				t.Errorf("%d (close %v) %+v; want %d and the connection closed", resp.StatusCode, resp.Close, ans.Error, c.status)
+			}
+		})
+	}
+}
+
+// TestErrorsDoNotEchoHugeInput: an error about a number repeats at most a
+// short prefix of it, whatever its length.
+func TestErrorsDoNotEchoHugeInput(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	huge := strings.Repeat("9", 200_000)
+	for _, body := range []string{
+		`{"prompt":"a","max_tokens":` + huge + `}`,
+		`{"prompt":"a","temperature":` + huge + `}`,
+		`{"prompt":"a","seed":` + huge + `.5}`,
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp := e.do(ctx, http.MethodPost, "/v1/tasks", json.RawMessage(body))
+		var ans errorAnswer
+		err := json.NewDecoder(resp.Body).Decode(&ans)
+		resp.Body.Close()
+		cancel()
+		if err != nil || resp.StatusCode != http.StatusBadRequest || len(ans.Error.Message) > 200 {
+			t.Errorf("%.40s…: %d, message of %d bytes (%v); want a 400 with a short message", body, resp.StatusCode, len(ans.Error.Message), err)
+		}
+	}
+}

@@ -112,3 +112,35 @@ func TestErrorsDoNotEchoHugeInput(t *testing.T) {
 		}
 	}
 }
+
+// TestModelNameMustBePrintable: a model name with a control character is
+// a 400 naming model on every door (and "param": "model" on the OpenAI
+// doors); nothing is sent upstream. (Invalid UTF-8 in JSON is decoded as
+// U+FFFD, a printable character.)
+func TestModelNameMustBePrintable(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	for _, model := range []string{"x\u0000y", "m\r\nX-Evil: 1", "tab\there", "del\u007f"} {
+		m, _ := json.Marshal(model)
+		for _, c := range []struct{ door, body string }{
+			{"/v1/tasks", `{"prompt":"p","model":` + string(m) + `}`},
+			{"/v1/stream", `{"prompt":"p","model":` + string(m) + `}`},
+			{"/v1/chat/completions", `{"messages":[{"role":"user","content":"p"}],"model":` + string(m) + `}`},
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			resp := e.do(ctx, http.MethodPost, c.door, json.RawMessage(c.body))
+			var ans errorAnswer
+			err := json.NewDecoder(resp.Body).Decode(&ans)
+			resp.Body.Close()
+			cancel()
+			if err != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(ans.Error.Message, "model") {
+				t.Errorf("%s model %q: %d %+v (%v); want 400 naming model", c.door, model, resp.StatusCode, ans.Error, err)
+			}
+			if c.door == "/v1/chat/completions" && (ans.Error.Param == nil || *ans.Error.Param != "model") {
+				t.Errorf("%s model %q: param %v, want model", c.door, model, ans.Error.Param)
+			}
+		}
+	}
+	if n := e.Up.Requests(); n != 0 {
+		t.Errorf("%d upstream calls for refused model names", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/cache"
@@ -21,10 +22,15 @@ import (
 // maxModelLen bounds the model name of a request, in bytes.
 const maxModelLen = 256
 
-// checkModel refuses a model name longer than maxModelLen.
+// checkModel refuses a model name longer than maxModelLen, not UTF-8, or
+// holding a control character (a NUL, a line break): no upstream serves
+// such a name, and it would be stored, logged and forwarded as it is.
 func checkModel(model string) error {
 	if len(model) > maxModelLen {
-		return badRequest(fmt.Sprintf("model is longer than %d characters", maxModelLen))
+		return badParam("model", fmt.Sprintf("model is longer than %d characters", maxModelLen))
+	}
+	if !utf8.ValidString(model) || strings.ContainsFunc(model, unicode.IsControl) {
+		return badParam("model", "model must be printable UTF-8, without control characters")
 	}
 	return nil
 }

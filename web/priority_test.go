@@ -22,11 +22,22 @@ import (
 // tenant's peak here never exceeds the permits it held.
 type tenantUpstream struct {
 	upstream.Upstream
+	// hold, when set, keeps every call from starting its answer until it
+	// is closed (its slot stays taken): a test's set-up then does not race
+	// the answers.
+	hold      chan struct{}
 	mu        sync.Mutex
 	cur, peak map[string]int
 }
 
 func (c *tenantUpstream) Stream(ctx context.Context, req upstream.Request, out chan<- upstream.Chunk) error {
+	if c.hold != nil {
+		select {
+		case <-c.hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	tenant, _, _ := strings.Cut(req.Messages[len(req.Messages)-1].Content, " ")
 	c.mu.Lock()
 	c.cur[tenant]++
@@ -79,7 +90,10 @@ func mixedOverload(t *testing.T, floodClass string) {
 		nClients = 2             // interactive clients, back to back
 		nStreams = 12            // streams per interactive client
 	)
-	counter := &tenantUpstream{cur: map[string]int{}, peak: map[string]int{}}
+	// The first calls wait until the whole flood is queued and the
+	// budget's view is read: posting 48 tasks on a busy machine may take
+	// longer than one call's hold.
+	counter := &tenantUpstream{hold: make(chan struct{}), cur: map[string]int{}, peak: map[string]int{}}
 	e := newEnv(t, envOpts{
 		Wrap: func(u upstream.Upstream) upstream.Upstream { counter.Upstream = u; return counter },
 		Orch: orchestrator.Config{
@@ -121,6 +135,7 @@ func mixedOverload(t *testing.T, floodClass string) {
 	if b := budgetView.Classes[floodClass]; b.Guaranteed != 2 || b.InFlight != budget || b.Queued != 2*nBatch-budget {
 		t.Fatalf("/v1/budget %s class %+v, want 2 guaranteed, %d in flight (borrowed), %d queued", floodClass, b, budget, 2*nBatch-budget)
 	}
+	close(counter.hold)
 
 	// The interactive clients, while the flood drains.
 	var (

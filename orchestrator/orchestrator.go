@@ -376,12 +376,15 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	// From here on the slot (or the place in line) belongs to the task
 	// goroutine, which releases it exactly once on every path.
 	t.tr = stream.NewTranscript()
-	// The total cap runs from the moment the generation has its slot: an
-	// interactive task has it now; a queued one when the queue lets it go
-	// (run sets the cap then), and it ends by MaxQueueWait + the cap.
+	// The total cap runs from the moment the generation has its slot: a
+	// task running now (interactive, or async with a free slot) has it
+	// now; a queued one when the queue lets it go, and until then it ends
+	// by MaxQueueWait + the cap (run sets the cap when it gets the slot,
+	// and closes slotted so that the shared record learns it: mirror).
 	t.deadline = time.Now().Add(req.Deadline)
-	if mode == Async {
+	if t.status == StatusQueued {
 		t.deadline = accepted.Add(o.cfg.MaxQueueWait + req.Deadline)
+		t.slotted = make(chan struct{})
 	}
 	cctx, cancel := context.WithCancelCause(o.root)
 	t.cancel, t.stop = cancel, cctx.Done()

@@ -101,7 +101,8 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		}
 	}()
 
-	if s.claim != nil {
+	queued := s.claim != nil
+	if queued {
 		qctx, stopQueue := context.WithDeadlineCause(ctx, t.CreatedAt.Add(o.cfg.MaxQueueWait), ErrQueueWait)
 		p, err := s.claim.Wait(qctx)
 		s.claim = nil
@@ -112,11 +113,20 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 		}
 		stopQueue()
 		s.permit = p
-		t.setStatus(StatusRunning)
 	}
 	// The total cap counts from here: the task has its slot.
-	ctx, stopCap := context.WithDeadlineCause(ctx, time.Now().Add(req.Deadline), ErrDeadline)
+	deadline := time.Now().Add(req.Deadline)
+	ctx, stopCap := context.WithDeadlineCause(ctx, deadline, ErrDeadline)
 	defer stopCap()
+	if queued {
+		// Its deadline is the cap's now, no longer the queue wait's.
+		t.mu.Lock()
+		t.status, t.deadline = StatusRunning, deadline
+		t.mu.Unlock()
+		if t.slotted != nil {
+			close(t.slotted) // the mirror writes the record again with it
+		}
+	}
 
 	var (
 		last time.Time

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -411,7 +412,10 @@ func textLen(deltas []string) int {
 func (t *Task) record() Record {
 	v := t.View()
 	v.Text = "" // the log holds the text
-	return Record{Tenant: t.Tenant, Deadline: t.deadline, View: v}
+	t.mu.Lock()
+	deadline := t.deadline // read after the status: a running task's is its cap's
+	t.mu.Unlock()
+	return Record{Tenant: t.Tenant, Deadline: deadline, View: v}
 }
 
 // share publishes a local task: its record before the caller answers,
@@ -453,6 +457,8 @@ func (o *Orchestrator) recordOf(t *Task) Record {
 
 // mirror copies a local task's transcript to the shared state, in order:
 // its record (unless started), its deltas, its end with the final record.
+// A task queued at submit has its record written again when it gets its
+// slot: its deadline is then its total cap's, no longer the queue wait's.
 // It is one more reader of the transcript, so it never slows the task: it
 // writes what is pending at most every Config.SharedFlush (the first delta
 // and the end at once), and
@@ -484,8 +490,9 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 	var (
 		after, failures, gaps int
 		ttftSent              bool
-		pending               bool  // in the backlog
-		pendingBytes          int64 // what the backlog counts for it
+		pending               bool        // in the backlog
+		pendingBytes          int64       // what the backlog counts for it
+		slotted               = t.slotted // nil once the record has the deadline of the slot
 	)
 	leave := func(dropped bool) {
 		if pending {
@@ -496,6 +503,13 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 	defer leave(false)
 	for {
 		p := t.tr.Read(after, o.cfg.timing.mirrorPage)
+		select {
+		case <-slotted:
+			// The queued task got its slot: the record goes again, with
+			// the deadline of its total cap.
+			slotted, started = nil, false
+		default: // nil: no news, or seen
+		}
 		var err error
 		if !started || (!ttftSent && after == 0 && len(p.Deltas) > 0 && p.End == nil) {
 			// The record comes first; when the first token came, it is
@@ -598,7 +612,10 @@ func (o *Orchestrator) mirror(t *Task, h *held, started bool) {
 			}
 			continue
 		}
-		<-p.Changed // the task always ends: its deadline bounds this wait
+		select { // the task always ends: its deadline bounds this wait
+		case <-p.Changed:
+		case <-slotted: // nil once seen
+		}
 	}
 }
 
@@ -649,8 +666,8 @@ func (o *Orchestrator) remote(id string) *Task {
 		case ended:
 			o.keep(t)
 			return t
-		case f.ownerLost(ctx):
-			f.endLost() // shown as failed, not kept: a later lookup asks again
+		case n == 0 && f.ownerLost(ctx): // the log read to its top first: the text is all there is
+			f.endLost() // not kept: a later lookup asks again
 			return t
 		case n == 0 || ctx.Err() != nil:
 			t.follower = f
@@ -726,9 +743,13 @@ func (f *follower) run() {
 		o.followMu.Unlock()
 	}()
 	for {
-		ctx, cancel := context.WithTimeout(o.root, o.cfg.timing.followWait+2*o.cfg.timing.opTimeout)
-		ended, _ := f.pull(ctx, o.cfg.timing.followWait)
-		lost := !ended && o.root.Err() == nil && f.ownerLost(ctx)
+		ctx, cancel := context.WithTimeout(o.root, o.cfg.timing.followWait+3*o.cfg.timing.opTimeout)
+		ended, n := f.pull(ctx, o.cfg.timing.followWait)
+		if !ended && n == 0 {
+			f.refresh(ctx)
+		}
+		// Lost only with the log read to its top: the text is all there is.
+		lost := !ended && n == 0 && o.root.Err() == nil && f.ownerLost(ctx)
 		cancel()
 		switch {
 		case ended:
@@ -793,11 +814,40 @@ func (o *Orchestrator) ownerDead(ctx context.Context, owner string) bool {
 	return time.Since(since) >= 3*o.cfg.SharedHeartbeat
 }
 
-// endLost ends the followed task of a lost owner.
+// endLost ends the followed task of a lost owner as the owner ends a task
+// whose upstream dropped: with output it is a cut, partial with the text
+// that reached the shared state and its notice; without, failed.
 func (f *follower) endLost() {
-	f.end(stream.End{Event: EventError, FinishReason: string(FinishUpstreamError),
-		Code: CodeUpstreamError, Message: "the instance running this task stopped answering", FirstTokenMs: -1,
-		TotalMs: time.Since(f.t.CreatedAt).Milliseconds()})
+	const message = "the instance running this task stopped answering"
+	end := stream.End{Event: EventError, FinishReason: string(FinishUpstreamError),
+		Code: CodeUpstreamError, Message: message, FirstTokenMs: -1,
+		TotalMs: time.Since(f.t.CreatedAt).Milliseconds()}
+	if hasOutput(f.t.tr) {
+		end.Event, end.Notice = EventPartial, fmt.Sprintf(noticeFmt, message, noticeHint(FinishUpstreamError))
+		f.t.mu.Lock()
+		if ttft := f.t.firstToken; ttft > 0 {
+			end.FirstTokenMs = ttft.Milliseconds()
+		}
+		f.t.mu.Unlock()
+	}
+	f.end(end)
+}
+
+// refresh reads the record of a task that its owner showed queued: once
+// it has its slot, the owner writes it again with the deadline of its
+// total cap (mirror), which ownerLost needs, and the status running.
+func (f *follower) refresh(ctx context.Context) {
+	if f.rec.View.Status != StatusQueued {
+		return
+	}
+	rec, err := f.o.shared.Load(ctx, f.t.ID)
+	if err != nil || rec.View.Status.Final() {
+		return // a failed read is no news; a final record comes with the end (pull)
+	}
+	f.rec = rec
+	if rec.View.Status == StatusRunning {
+		f.t.setStatus(StatusRunning)
+	}
 }
 
 // pull copies the log entries that come within wait (0: those already
@@ -816,7 +866,12 @@ func (f *follower) pull(ctx context.Context, wait time.Duration) (ended bool, n 
 		// The owner refreshed the record with the TTFT before delta 1;
 		// read it before delta 1 is visible here, so that whoever sees
 		// delta 1 on this instance also sees the TTFT.
-		if rec, err := f.o.shared.Load(ctx, f.t.ID); err == nil && rec.View.FirstTokenMs != nil {
+		// It also has the deadline of the task's slot.
+		rec, err := f.o.shared.Load(ctx, f.t.ID)
+		if err == nil && !rec.View.Status.Final() {
+			f.rec = rec
+		}
+		if err == nil && rec.View.FirstTokenMs != nil {
 			f.t.mu.Lock()
 			f.t.firstToken = max(time.Duration(*rec.View.FirstTokenMs)*time.Millisecond, time.Microsecond)
 			f.t.mu.Unlock()

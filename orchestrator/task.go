@@ -79,7 +79,7 @@ type Task struct {
 	ended    atomic.Bool             // end has run: it runs once
 	remote   bool                    // runs on another instance (from the shared state)
 	follower *follower               // of a running remote task, until it is followed; set before the task is shared
-	deadline time.Time               // the total cap: the task ends by then
+	slotted  chan struct{}           // closed when a task queued at submit gets its slot (run); nil for one that never queued
 	cacheGen cache.Generation        // the generation its cache miss saw: its answer is stored under it
 	gen      *genEntry               // its entry in the coalescing table, if it leads one
 	joined   atomic.Int32            // requests that joined it (coalesce.go)
@@ -94,6 +94,10 @@ type Task struct {
 	endedAt      time.Time
 	retries      int
 	upstreamCode int // the last upstream HTTP status, 0 if none
+	// deadline is when the task ends at the latest: its total cap from
+	// its slot, or, while it is queued, its queue wait plus the cap. The
+	// shared record carries it (a follower's ownerLost).
+	deadline time.Time
 }
 
 // taskOverhead is the heap of a small finished task beside its text: the

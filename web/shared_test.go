@@ -177,27 +177,45 @@ func tasksAcrossInstances(t *testing.T, url string) {
 	})
 
 	t.Run("owner gone: a follower ends the stream instead of waiting for ever", func(t *testing.T) {
-		// A record that no instance will ever finish, as if its owner had
-		// died: created long ago, a delta, no end.
+		// Records that no instance will ever finish, as if their owner had
+		// died: created long ago, no end; one with a delta, one without.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		const id = "6f1d2c3b-0000-4000-8000-00000000dead"
-		rec := orchestrator.Record{Tenant: "a", Deadline: time.Now().Add(-time.Hour), View: orchestrator.View{
-			ID: id, Status: orchestrator.StatusRunning, Model: "sim-1", Namespace: "default",
-			CreatedAt: time.Now().Add(-time.Hour),
-		}}
-		if err := storeA.Start(ctx, rec, time.Minute); err != nil {
-			t.Fatal(err)
+		orphan := func(id string, deltas ...string) {
+			t.Helper()
+			rec := orchestrator.Record{Tenant: "a", Deadline: time.Now().Add(-time.Hour), View: orchestrator.View{
+				ID: id, Status: orchestrator.StatusRunning, Model: "sim-1", Namespace: "default",
+				CreatedAt: time.Now().Add(-time.Hour),
+			}}
+			if err := storeA.Start(ctx, rec, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if len(deltas) > 0 {
+				if err := storeA.Append(ctx, id, 1, deltas, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		if err := storeA.Append(ctx, id, 1, []string{"half an answer"}, time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		r := b.events(id, 0, authA...)
-		if r.Text != "half an answer" || r.Terminal.Type != "error" || !strings.Contains(r.Terminal.Data, "stopped answering") {
+		const cut, empty = "6f1d2c3b-0000-4000-8000-00000000dead", "6f1d2c3b-0000-4000-8000-0000000dead0"
+		orphan(cut, "half an answer")
+		orphan(empty)
+
+		// With output: cut, as when an upstream drops mid-stream.
+		r := b.events(cut, 0, authA...)
+		if r.Text != "half an answer" || r.Terminal.Type != "partial" || !strings.Contains(r.Terminal.Data, `"finish_reason":"upstream_error"`) ||
+			!strings.Contains(r.Terminal.Data, "cut short (the instance running this task stopped answering)") {
 			t.Fatalf("following a task whose owner is gone: %+v", r)
 		}
-		if v := b.waitFinal(id, authA...); v.Status != orchestrator.StatusFailed || v.Error == nil || v.Error.Code != "upstream_error" {
+		if v := b.waitFinal(cut, authA...); v.Status != orchestrator.StatusPartial || v.FinishReason != "upstream_error" || v.Text != "half an answer" || v.Error != nil {
 			t.Fatalf("B's view: %+v", v)
+		}
+		// Without output: failed.
+		r = b.events(empty, 0, authA...)
+		if r.Text != "" || r.Terminal.Type != "error" || !strings.Contains(r.Terminal.Data, `"code":"upstream_error"`) || !strings.Contains(r.Terminal.Data, "stopped answering") {
+			t.Fatalf("following a task without output whose owner is gone: %+v", r)
+		}
+		if v := b.waitFinal(empty, authA...); v.Status != orchestrator.StatusFailed || v.FinishReason != "upstream_error" || v.Error == nil || v.Error.Code != "upstream_error" {
+			t.Fatalf("B's view of the task without output: %+v", v)
 		}
 	})
 

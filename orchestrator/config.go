@@ -149,6 +149,13 @@ type Config struct {
 	// guaranteed the rest, and each class borrows the other's idle slots.
 	// default: 0.5; negative: 0
 	InteractiveShare float64
+	// InteractiveWait is how long, at least, an interactive request waits
+	// when the budget is full while batch holds part of interactive's
+	// guaranteed share: the gate hands it one of the next freed slots,
+	// ahead of queued batch work, even with an AcquireTimeout of 0
+	// (pipeline.GateConfig.InteractiveShareWait). default: 5s; negative: 0
+	// (AcquireTimeout alone)
+	InteractiveWait time.Duration
 	// TenantMaxShare caps each tenant at that share of Budget
 	// (pipeline.GateConfig.TenantMaxShare). default: 0 (no cap)
 	TenantMaxShare float64

@@ -134,7 +134,7 @@ func newRoute(spec RouteSpec, cfg Config, obs Observer) *route {
 		gate: pipeline.NewGate(pipeline.GateConfig{
 			Name: name, Limit: budget, QueueLimit: or(spec.QueueLimit, cfg.QueueLimit),
 			OnWait:           func(w time.Duration) { obs.BudgetWait(name, w) },
-			InteractiveShare: cfg.InteractiveShare, TenantMaxShare: cfg.TenantMaxShare, TenantShares: cfg.TenantShares,
+			InteractiveShare: cfg.InteractiveShare, InteractiveShareWait: cfg.InteractiveWait, TenantMaxShare: cfg.TenantMaxShare, TenantShares: cfg.TenantShares,
 			Cluster: pipeline.ClusterConfig{
 				Leases: spec.Leases, LeaseTime: cfg.BudgetLeaseTime, CallTimeout: cfg.BudgetCallTimeout,
 				FailOpen: cfg.BudgetFailOpen, LocalShare: (budget + instances - 1) / instances,

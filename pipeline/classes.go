@@ -15,7 +15,10 @@ import (
 //     to the oldest eligible batch claim.
 //   - So an interactive claim, while interactive holds less than its share,
 //     waits for at most the next release of any slot, however many batch
-//     claims wait (batch may have borrowed every slot); and batch, while
+//     claims wait (batch may have borrowed every slot). AcquireAs waits
+//     for that release (at least InteractiveShareWait) even when its own
+//     wait is 0: a slot owed to interactive is never refused to it while
+//     batch holds it (owedLocked). And batch, while
 //     below its share, is granted before any interactive claim that would
 //     exceed interactive's share: neither class starves the other.
 //   - Within a class claims are granted in arrival (FIFO) order, skipping
@@ -196,6 +199,30 @@ func (g *Gate) nextLocked() *Claim {
 	default:
 		return cb
 	}
+}
+
+// owedLocked reports whether an interactive claim of who, whose tenant
+// has room and which is one of inLine interactive claims in line, is owed
+// a slot of interactive's guaranteed share that batch has borrowed: batch
+// holds more than its own share and the interactive permits out plus
+// every interactive claim in line fit in interactive's share. Then each
+// release hands nextLocked's pick to the oldest interactive claim, ahead
+// of every batch claim, so the claim is granted within the next inLine
+// releases: it is worth waiting for (InteractiveShareWait) rather than
+// refusing at once. When interactive holds its share (the budget is full
+// of interactive work) it is owed nothing. g.mu must be held.
+func (g *Gate) owedLocked(who Who, room bool, inLine int) bool {
+	return who.Class == ClassInteractive && room && !g.closed &&
+		g.inClass[ClassBatch] > g.guaranteedLocked(ClassBatch) &&
+		g.inClass[ClassInteractive]+inLine <= g.guaranteedLocked(ClassInteractive)
+}
+
+// owed reports whether c, waiting in line, is owed a slot of
+// interactive's share (owedLocked).
+func (g *Gate) owed(c *Claim) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return c.elem != nil && g.owedLocked(c.who, g.roomLocked(c), g.lines[ClassInteractive].claims.Len())
 }
 
 // eligibleLocked counts, up to most, the waiting claims that could take a

@@ -425,3 +425,152 @@ func TestFleetSetLimit(t *testing.T) {
 	p.Release()
 	h.Release()
 }
+
+// waitFor polls cond (bounded) until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// acquireOwed checks the flood's bound with an acquire timeout of 0 (the
+// default of SLUICE_ACQUIRE_TIMEOUT): batch has borrowed every slot and
+// more batch claims wait; interactive Acquires with wait 0 are not
+// refused but wait in line and get the next released slots, ahead of
+// every batch claim, up to interactive's share; one more interactive
+// Acquire (its share is committed) is refused at once; and batch keeps
+// its own share.
+func acquireOwed(t *testing.T, g *pipeline.Gate, held []*pipeline.Permit, waiting []*pipeline.Claim) {
+	t.Helper()
+	type result struct {
+		p   *pipeline.Permit
+		err error
+	}
+	got := make(chan result, 2)
+	for range 2 { // interactive's share of 4
+		go func() {
+			p, err := g.AcquireAs(context.Background(), interactive, 0)
+			got <- result{p, err}
+		}()
+	}
+	waitFor(t, "two interactive claims in line", func() bool { return g.Stats().Classes["interactive"].Waiting == 2 })
+	start := time.Now()
+	if _, err := g.AcquireAs(context.Background(), interactive, 0); !errors.Is(err, pipeline.ErrOverloaded) {
+		t.Fatalf("a third interactive Acquire (share committed): %v, want ErrOverloaded", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the refusal took %v, want at once", d)
+	}
+	held[0].Release()
+	held[1].Release()
+	var mine []*pipeline.Permit
+	for range 2 {
+		select {
+		case r := <-got:
+			if r.err != nil {
+				t.Fatalf("interactive Acquire with wait 0 under a batch flood: %v, want the next released slot", r.err)
+			}
+			mine = append(mine, r.p)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the interactive Acquire was not granted a released slot")
+		}
+	}
+	onlyGranted(t, "batch while interactive took its share", waiting)
+	// Interactive holds its share: the next release goes to batch, which
+	// keeps its own share.
+	held[2].Release()
+	b0 := take(t, waiting[0])
+	if _, err := g.AcquireAs(context.Background(), interactive, 0); !errors.Is(err, pipeline.ErrOverloaded) {
+		t.Fatalf("interactive Acquire at its share: %v, want ErrOverloaded", err)
+	}
+	if st := g.Stats(); st.Classes["interactive"].InFlight != 2 || st.Classes["batch"].InFlight != 2 {
+		t.Fatalf("stats %+v", st.Classes)
+	}
+	for _, p := range append(mine, b0, held[3]) {
+		p.Release()
+	}
+}
+
+// TestGateClassInteractiveOwedSlotWithoutWait: a flood of batch work
+// borrows every slot; interactive requests with an acquire timeout of 0
+// still get interactive's share, one release each.
+func TestGateClassInteractiveOwedSlotWithoutWait(t *testing.T) {
+	g := pipeline.NewGate(pipeline.GateConfig{Limit: 4})
+	var held []*pipeline.Permit
+	for range 4 {
+		held = append(held, acquire(t, g, batch))
+	}
+	var waiting []*pipeline.Claim
+	for range 6 {
+		waiting = append(waiting, enqueue(t, g, batch))
+	}
+	// TryAcquire stays a try: it never waits.
+	if _, err := g.TryAcquireAs(interactive); !errors.Is(err, pipeline.ErrOverloaded) {
+		t.Fatalf("TryAcquireAs(interactive): %v, want ErrOverloaded", err)
+	}
+	acquireOwed(t, g, held, waiting)
+	for _, c := range waiting {
+		c.Abandon()
+	}
+	if st := g.Stats(); st.InFlight != 0 || st.Waiting != 0 || st.AcquiredTotal != st.ReleasedTotal {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestGateClassInteractiveShareWaitBounded: the wait for an owed slot is
+// bounded by InteractiveShareWait, and a negative one refuses at once as
+// before.
+func TestGateClassInteractiveShareWaitBounded(t *testing.T) {
+	for _, sw := range []time.Duration{50 * time.Millisecond, -1} {
+		g := pipeline.NewGate(pipeline.GateConfig{Limit: 2, InteractiveShareWait: sw})
+		p1, p2 := acquire(t, g, batch), acquire(t, g, batch)
+		start := time.Now()
+		if _, err := g.AcquireAs(context.Background(), interactive, 0); !errors.Is(err, pipeline.ErrOverloaded) {
+			t.Fatalf("share wait %v: %v, want ErrOverloaded", sw, err)
+		}
+		if d := time.Since(start); d < max(sw, 0) || d > 5*time.Second {
+			t.Fatalf("share wait %v: refused after %v", sw, d)
+		}
+		if st := g.Stats(); st.Waiting != 0 || st.RejectedTotal != 1 {
+			t.Fatalf("share wait %v: stats %+v", sw, st)
+		}
+		p1.Release()
+		p2.Release()
+	}
+}
+
+// TestFleetInteractiveOwedSlotWithoutWait: the same bound with a fleet
+// budget, on this instance's counts.
+func TestFleetInteractiveOwedSlotWithoutWait(t *testing.T) {
+	m := newMemLeases(time.Minute, 0)
+	g := pipeline.NewGate(pipeline.GateConfig{Name: "up", Limit: 4, Cluster: pipeline.ClusterConfig{Leases: m}})
+	defer func() {
+		g.Close()
+		select { // bounded: a failed check leaves permits held
+		case <-g.Stopped():
+		case <-time.After(5 * time.Second):
+			t.Error("the gate did not stop")
+		}
+	}()
+	var held []*pipeline.Permit
+	for range 4 {
+		p, err := g.AcquireAs(context.Background(), batch, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	var waiting []*pipeline.Claim
+	for range 3 {
+		waiting = append(waiting, enqueue(t, g, batch))
+	}
+	acquireOwed(t, g, held, waiting)
+	for _, c := range waiting {
+		c.Abandon()
+	}
+}

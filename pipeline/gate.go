@@ -45,6 +45,15 @@ type GateConfig struct {
 	// guaranteed the rest. Either class borrows the other's idle slots
 	// (classes.go). default: 0.5; negative: 0 (batch is guaranteed all).
 	InteractiveShare float64
+	// InteractiveShareWait is how long, at least, an interactive Acquire
+	// waits when it finds no slot free while interactive holds less than
+	// its guaranteed share (batch has borrowed the rest) and its claim
+	// fits in that share: the gate hands it one of the next freed slots,
+	// ahead of every batch claim (classes.go), so a wait shorter than
+	// this (an acquire timeout of 0) would refuse it with its share held
+	// by batch. TryAcquire never waits. default: 5s; negative: 0 (only
+	// the caller's wait)
+	InteractiveShareWait time.Duration
 	// TenantMaxShare caps every tenant at ceil(TenantMaxShare*Limit)
 	// slots (at least 1): beyond it the tenant's claims wait (or are
 	// refused) as if the gate were full, while other tenants proceed.
@@ -90,6 +99,10 @@ func NewGate(cfg GateConfig) *Gate {
 		cfg.InteractiveShare = 0.5
 	}
 	cfg.InteractiveShare = min(max(cfg.InteractiveShare, 0), 1)
+	if cfg.InteractiveShareWait == 0 {
+		cfg.InteractiveShareWait = 5 * time.Second
+	}
+	cfg.InteractiveShareWait = max(cfg.InteractiveShareWait, 0)
 	g := &Gate{cfg: cfg, closedC: make(chan struct{})}
 	capping := cfg.TenantMaxShare > 0 && cfg.TenantMaxShare < 1
 	for _, s := range cfg.TenantShares {
@@ -382,13 +395,14 @@ func (c *Claim) Abandon() {
 // TryAcquire takes a slot of the default class if one is free and nobody
 // is waiting for one.
 func (g *Gate) TryAcquire() (*Permit, error) {
-	return g.AcquireAs(context.Background(), Who{}, 0)
+	return g.TryAcquireAs(Who{})
 }
 
 // TryAcquireAs takes a slot for who if one is free for it and nobody
-// eligible is waiting for one.
+// eligible is waiting for one. It never waits, not even for a slot of
+// interactive's share that batch has borrowed (AcquireAs does).
 func (g *Gate) TryAcquireAs(who Who) (*Permit, error) {
-	return g.AcquireAs(context.Background(), who, 0)
+	return g.acquire(context.Background(), who, 0, false)
 }
 
 // Acquire takes a slot of the default class (interactive, no tenant): see
@@ -398,15 +412,23 @@ func (g *Gate) Acquire(ctx context.Context, wait time.Duration) (*Permit, error)
 }
 
 // AcquireAs takes a slot for who, waiting in its class's FIFO order at
-// most wait (0 = refuse at once when none is free for it). It returns
-// ErrOverloaded when the wait runs out and ctx's error when ctx ends
-// first.
+// most wait (0 = refuse at once when none is free for it), except that an
+// interactive claim owed a slot of its class's guaranteed share, which
+// batch has borrowed, waits at least InteractiveShareWait for one of the
+// next freed slots (owedLocked). It returns ErrOverloaded when the wait
+// runs out and ctx's error when ctx ends first.
 func (g *Gate) AcquireAs(ctx context.Context, who Who, wait time.Duration) (*Permit, error) {
+	return g.acquire(ctx, who, wait, true)
+}
+
+// acquire is AcquireAs; owed says whether a claim owed a slot of
+// interactive's share waits for it (not with TryAcquire).
+func (g *Gate) acquire(ctx context.Context, who Who, wait time.Duration, owed bool) (*Permit, error) {
 	if who.Class >= numClasses {
 		who.Class = ClassInteractive
 	}
 	if g.fleet != nil {
-		return g.acquireFleet(ctx, who, wait)
+		return g.acquireFleet(ctx, who, wait, owed)
 	}
 	// Fast path: a free slot, nobody in line, room for the tenant.
 	capped := g.cappedTenant(who.Tenant)
@@ -429,6 +451,9 @@ func (g *Gate) AcquireAs(ctx context.Context, who Who, wait time.Duration) (*Per
 	case <-c.ready:
 		return c.take()
 	default:
+	}
+	if owed && wait < g.cfg.InteractiveShareWait && g.owed(c) {
+		wait = g.cfg.InteractiveShareWait
 	}
 	if wait <= 0 {
 		if c.Cancel() {

@@ -243,9 +243,23 @@ func (g *Gate) Degraded() string {
 // acquireFleet is Acquire with a fleet budget: the claim joins the local
 // line and the gate's goroutine asks the store for the line's head. With
 // wait <= 0 it is refused when the fleet is full (one answer of the
-// store), or at once when others are waiting here.
-func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration) (*Permit, error) {
+// store), or at once when others are waiting here; unless, with owed, it
+// is owed a slot of interactive's share that this instance's batch
+// permits have borrowed (owedLocked, on this instance's counts): then it
+// waits InteractiveShareWait in line, where the leases asked for after
+// this instance's next releases go to it first (another instance may
+// take a released lease before this one asks again: the wait is bounded).
+func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration, owed bool) (*Permit, error) {
 	f := g.fleet
+	if owed && wait < g.cfg.InteractiveShareWait {
+		g.mu.Lock()
+		capped := g.cappedTenant(who.Tenant)
+		room := !capped || g.tenants[who.Tenant] < g.tenantCapLocked(who.Tenant)
+		if f.down == nil && g.owedLocked(who, room, g.lines[ClassInteractive].claims.Len()+1) {
+			wait = g.cfg.InteractiveShareWait
+		}
+		g.mu.Unlock()
+	}
 	if wait <= 0 {
 		g.mu.Lock()
 		// Waiting claims of its class are ahead (FIFO); other claims that

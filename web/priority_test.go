@@ -316,3 +316,92 @@ func TestTenantCapRefusesLikeAFullBudget(t *testing.T) {
 	letGo()
 	e.waitIdle()
 }
+
+// TestPriorityBatchFloodNoAcquireWait is the batch flood with the default
+// SLUICE_ACQUIRE_TIMEOUT of 0s, scaled down: async tasks from several
+// clients borrow every slot of a budget of 4 and keep a long queue, and
+// interactive streams sent one after another while it drains are never
+// refused 503 overloaded: each gets one of the next freed slots (of
+// interactive's guaranteed 2), within one slot's hold time plus slack;
+// batch keeps progressing and every task ends done.
+func TestPriorityBatchFloodNoAcquireWait(t *testing.T) {
+	const (
+		budget   = 4
+		gap      = 20 * time.Millisecond
+		nChunks  = 5
+		hold     = nChunks * gap // ~100 ms per upstream call
+		nTasks   = 96
+		nSenders = 8
+		nStreams = 10
+	)
+	e := newEnv(t, envOpts{
+		Orch: orchestrator.Config{
+			Budget: budget, QueueLimit: 256, MaxQueueWait: time.Minute, BreakerMinCalls: -1,
+			TTFTTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, TotalTimeout: 30 * time.Second,
+		},
+		NoCache: true,
+	})
+	e.Up.SetScript(upstreamtest.Script{Chunks: chunks(nChunks, "w"), Gap: gap})
+
+	ids := make(chan string, nTasks)
+	var wg sync.WaitGroup
+	for s := range nSenders {
+		wg.Go(func() {
+			for i := range nTasks / nSenders {
+				var out struct{ ID string }
+				body := map[string]any{"prompt": "queue flood " + strconv.Itoa(s*100+i), "nocache": true}
+				if st, _ := e.doJSON(http.MethodPost, "/v1/tasks", body, &out); st != http.StatusAccepted {
+					t.Errorf("POST /v1/tasks: %d", st)
+					return
+				}
+				ids <- out.ID
+			}
+		})
+	}
+	wg.Wait()
+	close(ids)
+	gate := e.Orch.Gates()[0]
+	if st := gate.Stats().Classes["batch"]; st.InFlight != budget || st.Queued == 0 {
+		t.Fatalf("batch %+v, want every slot borrowed and a queue", st)
+	}
+
+	var waits []time.Duration
+	batchBefore := gate.Stats().Classes["batch"].AcquiredTotal
+	for i := range nStreams {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		start := time.Now()
+		resp := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "interactive " + strconv.Itoa(i), "nocache": true})
+		waits = append(waits, time.Since(start))
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			cancel()
+			t.Fatalf("interactive stream %d under a batch flood with acquire timeout 0s: %d, want 200", i, resp.StatusCode)
+		}
+		r := summarise(t, readEvents(t, resp.Body))
+		resp.Body.Close()
+		cancel()
+		if r.Terminal.Type != "done" {
+			t.Fatalf("interactive stream %d: ended %s, want done", i, r.Terminal.Type)
+		}
+	}
+	batchDuring := gate.Stats().Classes["batch"].AcquiredTotal - batchBefore
+	for id := range ids {
+		if v := e.waitFinal(id); v.Status != orchestrator.StatusDone {
+			t.Fatalf("batch task %s: %s", id, v.Status)
+		}
+	}
+	e.waitIdle()
+
+	slices.Sort(waits)
+	bound := hold + 350*time.Millisecond // one slot's hold + slack (HTTP, -race, a shared machine)
+	t.Logf("interactive waits: p50 %s max %s (bound %s); batch slots granted meanwhile %d", waits[len(waits)/2], waits[len(waits)-1], bound, batchDuring)
+	if w := waits[len(waits)-1]; w > bound {
+		t.Errorf("an interactive stream waited %s for its slot, want at most one slot's hold + slack %s", w, bound)
+	}
+	if batchDuring < nStreams/2 {
+		t.Errorf("batch got %d slots while %d interactive streams ran: starved", batchDuring, nStreams)
+	}
+	if st := gate.Stats(); st.Classes["interactive"].AcquiredTotal != nStreams || st.RejectedTotal != 0 {
+		t.Errorf("interactive acquired %d, rejected %d; want %d and 0", st.Classes["interactive"].AcquiredTotal, st.RejectedTotal, nStreams)
+	}
+}

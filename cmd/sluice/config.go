@@ -96,6 +96,7 @@ type settings struct {
 	CacheLogPending int
 	// Priority classes and tenant caps (issue 15).
 	InteractiveShare float64
+	InteractiveWait  time.Duration
 	TenantPriority   map[string]pipeline.Class
 	TenantMaxShare   float64
 	TenantShares     map[string]float64
@@ -215,6 +216,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_CACHE_LOG_PENDING", "cache-log-pending", "10000", "cache puts that may wait for Redis to answer again before the oldest is kept local only", posInt(&s.CacheLogPending)},
 		// Priority classes and tenant caps (issue 15).
 		{"SLUICE_PRIORITY_INTERACTIVE_SHARE", "priority-interactive-share", "0.5", "share of SLUICE_BUDGET guaranteed to the interactive class: ceil(share*budget) slots, the batch class the rest; either class borrows the other's idle slots, and a freed slot goes to a waiting interactive request unless batch is below its share. 0 = no interactive guarantee, 1 = none for batch", share(&s.InteractiveShare)},
+		{"SLUICE_PRIORITY_INTERACTIVE_WAIT", "priority-interactive-wait", "5s", "how long, at least, an interactive request waits when the budget is full while batch holds part of interactive's guaranteed share: it gets one of the next freed slots, ahead of queued batch work, even with SLUICE_ACQUIRE_TIMEOUT=0s; 0s = only SLUICE_ACQUIRE_TIMEOUT (refused at once)", dur(&s.InteractiveWait, true)},
 		{"SLUICE_TENANT_PRIORITY", "tenant-priority", "", "tenantA=batch,tenantB=interactive: a tenant's priority class when a request names none (else interactive for /v1/stream and the OpenAI doors, batch for /v1/tasks and background responses)", tenantPriority(&s.TenantPriority)},
 		{"SLUICE_TENANT_MAX_SHARE", "tenant-max-share", "1", "most of SLUICE_BUDGET one tenant (API key's tenant) may hold: ceil(share*budget) slots, at least 1; beyond it its requests wait or are refused like a full budget while other tenants proceed; 1 = no cap", unit(&s.TenantMaxShare)},
 		{"SLUICE_TENANT_SHARES", "tenant-shares", "", "tenantA=0.25,tenantB=1: SLUICE_TENANT_MAX_SHARE for the tenants named", tenantShares(&s.TenantShares)},

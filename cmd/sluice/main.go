@@ -175,6 +175,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 		Adaptive: adaptiveConfig(s),
 		// Priority classes and tenant caps (issue 15).
 		InteractiveShare: cmp.Or(s.InteractiveShare, -1), // 0 = no guarantee: the gate's "negative"
+		InteractiveWait:  cmp.Or(s.InteractiveWait, -1),  // 0s = no wait beyond the acquire timeout
 		TenantMaxShare:   s.TenantMaxShare, TenantShares: s.TenantShares, TenantClass: s.TenantPriority,
 	}, orchestrator.Deps{Upstream: up, Routes: routes, Cache: c, Logger: log, Observer: ob.Metrics, Shared: shared, Leases: leases})
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // ChangeOp is the kind of a Change.
@@ -717,6 +719,9 @@ func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 	ns := ch.Namespace()
 	ns.Namespace = scope.Namespace
 	norm, long := c.tooLong(ch.Question)
+	if norm == "" {
+		return false // never cached (see decide), whoever sent it
+	}
 	var vec []float32
 	if !long {
 		vec = sh.vector(ctx, c, norm, ch)
@@ -752,12 +757,17 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 		v, _ := c.embed(ctx, norm)
 		return v
 	}
+	if len(text.Content(norm)) == 0 {
+		return nil // no content to compare: exact tier only, as here (errNoFeatures)
+	}
 	v := append([]float32(nil), ch.Vector...)
 	for _, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return nil
 		}
 	}
-	normalizeL2(v)
+	if !normalizeL2(v) {
+		return nil // a zero vector is similar to nothing (errZeroVector)
+	}
 	return v
 }

@@ -104,19 +104,38 @@ func (c *Cache) Threshold() float64 { return c.cfg.Threshold }
 // errNoSemantic reports that the semantic tier is disabled.
 var errNoSemantic = errors.New("cache: semantic tier disabled")
 
+// errNoFeatures reports that a question has nothing the semantic tier can
+// compare: no content is left once normalization, stop words and facets
+// are taken out ("???", "the", "🔥🔥"), or the embedder returned the zero
+// vector. Such questions are all alike to an embedding, so they would all
+// match each other: they use the exact tier only.
+var errNoFeatures = errors.New("cache: the question has no features to compare")
+
+// errZeroVector reports that the embedder returned the zero vector (or one
+// that cannot be normalized): it is similar to nothing, like errNoFeatures.
+var errZeroVector = errors.New("cache: the embedder returned a zero vector")
+
 // embed returns the unit vector of a normalized question, or an error when
-// the embedder fails or does not answer within EmbedTimeout. It never waits
-// longer than EmbedTimeout: a slow embedder keeps running in its goroutine
-// until it returns, but nobody waits for it.
+// the question has no features (errNoFeatures), the embedder fails or does
+// not answer within EmbedTimeout. It never waits longer than EmbedTimeout:
+// a slow embedder keeps running in its goroutine until it returns, but
+// nobody waits for it. A question without content is not sent to the
+// embedder, whichever it is.
 func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error) {
 	if c.cfg.EmbedTimeout < 0 {
 		return nil, errNoSemantic
+	}
+	content := text.Content(normalized)
+	if len(content) == 0 {
+		return nil, errNoFeatures
 	}
 	if _, ok := c.cfg.Embedder.(Builtin); ok {
 		if c.embedDim.Load() == 0 {
 			c.embedDim.Store(BuiltinDim)
 		}
-		return Builtin{}.Embed(ctx, normalized) // in-process and fast
+		// Builtin.Embed of the normalized question, in-process and fast
+		// (Normalize is idempotent): the content is analysed once.
+		return builtinVector(content), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.EmbedTimeout)
 	defer cancel()
@@ -138,8 +157,10 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 			return nil, errors.New("cache: empty embedding")
 		}
 		v := append([]float32(nil), r.v...)
-		normalizeL2(v)
 		c.embedDim.Store(int64(len(v)))
+		if !normalizeL2(v) {
+			return nil, errZeroVector
+		}
 		return v, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -268,7 +289,9 @@ func cloneAnswer(a Answer) Answer {
 // key, so storing the same question again replaces the entry. The vector
 // is computed now; if the embedder fails, the entry serves the exact tier
 // only, as does a question longer than MaxSemanticRunes (neither analysed
-// nor embedded). Entries past MaxEntries or MaxBytes are evicted, least
+// nor embedded), and one with no content to compare (errNoFeatures). A
+// question that normalizes to nothing ("   ", "???") is not stored at all.
+// Entries past MaxEntries or MaxBytes are evicted, least
 // recently used first; an answer larger than MaxBytes on its own is not
 // stored.
 //
@@ -281,6 +304,9 @@ func cloneAnswer(a Answer) Answer {
 // also appended to the log, for every other instance, with its generation.
 func (c *Cache) Store(ctx context.Context, ns Namespace, question string, gen Generation, ans Answer) {
 	norm, long := c.tooLong(question)
+	if norm == "" {
+		return // nothing left to key it on (see decide)
+	}
 	var vec []float32
 	if !long {
 		vec, _ = c.embed(ctx, norm)

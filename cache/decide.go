@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -34,10 +35,16 @@ const maxCandidates = 5
 // anything. The stages run in this order, and the first that settles the
 // question names itself in decision.stage:
 //
+//   - "blank": a question that normalizes to nothing ("   ", "???") is
+//     never cached: a miss, whatever is stored;
 //   - "exact": a live entry under the exact key is the hit;
 //   - "long": a question past MaxSemanticRunes (normalized) is neither
 //     analysed nor embedded: when the exact key missed, it is a miss;
 //   - "empty": nothing is cached in the namespace;
+//   - "content": the question has no content to compare once stop words
+//     and facets are taken out ("the", "🔥🔥", "IB-5521 吗"), or the
+//     embedder returned the zero vector: exact tier only, since all such
+//     questions would look alike to the embedding;
 //   - "embedder": the question has no vector (exact tier only);
 //   - the scan scores the live entries of the namespace with equal facets
 //     (the facet bucket); with explain it scores the whole namespace, to
@@ -54,6 +61,13 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	norm, long := c.tooLong(question)
 	nsKey := ns.String()
 	d := decision{key: ExactKey(ns, norm), normalized: norm}
+
+	// Stage "blank".
+	if norm == "" {
+		d.facets = []string{}
+		d.reason, d.stage = "nothing left after normalization: not cached", StageBlank
+		return d
+	}
 
 	c.mu.RLock()
 	e, ok := c.st.get(d.key)
@@ -88,9 +102,16 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		return d
 	}
 
-	// Stage "embedder".
+	// Stages "content" and "embedder".
 	vec, err := c.embed(ctx, norm)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoFeatures):
+		d.reason, d.stage = "no words to compare (only punctuation, symbols, stop words or facets): exact tier only", StageContent
+		return d
+	case errors.Is(err, errZeroVector):
+		d.reason, d.stage = "the embedder returned a zero vector: exact tier only", StageContent
+		return d
+	case err != nil:
 		d.reason, d.stage = "embedder unavailable: exact tier only", StageEmbedder
 		return d
 	}

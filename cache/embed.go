@@ -78,11 +78,13 @@ const (
 	wHanBi    = 1.0 // two adjacent unknown Chinese characters
 	wHanOne   = 1.1 // a lone unknown Chinese character
 	wBigram   = 0.4 // two consecutive meaning-bearing tokens
-	wEmpty    = 1.0 // the one feature of a question with no content left
 )
 
 // builtinVector hashes the content of a question (see text.Content) into an
-// L2-normalized vector.
+// L2-normalized vector. A question with no content left (only punctuation,
+// symbols, stop words or facets: "???", "the", "🔥🔥") has no feature and
+// gets the zero vector, which is similar to nothing: the cache keeps such a
+// question out of the semantic tier (see errNoFeatures).
 func builtinVector(content []string) []float32 {
 	v := make([]float32, BuiltinDim)
 	seen := make(map[string]bool, 2*len(content))
@@ -128,28 +130,29 @@ func builtinVector(content []string) []float32 {
 		}
 		prev = c
 	}
-	if len(content) == 0 {
-		// Everything was a facet or a stop word ("IB-5521 收货了吗"): such
-		// questions are equal in wording, and the facets decide.
-		add("\x00empty", wEmpty)
-	}
 	normalizeL2(v)
 	return v
 }
 
-// normalizeL2 scales v to unit length in place; a zero vector stays zero.
-func normalizeL2(v []float32) {
+// normalizeL2 scales v to unit length in place and reports whether it
+// could: a zero vector (or one too small to scale in float32) stays as it
+// is and has no direction to compare, so it must never be scored.
+func normalizeL2(v []float32) bool {
 	var s float64
 	for _, x := range v {
 		s += float64(x) * float64(x)
 	}
-	if s == 0 {
-		return
+	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return false
 	}
 	inv := float32(1 / math.Sqrt(s))
+	if math.IsInf(float64(inv), 0) {
+		return false
+	}
 	for i := range v {
 		v[i] *= inv
 	}
+	return true
 }
 
 // OpenAIEmbedder calls an OpenAI-compatible embeddings endpoint: it POSTs

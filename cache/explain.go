@@ -8,7 +8,10 @@ import "context"
 // (whatever their facets), its reason one of "exact key", "score S >=
 // threshold T and facets match", "facet mismatch: Q != E", "below
 // threshold: best S < T", "no entries in namespace", "embedder
-// unavailable: exact tier only" or "verification refused: WHY". Stage names
+// unavailable: exact tier only", "nothing left after normalization: not
+// cached", "no words to compare (…): exact tier only", "the embedder
+// returned a zero vector: exact tier only" or "verification refused:
+// WHY". Stage names
 // the stage that decided and Verify what the verification stage said.
 func (c *Cache) Explain(ctx context.Context, ns Namespace, question string) Explanation {
 	d := c.decide(ctx, ns, question, true)

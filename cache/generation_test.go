@@ -80,7 +80,8 @@ func (failLog) Generations(context.Context) (string, map[cache.Scope]uint64, err
 func TestWaitingPutsStayWithinTheCacheBounds(t *testing.T) {
 	ctx := context.Background()
 	c := cache.New(cache.Config{MaxEntries: 10, MaxBytes: 1 << 20})
-	stop, err := c.Share(ctx, failLog{}, cache.ShareConfig{MaxBackoff: 50 * time.Millisecond, Timeout: 50 * time.Millisecond})
+	// 64 KiB answers pass the default MaxPutBytes: raised, so that they are queued and the outbox bounds are what is tested.
+	stop, err := c.Share(ctx, failLog{}, cache.ShareConfig{MaxBackoff: 50 * time.Millisecond, Timeout: 50 * time.Millisecond, MaxPutBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // ChangeOp is the kind of a Change.
@@ -126,6 +128,13 @@ type ShareConfig struct {
 	// are never dropped (at most one waits per scope, see queuePurge).
 	// default: 10000
 	Outbox int
+	// MaxPutBytes bounds the question plus the answer, in bytes, of an
+	// entry that is shared: a larger one is kept local only (served by
+	// this instance, never appended), and one read from the log is not
+	// applied. With the log's length this bounds the memory of the log
+	// and of an instance warming up from it, whatever clients send.
+	// default: DefaultMaxPutBytes
+	MaxPutBytes int64
 	// Resync is how often the generations are read again in full, on top
 	// of after every reconnection. default: 30s
 	Resync time.Duration
@@ -142,6 +151,20 @@ type ShareConfig struct {
 	ApplyOwn bool
 }
 
+// DefaultMaxPutBytes is the default ShareConfig.MaxPutBytes: answers of a
+// few thousand tokens are shared, prompts of a whole document are not.
+const DefaultMaxPutBytes = 16 << 10
+
+// putBytes is the size of a put that ShareConfig.MaxPutBytes bounds: its
+// question and its answer.
+func putBytes(question string, chunks []string) int64 {
+	n := int64(len(question))
+	for _, ch := range chunks {
+		n += int64(len(ch))
+	}
+	return n
+}
+
 func (sc *ShareConfig) setDefaults() {
 	if sc.Origin == "" {
 		var b [8]byte
@@ -156,6 +179,9 @@ func (sc *ShareConfig) setDefaults() {
 	}
 	if sc.Outbox <= 0 {
 		sc.Outbox = 10000
+	}
+	if sc.MaxPutBytes <= 0 {
+		sc.MaxPutBytes = DefaultMaxPutBytes
 	}
 	if sc.Resync <= 0 {
 		sc.Resync = 30 * time.Second
@@ -182,8 +208,9 @@ type ShareStatus struct {
 	Pending int
 	// Counters: calls that failed; puts and purges appended; changes of
 	// other instances applied; puts refused as stale (a purge came
-	// first) and dropped (past Outbox).
-	Errors, Appended, Applied, Refused, Dropped int64
+	// first) and dropped (past Outbox); puts kept local only because
+	// their question and answer pass MaxPutBytes (Oversize).
+	Errors, Appended, Applied, Refused, Dropped, Oversize int64
 }
 
 // sharing is the replication state of a shared Cache: the outbox that
@@ -213,6 +240,7 @@ type sharing struct {
 	applied   int64
 	refused   int64
 	dropped   int64
+	oversize  int64
 	fullSyncs int64
 }
 
@@ -275,7 +303,7 @@ func (c *Cache) ShareStatus() ShareStatus {
 	defer sh.mu.Unlock()
 	st := ShareStatus{Enabled: true, Up: sh.readErr == nil && sh.writeErr == nil, Position: sh.pos,
 		Pending: len(sh.outbox), Errors: sh.errors, Appended: sh.appended, Applied: sh.applied,
-		Refused: sh.refused, Dropped: sh.dropped}
+		Refused: sh.refused, Dropped: sh.dropped, Oversize: sh.oversize}
 	if err := errors.Join(sh.readErr, sh.writeErr); err != nil {
 		st.Err = err.Error()
 	}
@@ -286,10 +314,17 @@ func (c *Cache) ShareStatus() ShareStatus {
 }
 
 // queuePut queues the put of e, made under gen (vec: its vector before
-// storage, sent for a model embedder only). The waiting puts stay within
-// Outbox and the cache's MaxEntries and MaxBytes: the oldest waiting ones
-// are dropped first.
+// storage, sent for a model embedder only), unless its question and answer
+// pass MaxPutBytes (it stays local). The waiting puts stay within Outbox
+// and the cache's MaxEntries and MaxBytes: the oldest waiting ones are
+// dropped first.
 func (sh *sharing) queuePut(c *Cache, e *entry, vec []float32, gen Generation) {
+	if putBytes(e.question, e.answer.Chunks) > sh.cfg.MaxPutBytes {
+		sh.mu.Lock()
+		sh.oversize++
+		sh.mu.Unlock()
+		return
+	}
 	ch := Change{Op: ChangePut, Origin: sh.cfg.Origin, Gen: gen.n, Scope: e.ns.scope(), Model: e.ns.Model,
 		Context: e.ns.Context, Question: e.question, Chunks: e.answer.Chunks, Created: e.created,
 		Embedder: c.cfg.Embedder.Name(), Dim: len(vec)}
@@ -679,11 +714,12 @@ func (sh *sharing) resync(ctx context.Context, c *Cache) error {
 // apply applies one change read from the log and reports whether it
 // changed anything. A purge moves its scope to its generation (this
 // instance's own too: doing it twice changes nothing). A put of another
-// instance is stored when its generation is current: this instance
-// computes the normalized text, facets and key from the question, and the
-// vector with its own embedder when it is Builtin; a model embedder's
-// vector is taken from the change only when the embedder's name and
-// dimension are this instance's, and the entry is exact-only otherwise.
+// instance is stored when its generation is current and its question and
+// answer are within MaxPutBytes: this instance computes the normalized
+// text, facets and key from the question, and the vector with its own
+// embedder when it is Builtin; a model embedder's vector is taken from the
+// change only when the embedder's name and dimension are this instance's,
+// and the entry is exact-only otherwise.
 func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 	scope := ch.Scope.norm()
 	switch ch.Op {
@@ -696,6 +732,9 @@ func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 	case ChangePut:
 		if ch.Origin == sh.cfg.Origin && !sh.cfg.ApplyOwn {
 			return false // stored here already
+		}
+		if putBytes(ch.Question, ch.Chunks) > sh.cfg.MaxPutBytes {
+			return false // past this instance's bound (an older or otherwise configured instance appended it)
 		}
 	default:
 		return false
@@ -717,6 +756,9 @@ func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 	ns := ch.Namespace()
 	ns.Namespace = scope.Namespace
 	norm, long := c.tooLong(ch.Question)
+	if norm == "" {
+		return false // never cached (see decide), whoever sent it
+	}
 	var vec []float32
 	if !long {
 		vec = sh.vector(ctx, c, norm, ch)
@@ -752,12 +794,17 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 		v, _ := c.embed(ctx, norm)
 		return v
 	}
+	if len(text.Content(norm)) == 0 {
+		return nil // no content to compare: exact tier only, as here (errNoFeatures)
+	}
 	v := append([]float32(nil), ch.Vector...)
 	for _, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return nil
 		}
 	}
-	normalizeL2(v)
+	if !normalizeL2(v) {
+		return nil // a zero vector is similar to nothing (errZeroVector)
+	}
 	return v
 }

@@ -52,8 +52,10 @@ type Stage string
 // The stages, in the order they run (see decide).
 const (
 	StageExact    Stage = "exact"    // the exact key
+	StageBlank    Stage = "blank"    // nothing left after normalization: not cached
 	StageLong     Stage = "long"     // past the semantic length bound: exact tier only
 	StageEmpty    Stage = "empty"    // nothing cached in the namespace
+	StageContent  Stage = "content"  // no content to compare (or a zero vector): exact tier only
 	StageEmbedder Stage = "embedder" // no vector: exact tier only
 	StageScore    Stage = "score"    // below the threshold
 	StageFacets   Stage = "facets"   // a facet differs

@@ -19,16 +19,17 @@ type vector struct {
 }
 
 // newVector returns the stored form of v, sparse if allowed and smaller.
-// It copies what it keeps: v may be reused.
+// It copies what it keeps: v may be reused. The zero vector is no vector
+// (it is similar to nothing, see errZeroVector): the entry is exact-only.
 func newVector(v []float32, allowSparse bool) vector {
-	if len(v) == 0 {
-		return vector{}
-	}
 	nnz := 0
 	for _, x := range v {
 		if x != 0 {
 			nnz++
 		}
+	}
+	if nnz == 0 {
+		return vector{}
 	}
 	if !allowSparse || nnz*4 > len(v) || len(v) > maxSparseDim {
 		return vector{dim: len(v), val: append([]float32(nil), v...)}

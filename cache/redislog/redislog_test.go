@@ -738,3 +738,87 @@ func TestRedisRestartedEmpty(t *testing.T) {
 	b.Store(bg, wms, paraphase, b.Generation(wms), answer)
 	eventually(t, "a put after the restart reaches A", func() bool { return hit(a, wms, paraphase).Hit })
 }
+
+// An entry whose question and answer pass MaxPutBytes is kept on the
+// instance that made it and never reaches the log, so the log (and an
+// instance warming up from it) holds at most about MaxLen x MaxPutBytes
+// whatever clients send; one in the log anyway (appended by an instance
+// of another configuration) is not applied. Before the bound, distinct
+// ~900 KB prompts made the log ~560 KB an entry: ~5.6 GB of Redis at the
+// default 10000 entries.
+func TestLargeEntriesAreNotShared(t *testing.T) {
+	each(t, func(f *fleet) {
+		t := f.t
+		a := f.instance("", cache.Config{}, cache.ShareConfig{})
+		b := f.instance("", cache.Config{}, cache.ShareConfig{})
+		big := strings.Repeat("lorem ipsum dolor sit amet ", 900<<10/27)
+		var bigs []string
+		for i := range 3 {
+			q := fmt.Sprintf("Summarise document %d: %s", i, big)
+			bigs = append(bigs, q)
+			a.Store(bg, wms, q, a.Generation(wms), answer)
+		}
+		longAnswer := cache.Answer{Chunks: []string{strings.Repeat("a long answer ", 20<<10/14)}}
+		a.Store(bg, wms, "Write the whole manual of zone C", a.Generation(wms), longAnswer)
+		a.Store(bg, wms, question, a.Generation(wms), answer)
+		lg := f.log("", 0)
+		caughtUp(t, a, lg)
+		caughtUp(t, b, lg)
+		if r := hit(b, wms, question); !r.Hit {
+			t.Fatalf("the small entry is not shared: %+v", r)
+		}
+		for i, q := range append(bigs, "Write the whole manual of zone C") {
+			if r := hit(b, wms, q); r.Hit {
+				t.Fatalf("large entry %d is shared: %s hit on B", i, r.Kind)
+			}
+			if r := hit(a, wms, q); !r.Hit || r.Kind != cache.KindExact {
+				t.Fatalf("large entry %d is not kept on the instance that made it: %+v", i, r)
+			}
+		}
+		if st := a.ShareStatus(); st.Oversize != 4 || st.Appended != 1 || st.Dropped != 0 {
+			t.Fatalf("A's status: %+v; want 4 oversize, 1 appended", st)
+		}
+		changes, _, err := lg.Read(bg, "", 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logged int
+		for _, ch := range changes {
+			n := len(ch.Question)
+			for _, c := range ch.Chunks {
+				n += len(c)
+			}
+			if n > cache.DefaultMaxPutBytes {
+				t.Fatalf("the log holds a put of %d bytes (bound %d)", n, cache.DefaultMaxPutBytes)
+			}
+			logged += n
+		}
+		if len(changes) != 1 || logged > 1<<10 {
+			t.Fatalf("the log holds %d changes, %d bytes; want the small put only", len(changes), logged)
+		}
+
+		// A large put appended by an instance with a larger bound is not
+		// applied here; the put after it is.
+		epoch, _, err := lg.Generations(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put := func(q string, chunks []string) {
+			t.Helper()
+			_, err := lg.Append(bg, cache.Change{Epoch: epoch, Op: cache.ChangePut, Origin: "other", Scope: cache.Scope{Tenant: wms.Tenant, Namespace: wms.Namespace},
+				Model: wms.Model, Question: q, Chunks: chunks, Created: time.Now(), Embedder: cache.Builtin{}.Name(), Dim: cache.BuiltinDim})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		put(bigs[0]+" again", answer.Chunks)
+		put("How many units of SKU-777 are left in zone A?", answer.Chunks)
+		caughtUp(t, b, lg)
+		if r := hit(b, wms, "How many units of SKU-777 are left in zone A?"); !r.Hit {
+			t.Fatalf("the small put after the large one is not applied: %+v", r)
+		}
+		if r := hit(b, wms, bigs[0]+" again"); r.Hit {
+			t.Fatalf("a large put read from the log is applied: %s hit", r.Kind)
+		}
+	})
+}

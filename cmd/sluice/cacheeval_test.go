@@ -68,7 +68,7 @@ func TestCacheEvalRemoteEmbedder(t *testing.T) {
 		`{"id":"s1","a":"How many units of SKU-7 are left in zone A?","b":"In zone A, how many units of SKU-7 are left?","expect":"semantic"}`,
 		`{"id":"m1","a":"Does Marta Quill report to Ivo Brandt?","b":"Does Ivo Brandt report to Marta Quill?","expect":"miss"}`,
 		`{"id":"m2","a":"王磊把任务转给了李娜","b":"李娜把任务转给了王磊","expect":"miss"}`,
-		`{"id":"m3","a":"Is SKU-1 in zone A?","b":"Is SKU-2 in zone A?","expect":"miss"}`,
+		`{"id":"m3","a":"Is SKU-1 stored in zone A?","b":"Is SKU-2 stored in zone A?","expect":"miss"}`,
 	)
 	plot := filepath.Join(t.TempDir(), "curve.svg")
 	env := map[string]string{"SLUICE_EMBEDDINGS_MODEL": "bow-1"}

@@ -19,7 +19,8 @@ func shareCache(ctx context.Context, s *settings, c *cache.Cache, rd *redisDep, 
 	}
 	lg := redislog.New(rd.client, redislog.Config{Prefix: s.RedisPrefix, MaxLen: int64(s.CacheLogMax), Block: rd.block, Observe: rd.observe})
 	stop, err := c.Share(ctx, lg, cache.ShareConfig{
-		Outbox: s.CacheLogPending,
+		Outbox:      s.CacheLogPending,
+		MaxPutBytes: s.CacheLogEntryBytes,
 		OnError: func(op string, err error) {
 			log.Warn("cache change log unreachable; the cache serves and stores locally meanwhile", "op", op, "err", err.Error())
 		},
@@ -28,6 +29,6 @@ func shareCache(ctx context.Context, s *settings, c *cache.Cache, rd *redisDep, 
 		log.Error("cache sharing not started", "err", err.Error())
 		return func() {}
 	}
-	log.Info("cache sharing on: entries and purges go through the change log", "keep", s.CacheLogMax)
+	log.Info("cache sharing on: entries and purges go through the change log", "keep", s.CacheLogMax, "entry_bytes", s.CacheLogEntryBytes)
 	return stop
 }

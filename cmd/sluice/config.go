@@ -94,6 +94,8 @@ type settings struct {
 	CacheShared     bool
 	CacheLogMax     int
 	CacheLogPending int
+	// CacheLogEntryBytes bounds the question plus answer of a shared entry.
+	CacheLogEntryBytes int64
 	// Priority classes and tenant caps (issue 15).
 	InteractiveShare float64
 	InteractiveWait  time.Duration
@@ -213,6 +215,7 @@ func (s *settings) table() []setting {
 		// A fleet (issue 13).
 		{"SLUICE_CACHE_SHARED", "cache-shared", "true", "with SLUICE_REDIS_URL, share the cache with every instance through a change log in Redis (an answer cached on one is a hit on all, a purge reaches all); false = each instance keeps its own", boolean(&s.CacheShared)},
 		{"SLUICE_CACHE_LOG_MAX", "cache-log-max", "10000", "cache changes (puts and purges) the shared change log keeps in Redis, about; a new instance warms up from them", posInt(&s.CacheLogMax)},
+		{"SLUICE_CACHE_LOG_ENTRY_BYTES", "cache-log-entry-bytes", "16KiB", "most bytes of question plus answer of a cache entry the shared change log takes: a larger entry stays on the instance that made it (and one read from the log is not applied), so Redis holds at most about SLUICE_CACHE_LOG_MAX x this (160 MiB at the defaults)", size(&s.CacheLogEntryBytes)},
 		{"SLUICE_CACHE_LOG_PENDING", "cache-log-pending", "10000", "cache puts that may wait for Redis to answer again before the oldest is kept local only", posInt(&s.CacheLogPending)},
 		// Priority classes and tenant caps (issue 15).
 		{"SLUICE_PRIORITY_INTERACTIVE_SHARE", "priority-interactive-share", "0.5", "share of SLUICE_BUDGET guaranteed to the interactive class: ceil(share*budget) slots, the batch class the rest; either class borrows the other's idle slots, and a freed slot goes to a waiting interactive request unless batch is below its share. 0 = no interactive guarantee, 1 = none for batch", share(&s.InteractiveShare)},

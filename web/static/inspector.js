@@ -41,9 +41,11 @@ function facetList(facets, other, testid) {
 
 // STAGES names the stage that decided a lookup (Explanation.stage).
 const STAGES = {
+  blank: "an empty question (nothing left after normalization: not cached)",
   exact: "the exact key",
   long: "the length bound (a long question uses the exact tier only)",
   empty: "an empty namespace",
+  content: "no words to compare (exact tier only)",
   embedder: "the embedder being unavailable (exact tier only)",
   score: "the similarity score (below the threshold)",
   facets: "the facet guard (a facet differs)",

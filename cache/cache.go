@@ -105,9 +105,8 @@ func (c *Cache) Threshold() float64 { return c.cfg.Threshold }
 var errNoSemantic = errors.New("cache: semantic tier disabled")
 
 // errNoFeatures reports that a question has nothing the semantic tier can
-// compare: no content is left once normalization, stop words and facets
-// are taken out ("???", "the", "🔥🔥"), or the embedder returned the zero
-// vector. Such questions are all alike to an embedding, so they would all
+// compare: neither content nor facets are left once normalization and stop
+// words are taken out ("???", "the", "🔥🔥"). Such questions are all alike to an embedding, so they would all
 // match each other: they use the exact tier only.
 var errNoFeatures = errors.New("cache: the question has no features to compare")
 
@@ -126,16 +125,17 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 		return nil, errNoSemantic
 	}
 	content := text.Content(normalized)
-	if len(content) == 0 {
+	if len(content) == 0 && len(text.Facets(normalized)) == 0 {
 		return nil, errNoFeatures
 	}
+	// Past here a question has content, or facets that decide.
 	if _, ok := c.cfg.Embedder.(Builtin); ok {
 		if c.embedDim.Load() == 0 {
 			c.embedDim.Store(BuiltinDim)
 		}
 		// Builtin.Embed of the normalized question, in-process and fast
 		// (Normalize is idempotent): the content is analysed once.
-		return builtinVector(content), nil
+		return builtinVector(content, true), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.EmbedTimeout)
 	defer cancel()

@@ -41,10 +41,11 @@ const maxCandidates = 5
 //   - "long": a question past MaxSemanticRunes (normalized) is neither
 //     analysed nor embedded: when the exact key missed, it is a miss;
 //   - "empty": nothing is cached in the namespace;
-//   - "content": the question has no content to compare once stop words
-//     and facets are taken out ("the", "🔥🔥", "IB-5521 吗"), or the
-//     embedder returned the zero vector: exact tier only, since all such
-//     questions would look alike to the embedding;
+//   - "content": the question has neither content nor facets to compare
+//     once stop words are taken out ("the", "🔥🔥"), or the embedder
+//     returned the zero vector: exact tier only, since all such questions
+//     would look alike to the embedding (one of facets only, "IB-5521
+//     吗", goes on: its facets decide);
 //   - "embedder": the question has no vector (exact tier only);
 //   - the scan scores the live entries of the namespace with equal facets
 //     (the facet bucket); with explain it scores the whole namespace, to
@@ -106,7 +107,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	vec, err := c.embed(ctx, norm)
 	switch {
 	case errors.Is(err, errNoFeatures):
-		d.reason, d.stage = "no words to compare (only punctuation, symbols, stop words or facets): exact tier only", StageContent
+		d.reason, d.stage = "no words or facets to compare (only punctuation, symbols or stop words): exact tier only", StageContent
 		return d
 	case errors.Is(err, errZeroVector):
 		d.reason, d.stage = "the embedder returned a zero vector: exact tier only", StageContent

@@ -66,7 +66,8 @@ func (Builtin) Name() string { return "builtin-v1" }
 
 // Embed implements Embedder. It never fails and ignores ctx.
 func (Builtin) Embed(_ context.Context, q string) ([]float32, error) {
-	return builtinVector(text.Content(text.Normalize(q))), nil
+	n := text.Normalize(q)
+	return builtinVector(text.Content(n), len(text.Facets(n)) > 0), nil
 }
 
 // Feature weights of the builtin embedder.
@@ -78,14 +79,20 @@ const (
 	wHanBi    = 1.0 // two adjacent unknown Chinese characters
 	wHanOne   = 1.1 // a lone unknown Chinese character
 	wBigram   = 0.4 // two consecutive meaning-bearing tokens
+	// wFacetsOnly is the one feature of a question with facets and no
+	// other content.
+	wFacetsOnly = 1.0
 )
 
 // builtinVector hashes the content of a question (see text.Content) into an
-// L2-normalized vector. A question with no content left (only punctuation,
-// symbols, stop words or facets: "???", "the", "🔥🔥") has no feature and
-// gets the zero vector, which is similar to nothing: the cache keeps such a
-// question out of the semantic tier (see errNoFeatures).
-func builtinVector(content []string) []float32 {
+// L2-normalized vector. A question whose words were all facets or stop
+// words ("IB-5521 收货了吗") gets one shared feature: such questions are
+// equal in wording, and the facets decide (the scan compares only entries
+// of equal facets). The cache never embeds a question with neither content
+// nor facets ("???", "the", "🔥🔥": errNoFeatures), which would match every
+// other such question; its vector here is the zero vector, similar to
+// nothing.
+func builtinVector(content []string, facets bool) []float32 {
 	v := make([]float32, BuiltinDim)
 	seen := make(map[string]bool, 2*len(content))
 	add := func(feature string, w float32) {
@@ -129,6 +136,9 @@ func builtinVector(content []string) []float32 {
 			add(prev+"\x00"+c, wBigram)
 		}
 		prev = c
+	}
+	if len(content) == 0 && facets {
+		add("\x00facets", wFacetsOnly)
 	}
 	normalizeL2(v)
 	return v

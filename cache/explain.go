@@ -9,7 +9,7 @@ import "context"
 // threshold T and facets match", "facet mismatch: Q != E", "below
 // threshold: best S < T", "no entries in namespace", "embedder
 // unavailable: exact tier only", "nothing left after normalization: not
-// cached", "no words to compare (…): exact tier only", "the embedder
+// cached", "no words or facets to compare (…): exact tier only", "the embedder
 // returned a zero vector: exact tier only" or "verification refused:
 // WHY". Stage names
 // the stage that decided and Verify what the verification stage said.

@@ -16,8 +16,9 @@ import (
 // embedder used to give them one shared "empty" feature: "!!!" was an exact
 // hit of "???" (both normalize to ""), and the others semantic hits at
 // score 1 with the "???" answer. Now a question that normalizes to nothing
-// is never cached, and one with no content (stop words, symbols, only
-// facets) uses the exact tier only.
+// is never cached, and one with neither content nor facets (stop words,
+// symbols) uses the exact tier only. One whose words are all facets or
+// stop words still matches another of equal facets: the facets decide.
 func TestQuestionsWithoutContentNeverMatchSemantically(t *testing.T) {
 	t.Parallel()
 	c := cache.New(cache.Config{})
@@ -46,7 +47,7 @@ func TestQuestionsWithoutContentNeverMatchSemantically(t *testing.T) {
 			t.Errorf("%q after store: %+v; want its own exact hit", q, r)
 		}
 	}
-	for _, q := range []string{"an", "🔥", "of the", "IB-5521 收货了没有"} {
+	for _, q := range []string{"an", "🔥", "of the"} {
 		if r := c.Lookup(ctx, ns, q); r.Hit {
 			t.Errorf("%q: %s hit at score %.3f with %q; want a miss", q, r.Kind, r.Score, r.Answer.Chunks)
 		}
@@ -56,11 +57,22 @@ func TestQuestionsWithoutContentNeverMatchSemantically(t *testing.T) {
 			t.Errorf("explain %q: decision %s, stage %q, score %.3f, reason %q, candidates %v", q, x.Decision, x.Stage, x.Score, x.Reason, x.Candidates)
 		}
 	}
-	// A real question is not matched with them either, and they are not
-	// among its candidates (they have no vector).
+	// Facets alone decide between questions whose words are all facets
+	// or stop words: the same document asked again in other words is a
+	// hit, another document is not.
+	if r := c.Lookup(ctx, ns, "IB-5521 收货了没有"); !r.Hit || r.Kind != cache.KindSemantic || r.Answer.Chunks[0] != "answer to IB-5521 收货了吗" {
+		t.Errorf("IB-5521 收货了没有: %+v; want the semantic hit of IB-5521 收货了吗", r)
+	}
+	if r := c.Lookup(ctx, ns, "IB-5522 收货了没有"); r.Hit {
+		t.Errorf("IB-5522 收货了没有: %s hit with %q; want a miss (another document)", r.Kind, r.Answer.Chunks)
+	}
+	// A real question is not matched with them either, and those without
+	// facets are not among its candidates (they have no vector).
 	x := c.Explain(ctx, ns, "What is the stock of SKU-1?")
 	for _, cd := range x.Candidates {
-		t.Errorf("a question without content is a candidate of a real one: %+v", cd)
+		if len(cd.Facets) == 0 || cd.FacetsMatch || cd.Score > 0 {
+			t.Errorf("a question without content is a candidate of a real one: %+v", cd)
+		}
 	}
 }
 

@@ -55,7 +55,7 @@ const (
 	StageBlank    Stage = "blank"    // nothing left after normalization: not cached
 	StageLong     Stage = "long"     // past the semantic length bound: exact tier only
 	StageEmpty    Stage = "empty"    // nothing cached in the namespace
-	StageContent  Stage = "content"  // no content to compare (or a zero vector): exact tier only
+	StageContent  Stage = "content"  // neither content nor facets to compare (or a zero vector): exact tier only
 	StageEmbedder Stage = "embedder" // no vector: exact tier only
 	StageScore    Stage = "score"    // below the threshold
 	StageFacets   Stage = "facets"   // a facet differs

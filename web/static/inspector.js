@@ -45,7 +45,7 @@ const STAGES = {
   exact: "the exact key",
   long: "the length bound (a long question uses the exact tier only)",
   empty: "an empty namespace",
-  content: "no words to compare (exact tier only)",
+  content: "no words or facets to compare (exact tier only)",
   embedder: "the embedder being unavailable (exact tier only)",
   score: "the similarity score (below the threshold)",
   facets: "the facet guard (a facet differs)",

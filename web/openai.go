@@ -55,7 +55,8 @@ var startedAt = time.Now().Unix()
 //     presence_penalty, frequency_penalty: validated against OpenAI's
 //     ranges and forwarded upstream as they are. Identical requests
 //     (these included) share one generation while it runs (coalescing);
-//     the cache answers by question and context and does not key on them.
+//     the cache answers by question and context and does not key on them,
+//     except stop: its sequences are part of the context.
 //
 // Every other field (user, tools, response_format, logprobs, ...) is
 // accepted and ignored: the pipeline forwards only the fields above.

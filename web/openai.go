@@ -36,9 +36,9 @@ var startedAt = time.Now().Unix()
 //
 //   - model: the model; empty means the server's default (SLUICE_MODEL).
 //     The cache namespace includes it, so models never share answers.
-//   - messages: required; content is a string or an array of content
-//     parts, of which the text parts are kept. The cache question is the
-//     last user message.
+//   - messages: required; content is a string or an array of text
+//     content parts (any other part is refused). The cache question is
+//     the last user message.
 //   - stream: true answers chat.completion.chunk Server-Sent Events ending
 //     in "data: [DONE]"; false answers one chat.completion object.
 //   - max_tokens, or max_completion_tokens (which wins when both are

@@ -49,7 +49,8 @@ package orchestrator
 //
 // The cache keeps its semantics: it answers by question and context
 // (cacheContext), not by sampling parameters, so a request with another
-// temperature still gets a cached answer; coalescing only shares a
+// temperature still gets a cached answer (stop sequences are the
+// exception: they cut the answer, so they are part of the context); coalescing only shares a
 // generation that is running. A purge of the scope (DELETE
 // /v1/cache/namespaces/...) applies to running generations too: a request
 // that comes after it does not join a generation that looked the cache up
@@ -136,8 +137,8 @@ func (o *Orchestrator) effective(req Request) Request {
 
 // coalesceKey is the digest of the whole canonical request (effective).
 // The cache's effective namespace needs no place of its own: its context
-// (cacheContext) is a function of the messages and max_tokens, which are
-// in it. The resolved priority class is part of it: a request only ever
+// (cacheContext) is a function of the messages, max_tokens and the stop
+// sequences, which are in it. The resolved priority class is part of it: a request only ever
 // shares a generation that waits in its own class's line.
 func coalesceKey(req Request, class pipeline.Class) genKey {
 	b, _ := json.Marshal(struct { // strings, numbers and slices of them: cannot fail

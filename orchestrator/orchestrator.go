@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -505,12 +506,14 @@ func (o *Orchestrator) GetAny(id string) *Task {
 
 // cacheContext is the digest of what surrounds req's question: every
 // message but the question's own (the last user message), where the
-// question stands among them, and the token limit. Requests share cached
+// question stands among them, the token limit and the stop sequences
+// (a set: their order and repeats do not count). Requests share cached
 // answers only when it is equal: the same question after other turns, or
-// under other instructions, is another question. "" for a lone question
-// without a limit.
+// under other instructions, is another question, and an answer cut at a
+// stop sequence is another answer. "" for a lone question without a
+// limit or stop sequences, so such requests keep the keys they had.
 func cacheContext(req Request) string {
-	if len(req.Messages) <= 1 && req.MaxTokens <= 0 {
+	if len(req.Messages) <= 1 && req.MaxTokens <= 0 && len(req.Sampling.Stop) == 0 {
 		return ""
 	}
 	q := -1
@@ -530,6 +533,13 @@ func cacheContext(req Request) string {
 	}
 	if req.MaxTokens > 0 {
 		fmt.Fprintf(h, "max_tokens=%d\x00", req.MaxTokens)
+	}
+	if len(req.Sampling.Stop) > 0 {
+		stop := slices.Compact(slices.Sorted(slices.Values(req.Sampling.Stop)))
+		h.Write([]byte("stop\x00"))
+		for _, s := range stop {
+			fmt.Fprintf(h, "%d:%s\x00", len(s), s)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }

@@ -44,6 +44,7 @@ func TestBadInput(t *testing.T) {
 		{"messages bad role", "POST", "/v1/tasks", "application/json", `{"messages":[{"role":"wizard","content":"a"}]}`, 400, "invalid_request", "role"},
 		{"messages without user", "POST", "/v1/tasks", "application/json", `{"messages":[{"role":"system","content":"a"}]}`, 400, "invalid_request", "user"},
 		{"messages bad content", "POST", "/v1/tasks", "application/json", `{"messages":[{"role":"user","content":{"x":1}}]}`, 400, "invalid_request", "content"},
+		{"messages image part", "POST", "/v1/tasks", "application/json", `{"messages":[{"role":"user","content":[{"type":"text","text":"what is it?"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}]}`, 400, "invalid_request", `content parts of type "image_url" are not supported`},
 		{"body too large", "POST", "/v1/stream", "application/json", big, 413, "payload_too_large", "limit"},
 		{"not JSON", "POST", "/v1/stream", "text/plain", `prompt=hi`, 415, "unsupported_media_type", "JSON"},
 		{"form", "POST", "/v1/tasks", "application/x-www-form-urlencoded", `prompt=hi`, 415, "unsupported_media_type", "JSON"},

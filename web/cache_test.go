@@ -343,3 +343,62 @@ func TestAnswerStartedBeforeAPurgeIsNotCachedAfterIt(t *testing.T) {
 		t.Fatalf("after both: X-Cache %s %q, want a hit on the answer made after the purge", resp.Header.Get("X-Cache"), r.Text)
 	}
 }
+
+// TestCacheKeysOnStopSequences: an answer made under stop sequences is
+// cut at them, so it is only shared with requests of the same stop
+// sequences (in any order), on both tiers and on every door; requests
+// without stop keep sharing their own answers.
+func TestCacheKeysOnStopSequences(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	q := "How many SKU-10234 are left in zone A?"
+	paraphrase := "what quantity of SKU-10234 is left in zone A"
+	ask := func(body map[string]any) (status, kind, text string) {
+		t.Helper()
+		resp, r := e.stream(body)
+		return resp.Header.Get("X-Cache"), resp.Header.Get("X-Cache-Kind"), r.Text
+	}
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"Zone A holds 42 units.\n", "More below."}})
+	if st, _, _ := ask(map[string]any{"prompt": q}); st != "MISS" {
+		t.Fatalf("first ask without stop: %s", st)
+	}
+	e.Up.SetScript(upstreamtest.Script{Chunks: []string{"Zone A holds 42 units."}})
+	for _, c := range []struct {
+		name             string
+		body             map[string]any
+		status, kind, tx string
+	}{
+		{"stop after a full answer is cached", map[string]any{"prompt": q, "stop": []string{"\n", "END"}}, "MISS", "", "Zone A holds 42 units."},
+		{"the same stop set in another order", map[string]any{"prompt": q, "stop": []string{"END", "\n", "END"}}, "HIT", "exact", "Zone A holds 42 units."},
+		{"a paraphrase under the same stop", map[string]any{"prompt": paraphrase, "stop": []string{"\n", "END"}}, "HIT", "semantic", "Zone A holds 42 units."},
+		{"without stop: the full answer", map[string]any{"prompt": q}, "HIT", "exact", "Zone A holds 42 units.\nMore below."},
+		{"a paraphrase without stop: the full answer", map[string]any{"prompt": paraphrase}, "HIT", "semantic", "Zone A holds 42 units.\nMore below."},
+		{"other stop sequences", map[string]any{"prompt": q, "stop": "\n"}, "MISS", "", "Zone A holds 42 units."},
+	} {
+		if st, kind, text := ask(c.body); st != c.status || kind != c.kind || text != c.tx {
+			t.Fatalf("%s: X-Cache %s kind %q text %q, want %s %q %q", c.name, st, kind, text, c.status, c.kind, c.tx)
+		}
+	}
+
+	// The chat completions door, as a client sees it: a stop request's
+	// cut answer is not served to the same question without stop.
+	chat := func(body map[string]any) string {
+		t.Helper()
+		resp := e.do(context.Background(), http.MethodPost, "/v1/chat/completions", body)
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("chat: %d", resp.StatusCode)
+		}
+		return resp.Header.Get("X-Cache")
+	}
+	msgs := []map[string]string{{"role": "user", "content": "List the zones"}}
+	if c := chat(map[string]any{"messages": msgs, "stop": []string{"\n"}}); c != "MISS" {
+		t.Fatalf("chat with stop: %s", c)
+	}
+	if c := chat(map[string]any{"messages": msgs}); c != "MISS" {
+		t.Fatalf("chat without stop after a stop answer: %s", c)
+	}
+	if c := chat(map[string]any{"messages": msgs, "stop": "\n"}); c != "HIT" {
+		t.Fatalf("chat with the same stop as a string: %s", c)
+	}
+}

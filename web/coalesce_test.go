@@ -515,9 +515,9 @@ func TestSamplingParametersValidated(t *testing.T) {
 }
 
 // The cache keeps its semantics: it answers by question and context, not
-// by sampling parameters, so once a generation is done a request that
-// differs only in temperature is a hit (nocache is the way to sample
-// afresh). Every door forwards its sampling parameters upstream.
+// by sampling parameters (stop sequences, which cut the answer, are part
+// of the context), so once a generation is done a request that differs
+// only in temperature is a hit (nocache is the way to sample afresh). Every door forwards its sampling parameters upstream.
 func TestSamplingForwardedCacheUnchanged(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	resp, r := e.stream(map[string]any{"prompt": "sampled", "temperature": 0.2, "top_p": 0.9, "stop": []string{"END", "STOP"},
@@ -530,9 +530,12 @@ func TestSamplingForwardedCacheUnchanged(t *testing.T) {
 		got.Seed == nil || *got.Seed != 5 || got.PresencePenalty == nil || *got.PresencePenalty != 0.5 || got.FrequencyPenalty == nil || *got.FrequencyPenalty != -0.5 {
 		t.Fatalf("upstream request: %+v", got)
 	}
-	resp, _ = e.stream(map[string]any{"prompt": "sampled", "temperature": 0.9})
+	// The cache does not key on sampling parameters, but for stop (an
+	// answer cut at a stop sequence is another answer): the same stop set
+	// with every other parameter changed is a hit.
+	resp, _ = e.stream(map[string]any{"prompt": "sampled", "temperature": 0.9, "stop": []string{"STOP", "END"}})
 	if resp.Header.Get("X-Cache") != "HIT" || e.Up.Requests() != 1 {
-		t.Fatalf("same question, other temperature, after the first ended: X-Cache %s, %d upstream calls; want a hit",
+		t.Fatalf("same question and stop, other temperature, after the first ended: X-Cache %s, %d upstream calls; want a hit",
 			resp.Header.Get("X-Cache"), e.Up.Requests())
 	}
 	// No sampling parameter sent: none forwarded (the upstream's defaults).

@@ -50,6 +50,13 @@ func badParam(field, msg string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: codeInvalid, Message: msg, Param: field}
 }
 
+// unsupported refuses a feature sluice does not have, naming the field
+// at fault (param) and saying why, instead of silently answering
+// something else.
+func unsupported(field, why string) *apiError {
+	return badParam(field, field+" is not supported by sluice: "+why)
+}
+
 func notFound(msg string) *apiError {
 	return &apiError{Status: http.StatusNotFound, Code: codeNotFound, Message: msg}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -35,15 +36,16 @@ var startedAt = time.Now().Unix()
 //
 //   - model: the model; empty means the server's default (SLUICE_MODEL).
 //     The cache namespace includes it, so models never share answers.
-//   - messages: required; content is a string or an array of content
-//     parts, of which the text parts are kept. The cache question is the
-//     last user message.
+//   - messages: required; content is a string or an array of text
+//     content parts (any other part is refused). The cache question is
+//     the last user message.
 //   - stream: true answers chat.completion.chunk Server-Sent Events ending
 //     in "data: [DONE]"; false answers one chat.completion object.
 //   - max_tokens, or max_completion_tokens (which wins when both are
 //     set): passed upstream as max_tokens.
 //   - stream_options.include_usage: adds the usage chunk before [DONE].
-//   - n: only 1 (or absent) is accepted; anything else is a 400.
+//   - n: only 1 (or absent) is accepted; anything else is a 400 naming
+//     "n".
 //   - sluice: sluice's own options, {"namespace": "wms-prod",
 //     "nocache": true}, the same as the task API's fields. The headers
 //     X-Sluice-Namespace and X-Sluice-NoCache: true do the same for
@@ -55,10 +57,16 @@ var startedAt = time.Now().Unix()
 //     presence_penalty, frequency_penalty: validated against OpenAI's
 //     ranges and forwarded upstream as they are. Identical requests
 //     (these included) share one generation while it runs (coalescing);
-//     the cache answers by question and context and does not key on them.
+//     the cache answers by question and context and does not key on them,
+//     except stop: its sequences are part of the context.
 //
-// Every other field (user, tools, response_format, logprobs, ...) is
-// accepted and ignored: the pipeline forwards only the fields above.
+// Features sluice does not have (tools, function calls, structured
+// output, log probabilities, content parts other than text) are refused
+// with a 400 naming the field (refuseUnsupported, refuseToolMessages,
+// messageIn.text); their no-op forms that SDKs and frameworks send by
+// default are accepted. Every other field (user, parallel_tool_calls,
+// ...) is accepted and ignored: the pipeline forwards only the fields
+// above.
 type chatRequest struct {
 	Model               *string        `json:"model"`
 	Messages            []messageIn    `json:"messages"`
@@ -70,6 +78,74 @@ type chatRequest struct {
 	Sluice              *sluiceOptions `json:"sluice"`
 
 	samplingIn // forwarded upstream (sampling.go)
+
+	// Refused unless absent or a no-op (see refuseUnsupported).
+	Tools          json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	Functions      json.RawMessage `json:"functions"`
+	FunctionCall   json.RawMessage `json:"function_call"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	Logprobs    *bool `json:"logprobs"`
+	TopLogprobs *int  `json:"top_logprobs"`
+}
+
+// noToolChoice reports whether a tool_choice (or the legacy
+// function_call) asks for no tool call: absent, null, "none" or "auto"
+// (with no tools, auto calls none).
+func noToolChoice(raw json.RawMessage) bool {
+	switch strings.TrimSpace(string(raw)) {
+	case "", "null", `"none"`, `"auto"`:
+		return true
+	}
+	return false
+}
+
+// refuseUnsupported refuses the chat completions features sluice does not
+// have, each naming its field, instead of answering plain text as if they
+// were not asked for. The no-op forms (tools: [], tool_choice "none" or
+// "auto", response_format {"type": "text"}, logprobs false, top_logprobs
+// 0, null) pass.
+func (cr *chatRequest) refuseUnsupported() error {
+	const noTools = "the upstream is asked for text only (no function or tool calls)"
+	switch {
+	case jsonSet(cr.Tools):
+		return unsupported("tools", noTools)
+	case !noToolChoice(cr.ToolChoice):
+		return unsupported("tool_choice", "there are no tools to choose")
+	case jsonSet(cr.Functions):
+		return unsupported("functions", noTools)
+	case !noToolChoice(cr.FunctionCall):
+		return unsupported("function_call", "there are no functions to call")
+	case cr.ResponseFormat != nil && cr.ResponseFormat.Type != "" && cr.ResponseFormat.Type != "text":
+		return badParam("response_format", "response_format "+strconv.Quote(cr.ResponseFormat.Type)+` is not supported by sluice: only plain text output ("type": "text")`)
+	case cr.Logprobs != nil && *cr.Logprobs:
+		return unsupported("logprobs", "the upstream's token log probabilities are not forwarded")
+	case cr.TopLogprobs != nil && *cr.TopLogprobs != 0:
+		return unsupported("top_logprobs", "the upstream's token log probabilities are not forwarded")
+	case cr.N != nil && *cr.N != 1:
+		return badParam("n", "n must be 1: sluice returns one choice")
+	}
+	return refuseToolMessages(cr.Messages)
+}
+
+// refuseToolMessages refuses the tool history of a conversation: a tool
+// result (role "tool", or the legacy "function") or an assistant's tool
+// or function call. sluice never makes tool calls, and forwarding their
+// text alone would give the upstream a mangled conversation.
+func refuseToolMessages(msgs []messageIn) error {
+	for i, m := range msgs {
+		switch {
+		case m.Role == "tool" || m.Role == "function":
+			return badParam("messages", fmt.Sprintf("messages[%d]: role %q is not supported by sluice: it answers a tool call, and sluice makes none", i, m.Role))
+		case jsonSet(m.ToolCalls):
+			return badParam("messages", fmt.Sprintf("messages[%d].tool_calls is not supported by sluice: the upstream is asked for text only", i))
+		case jsonSet(m.FunctionCall):
+			return badParam("messages", fmt.Sprintf("messages[%d].function_call is not supported by sluice: the upstream is asked for text only", i))
+		}
+	}
+	return nil
 }
 
 type streamOptions struct {
@@ -287,10 +363,10 @@ func (s *Server) decodeChat(w http.ResponseWriter, r *http.Request, tenant strin
 		return nil, orchestrator.Request{}, err
 	}
 	if cr.Messages == nil {
-		return nil, orchestrator.Request{}, badRequest("messages is required")
+		return nil, orchestrator.Request{}, badParam("messages", "messages is required")
 	}
-	if cr.N != nil && *cr.N != 1 {
-		return nil, orchestrator.Request{}, badRequest("n must be 1: sluice returns one choice")
+	if err := cr.refuseUnsupported(); err != nil {
+		return nil, orchestrator.Request{}, err
 	}
 	tr := taskRequest{Messages: cr.Messages, MaxTokens: cr.MaxTokens, Sluice: cr.Sluice, samplingIn: cr.samplingIn}
 	if cr.Model != nil {

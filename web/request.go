@@ -80,10 +80,20 @@ func priority(r *http.Request, req *orchestrator.Request) error {
 }
 
 // messageIn is one chat message. Content is a string or an array of
-// OpenAI content parts, of which the text parts are kept.
+// OpenAI content parts, text parts only: an image, audio or file part is
+// refused rather than dropped (the answer would be to the text alone, and
+// cached by it). ToolCalls and FunctionCall are read only to be refused
+// by the chat completions door (refuseToolMessages).
 type messageIn struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content"`
+	ToolCalls    json.RawMessage `json:"tool_calls"`
+	FunctionCall json.RawMessage `json:"function_call"`
+}
+
+// errPartType refuses a content part that is not text.
+func errPartType(typ string) error {
+	return fmt.Errorf("content parts of type %q are not supported by sluice: only text", typ)
 }
 
 func (m messageIn) text() (string, error) {
@@ -103,9 +113,10 @@ func (m messageIn) text() (string, error) {
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
+		if p.Type != "text" {
+			return "", errPartType(p.Type)
 		}
+		b.WriteString(p.Text)
 	}
 	return b.String(), nil
 }
@@ -387,7 +398,7 @@ func (tr *taskRequest) toOrchestrator(tenant string) (orchestrator.Request, erro
 
 func convertMessages(in []messageIn) ([]upstream.Message, string, error) {
 	if len(in) == 0 {
-		return nil, "", badRequest("messages is empty")
+		return nil, "", badParam("messages", "messages is empty")
 	}
 	out := make([]upstream.Message, 0, len(in))
 	question := ""
@@ -395,11 +406,11 @@ func convertMessages(in []messageIn) ([]upstream.Message, string, error) {
 		switch m.Role {
 		case "system", "user", "assistant", "developer", "tool":
 		default:
-			return nil, "", badRequest(fmt.Sprintf("messages[%d].role must be system, user, assistant, developer or tool", i))
+			return nil, "", badParam("messages", fmt.Sprintf("messages[%d].role must be system, user, assistant, developer or tool", i))
 		}
 		text, err := m.text()
 		if err != nil {
-			return nil, "", badRequest(fmt.Sprintf("messages[%d]: %v", i, err))
+			return nil, "", badParam("messages", fmt.Sprintf("messages[%d]: %v", i, err))
 		}
 		if m.Role == "user" {
 			question = text
@@ -407,7 +418,7 @@ func convertMessages(in []messageIn) ([]upstream.Message, string, error) {
 		out = append(out, upstream.Message{Role: m.Role, Content: text})
 	}
 	if strings.TrimSpace(question) == "" {
-		return nil, "", badRequest("messages needs a non-empty user message")
+		return nil, "", badParam("messages", "messages needs a non-empty user message")
 	}
 	return out, question, nil
 }

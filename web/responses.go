@@ -86,9 +86,6 @@ func jsonSet(raw json.RawMessage) bool {
 // refuseUnsupported refuses the features sluice does not have, each with
 // its own message, instead of silently answering something else.
 func (rr *responsesRequest) refuseUnsupported() error {
-	unsupported := func(field, why string) error {
-		return badParam(field, field+" is not supported by sluice: "+why)
-	}
 	switch {
 	case jsonSet(rr.Tools):
 		return unsupported("tools", "the upstream is asked for text only (no function calls, built-in tools or MCP)")
@@ -107,7 +104,7 @@ func (rr *responsesRequest) refuseUnsupported() error {
 	case rr.Text != nil && rr.Text.Format != nil && rr.Text.Format.Type != "" && rr.Text.Format.Type != "text":
 		return unsupported("text.format "+strconv.Quote(rr.Text.Format.Type), "only plain text output")
 	case rr.N != nil && *rr.N != 1:
-		return badRequest("n must be 1: sluice returns one output")
+		return badParam("n", "n must be 1: sluice returns one output")
 	case len(rr.Metadata) > 16:
 		return badRequest("metadata holds at most 16 pairs")
 	}
@@ -179,7 +176,7 @@ func inputText(raw json.RawMessage) (string, error) {
 		case "input_text", "output_text", "text":
 			b.WriteString(p.Text)
 		default:
-			return "", fmt.Errorf("content parts of type %q are not supported by sluice: only text", p.Type)
+			return "", errPartType(p.Type)
 		}
 	}
 	return b.String(), nil

@@ -17,7 +17,8 @@ const maxStopLen = 256
 // samplingIn are the common OpenAI sampling parameters, accepted by the
 // task API's bodies and the OpenAI-compatible doors and forwarded upstream
 // as they are (upstream.Sampling). They are part of what makes two
-// requests identical for coalescing; the cache does not key on them.
+// requests identical for coalescing; the cache does not key on them but
+// for stop, which cuts the answer (the orchestrator's cacheContext).
 type samplingIn struct {
 	Temperature      *float64        `json:"temperature"`
 	TopP             *float64        `json:"top_p"`

@@ -41,7 +41,13 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func newOrch(t testing.TB, cfg orchestrator.Config, up upstream.Upstream, c orchestrator.Cache) *orchestrator.Orchestrator {
 	t.Helper()
-	o, err := orchestrator.New(cfg, orchestrator.Deps{Upstream: up, Cache: c, Logger: quiet})
+	return newOrchDeps(t, cfg, orchestrator.Deps{Upstream: up, Cache: c, Logger: quiet})
+}
+
+// newOrchDeps is orchestrator.New of cfg and deps, shut down when t ends.
+func newOrchDeps(t testing.TB, cfg orchestrator.Config, deps orchestrator.Deps) *orchestrator.Orchestrator {
+	t.Helper()
+	o, err := orchestrator.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

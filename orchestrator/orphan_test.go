@@ -36,18 +36,7 @@ func orphanPair(t *testing.T, budget int, up upstream.Upstream) (a, b *orchestra
 		cfg := sharedCfg(name)
 		cfg.Budget, cfg.TotalTimeout, cfg.MaxQueueWait = budget, orphanCap, orphanQueueWait
 		store := redisstate.New(redistest.Universal(t, url), redistest.Universal(t, url), prefix, nil)
-		o, err := orchestrator.New(cfg, orchestrator.Deps{Upstream: up, Logger: quiet, Shared: store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := o.Shutdown(ctx); err != nil {
-				t.Error(err)
-			}
-		})
-		return o
+		return newOrchDeps(t, cfg, orchestrator.Deps{Upstream: up, Logger: quiet, Shared: store})
 	}
 	return instance("inst-a", viaProxy), instance("inst-b", url), proxy.Cut
 }

@@ -57,18 +57,7 @@ func (f *flakyUp) Stream(ctx context.Context, req upstream.Request, out chan<- u
 
 func newRoutesOrch(t *testing.T, cfg orchestrator.Config, specs ...orchestrator.RouteSpec) *orchestrator.Orchestrator {
 	t.Helper()
-	o, err := orchestrator.New(cfg, orchestrator.Deps{Routes: specs, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := o.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return o
+	return newOrchDeps(t, cfg, orchestrator.Deps{Routes: specs, Logger: quiet})
 }
 
 // gatesSettled waits until every gate of o holds nothing and has had

@@ -31,18 +31,7 @@ func sharedCfg(instance string) orchestrator.Config {
 // newShared returns an instance named instance that shares m.
 func newShared(t testing.TB, m *sharedmem.Mem, instance string, up upstream.Upstream) *orchestrator.Orchestrator {
 	t.Helper()
-	o, err := orchestrator.New(sharedCfg(instance), orchestrator.Deps{Upstream: up, Logger: quiet, Shared: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := o.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return o
+	return newOrchDeps(t, sharedCfg(instance), orchestrator.Deps{Upstream: up, Logger: quiet, Shared: m})
 }
 
 // gated is an upstream that sends each chunk when the test says so

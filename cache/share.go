@@ -794,8 +794,8 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 		v, _ := c.embed(ctx, norm)
 		return v
 	}
-	if len(text.Content(norm)) == 0 {
-		return nil // no content to compare: exact tier only, as here (errNoFeatures)
+	if len(text.Content(norm)) == 0 && len(text.Facets(norm)) == 0 {
+		return nil // neither content nor facets to compare: exact tier only, as here (errNoFeatures)
 	}
 	v := append([]float32(nil), ch.Vector...)
 	for _, x := range v {

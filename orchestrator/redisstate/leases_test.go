@@ -298,11 +298,13 @@ func TestFleetReleaseElsewhereWakesWaiter(t *testing.T) {
 				if err != nil {
 					t.Fatalf("round %d: %v", round, err)
 				}
+				// Counted before the claim: b may ask for it (and back
+				// off) before this goroutine reads its counters again.
+				before := b.Stats().LeaseAttempts
 				c, err := b.Enqueue()
 				if err != nil {
 					t.Fatal(err)
 				}
-				before := b.Stats().LeaseAttempts
 				poll(t, 5*time.Second, "b asked and found the fleet full", func() bool { return b.Stats().LeaseAttempts > before })
 				start := time.Now()
 				p.Release()

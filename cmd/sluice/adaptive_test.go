@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,21 +46,10 @@ func TestAdaptiveBudgetFindsCapacity(t *testing.T) {
 				"-budget-adaptive", "on", "-budget-adaptive-interval", "200ms")
 			dir := t.TempDir()
 			out, plot := filepath.Join(dir, "adaptive.json"), filepath.Join(dir, "adaptive.svg")
-			args := append([]string{"load", "-server", srv, "-adaptive-experiment", "-sim", up, "-rate", "60",
+			args := append([]string{"-server", srv, "-adaptive-experiment", "-sim", up, "-rate", "60",
 				"-duration", tc.span, "-timeout", "20s", "-nocache", "-repeat", "0", "-sample", "100ms", "-json",
-				"-out", out, "-plot", plot}, tc.steps...)
-			var stdout, stderr bytes.Buffer
-			if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
-				t.Fatalf("sluice %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-			}
-			b, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ar load.AdaptiveReport
-			if err := json.Unmarshal(b, &ar); err != nil {
-				t.Fatal(err)
-			}
+				"-plot", plot}, tc.steps...)
+			ar, _ := runLoadFile[load.AdaptiveReport](t, out, args...)
 			if svg, err := os.ReadFile(plot); err != nil || !bytes.Contains(svg, []byte("<svg")) {
 				t.Fatalf("plot: %v", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,27 @@ func runLoadCLI(t *testing.T, args ...string) (int, *load.Report, string) {
 		}
 	}
 	return code, rep, errOut.String()
+}
+
+// runLoadFile runs "sluice load args... -out out", fails t unless it exits
+// 0, and returns the report it wrote to out, decoded as a T, and what it
+// printed on stdout.
+func runLoadFile[T any](t *testing.T, out string, args ...string) (T, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	args = append(append([]string{"load"}, args...), "-out", out)
+	var rep T
+	if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("sluice %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: %v: %s", out, err, b)
+	}
+	return rep, stdout.String()
 }
 
 // checkBalanced checks that every sent request is counted exactly once

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -27,21 +26,13 @@ func TestPerformanceScenariosSmoke(t *testing.T) {
 	loadRun := func(name string, args ...string) []load.Report {
 		t.Helper()
 		out := filepath.Join(dir, name+".json")
-		var stdout, stderr bytes.Buffer
-		args = append([]string{"load", "-duration", "300ms", "-timeout", "10s", "-drain-wait", "10s", "-json", "-out", out}, args...)
-		if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
-			t.Fatalf("sluice %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res struct{ Runs []load.Report }
-		if err := json.Unmarshal(b, &res); err != nil || len(res.Runs) == 0 {
-			t.Fatalf("%s: %v: %s", out, err, b)
+		res, stdout := runLoadFile[struct{ Runs []load.Report }](t, out,
+			append([]string{"-duration", "300ms", "-timeout", "10s", "-drain-wait", "10s", "-json"}, args...)...)
+		if len(res.Runs) == 0 {
+			t.Fatalf("%s: no runs", out)
 		}
 		// stdout has the same reports, one JSON object per line.
-		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
 		if len(lines) != len(res.Runs) {
 			t.Errorf("%s: %d lines on stdout, %d runs in the file", name, len(lines), len(res.Runs))
 		}
@@ -122,20 +113,8 @@ func TestPerformanceScenariosSmoke(t *testing.T) {
 	// returns its report.
 	holdRun := func(name string, args ...string) load.HoldReport {
 		t.Helper()
-		out := filepath.Join(dir, name+".json")
-		var stdout, stderr bytes.Buffer
-		args = append([]string{"load", "-timeout", "20s", "-settle", "100ms", "-json", "-out", out}, args...)
-		if code := run(args, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
-			t.Fatalf("sluice %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep load.HoldReport
-		if err := json.Unmarshal(b, &rep); err != nil {
-			t.Fatalf("%s: %v: %s", out, err, b)
-		}
+		rep, _ := runLoadFile[load.HoldReport](t, filepath.Join(dir, name+".json"),
+			append([]string{"-timeout", "20s", "-settle", "100ms", "-json"}, args...)...)
 		if rep.Opened+rep.Refused != rep.Streams || rep.Refused != 0 {
 			t.Errorf("%s: %d streams, %d opened, %d refused", name, rep.Streams, rep.Opened, rep.Refused)
 		}

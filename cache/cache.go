@@ -124,11 +124,10 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 	if c.cfg.EmbedTimeout < 0 {
 		return nil, errNoSemantic
 	}
-	content := text.Content(normalized)
-	if len(content) == 0 && len(text.Facets(normalized)) == 0 {
+	content, ok := features(normalized)
+	if !ok {
 		return nil, errNoFeatures
 	}
-	// Past here a question has content, or facets that decide.
 	if _, ok := c.cfg.Embedder.(Builtin); ok {
 		if c.embedDim.Load() == 0 {
 			c.embedDim.Store(BuiltinDim)

@@ -66,8 +66,17 @@ func (Builtin) Name() string { return "builtin-v1" }
 
 // Embed implements Embedder. It never fails and ignores ctx.
 func (Builtin) Embed(_ context.Context, q string) ([]float32, error) {
-	n := text.Normalize(q)
-	return builtinVector(text.Content(n), len(text.Facets(n)) > 0), nil
+	content, ok := features(text.Normalize(q))
+	return builtinVector(content, ok), nil
+}
+
+// features returns the content of a normalized question (text.Content) and
+// whether the semantic tier has anything of it to compare: content, or
+// facets that decide. A question with neither ("???", "the", "🔥🔥") would
+// look like every other such question to any embedding.
+func features(normalized string) (content []string, ok bool) {
+	content = text.Content(normalized)
+	return content, len(content) > 0 || len(text.Facets(normalized)) > 0
 }
 
 // Feature weights of the builtin embedder.
@@ -90,9 +99,9 @@ const (
 // equal in wording, and the facets decide (the scan compares only entries
 // of equal facets). The cache never embeds a question with neither content
 // nor facets ("???", "the", "🔥🔥": errNoFeatures), which would match every
-// other such question; its vector here is the zero vector, similar to
-// nothing.
-func builtinVector(content []string, facets bool) []float32 {
+// other such question; its vector here (comparable false: see features)
+// is the zero vector, similar to nothing.
+func builtinVector(content []string, comparable bool) []float32 {
 	v := make([]float32, BuiltinDim)
 	seen := make(map[string]bool, 2*len(content))
 	add := func(feature string, w float32) {
@@ -137,7 +146,7 @@ func builtinVector(content []string, facets bool) []float32 {
 		}
 		prev = c
 	}
-	if len(content) == 0 && facets {
+	if len(content) == 0 && comparable {
 		add("\x00facets", wFacetsOnly)
 	}
 	normalizeL2(v)

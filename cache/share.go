@@ -10,8 +10,6 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 	"time"
-
-	"github.com/sluice-dev/sluice/cache/text"
 )
 
 // ChangeOp is the kind of a Change.
@@ -794,8 +792,8 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 		v, _ := c.embed(ctx, norm)
 		return v
 	}
-	if len(text.Content(norm)) == 0 && len(text.Facets(norm)) == 0 {
-		return nil // neither content nor facets to compare: exact tier only, as here (errNoFeatures)
+	if _, ok := features(norm); !ok {
+		return nil // nothing to compare: exact tier only, as here (errNoFeatures)
 	}
 	v := append([]float32(nil), ch.Vector...)
 	for _, x := range v {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -106,32 +107,37 @@ type Conn struct {
 	OnWrite func(bytes, events, merged int)
 }
 
-// ErrBadLastEventID is LastEventID's error for a value that is no event
+// BadLastEventIDError is LastEventID's error for a value that is no event
 // id: not a whole number >= 0 (an id this server sends), or too large for
-// one.
-var ErrBadLastEventID = errors.New("stream: Last-Event-ID is not an event id")
+// one. It comes with the value as sent.
+type BadLastEventIDError struct{ Value string }
+
+func (e *BadLastEventIDError) Error() string {
+	return fmt.Sprintf("stream: Last-Event-ID %q is not an event id", e.Value)
+}
 
 // LastEventID returns the resume cursor from the Last-Event-ID header (or
 // the lastEventId query parameter, for clients that cannot set headers):
 // the sequence number of the last delta the client has; 0, from the
 // start, when there is none. A value that is no event id (a sign, a
-// fraction, letters, more digits than an id has) is ErrBadLastEventID:
-// replaying from the start would repeat what the client has.
+// fraction, letters, more digits than an id has) is an
+// *BadLastEventIDError: replaying from the start would repeat what the
+// client has.
 func LastEventID(r *http.Request) (int, error) {
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = r.URL.Query().Get("lastEventId")
 	}
-	v = strings.TrimSpace(v)
-	if v == "" {
+	id := strings.TrimSpace(v)
+	if id == "" {
 		return 0, nil
 	}
-	if len(v) > 18 || strings.Trim(v, "0123456789") != "" {
-		return 0, ErrBadLastEventID
+	if len(id) > 18 || strings.Trim(id, "0123456789") != "" {
+		return 0, &BadLastEventIDError{Value: v}
 	}
-	n, err := strconv.Atoi(v)
+	n, err := strconv.Atoi(id)
 	if err != nil {
-		return 0, ErrBadLastEventID
+		return 0, &BadLastEventIDError{Value: v}
 	}
 	return n, nil
 }

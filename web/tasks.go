@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -139,14 +140,11 @@ func (s *Server) taskEvents(w http.ResponseWriter, r *http.Request) {
 // that is no event id.
 func lastEventID(r *http.Request) (int, error) {
 	n, err := stream.LastEventID(r)
-	if err != nil {
-		v := r.Header.Get("Last-Event-ID")
-		if v == "" {
-			v = r.URL.Query().Get("lastEventId")
-		}
-		return 0, badRequest(fmt.Sprintf("Last-Event-ID must be the id of an event this stream sent (a whole number >= 0), not %q", clip(v, maxEcho)))
+	var bad *stream.BadLastEventIDError
+	if errors.As(err, &bad) {
+		return 0, badRequest(fmt.Sprintf("Last-Event-ID must be the id of an event this stream sent (a whole number >= 0), not %q", clip(bad.Value, maxEcho)))
 	}
-	return n, nil
+	return n, err
 }
 
 // serveEvents runs the write loop of every streaming door: t's transcript

@@ -3,6 +3,7 @@ package metrics
 import (
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -81,9 +82,29 @@ type Metrics struct {
 	event []prometheus.Collector // the event-fed collectors above
 }
 
+// runtimeTail are the Go runtime histograms exported beside
+// client_golang's default go_ set, to tell a request's tail latency apart
+// from the process's own waits (issue 16):
+//
+//   - /sched/latencies:seconds, go_sched_latencies_seconds: how long
+//     goroutines waited runnable before they ran (CPU queueing);
+//   - /sched/pauses/total/gc:seconds, go_sched_pauses_total_gc_seconds:
+//     each stop-the-world pause of the GC (the runtime's preferred name
+//     for the deprecated, identical /gc/pauses:seconds).
+//
+// client_golang re-buckets runtime histograms in seconds to powers of
+// ten (~64 ns, 640 ns, 7.2 µs, 82 µs, 0.92 ms, 10.5 ms, 117 ms, +Inf),
+// so a quantile read from them places a value within a decade, not
+// finer. `sluice load` reads both, with go_gc_duration_seconds_count (GC
+// cycles), before and after each run.
+var runtimeTail = []collectors.GoRuntimeMetricsRule{
+	{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)},
+	{Matcher: regexp.MustCompile(`^/sched/pauses/total/gc:seconds$`)},
+}
+
 // New returns a Metrics whose registry holds its sluice_ metrics, the
 // promhttp handler's own metrics, and (unless cfg.NoRuntime) the Go
-// runtime and process collectors. Call WatchGates and WatchCache to have
+// runtime (with runtimeTail) and process collectors. Call WatchGates and WatchCache to have
 // the gates, breakers and cache read at scrape time.
 func New(cfg Config) *Metrics {
 	cfg.setDefaults()
@@ -119,7 +140,9 @@ func New(cfg Config) *Metrics {
 
 	m.reg.MustRegister(m)
 	if !cfg.NoRuntime {
-		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.reg.MustRegister(
+			collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(runtimeTail...)),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	m.handler = promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError, // a failing collector must not hide the others

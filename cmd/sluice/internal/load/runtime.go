@@ -12,12 +12,16 @@ import (
 )
 
 // The server's /metrics series a run reads before and after itself
-// (cmd/sluice/internal/metrics registers the runtime histograms).
+// (cmd/sluice/internal/metrics registers the runtime histograms). Of the
+// two copies of each runtime histogram, sluice's power-of-two buckets are
+// read when the server has them, client_golang's decades otherwise.
 const (
 	metricCPU        = "process_cpu_seconds_total"
 	metricGCCycles   = "go_gc_duration_seconds_count"
-	metricSchedLat   = "go_sched_latencies_seconds"
-	metricGCPause    = "go_sched_pauses_total_gc_seconds"
+	metricSchedLat   = "sluice_runtime_sched_latency_seconds"
+	metricGCPause    = "sluice_runtime_gc_pause_seconds"
+	metricSchedLatGo = "go_sched_latencies_seconds"
+	metricGCPauseGo  = "go_sched_pauses_total_gc_seconds"
 	maxMetricsLength = 4 << 20
 )
 
@@ -67,6 +71,7 @@ func scrapeServer(ctx context.Context, hc *http.Client, server, apiKey string) (
 // have none).
 func parseServerStats(text string) serverStats {
 	var s serverStats
+	var schedGo, pauseGo histogram
 	for line := range strings.SplitSeq(text, "\n") {
 		if line == "" || line[0] == '#' {
 			continue
@@ -94,8 +99,18 @@ func parseServerStats(text string) serverStats {
 				s.sched.add(le, v)
 			case metricGCPause:
 				s.gcPause.add(le, v)
+			case metricSchedLatGo:
+				schedGo.add(le, v)
+			case metricGCPauseGo:
+				pauseGo.add(le, v)
 			}
 		}
+	}
+	if len(s.sched.le) == 0 {
+		s.sched = schedGo
+	}
+	if len(s.gcPause.le) == 0 {
+		s.gcPause = pauseGo
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -119,6 +120,10 @@ func TestRuntimeReportNeedsMatchingReadings(t *testing.T) {
 	}
 	if r := runtimeReport(parseServerStats("process_cpu_seconds_total 1\n"), parseServerStats("process_cpu_seconds_total 2\n"), 10); r != nil {
 		t.Errorf("no runtime metrics gave %+v", r)
+	}
+	both := parseServerStats(metricsAfter + "sluice_runtime_sched_latency_seconds_bucket{le=\"1.024e-06\"} 7\nsluice_runtime_sched_latency_seconds_bucket{le=\"+Inf\"} 9\n")
+	if !slices.Equal(both.sched.le, []float64{1.024e-06, math.Inf(1)}) || len(both.gcPause.le) != 5 {
+		t.Errorf("with both copies, read sched %v and pauses %v; want sluice's sched, go_'s pauses", both.sched.le, both.gcPause.le)
 	}
 	if q := (histogram{}).quantile(0.99); !math.IsNaN(q) {
 		t.Errorf("quantile of nothing = %v, want NaN", q)

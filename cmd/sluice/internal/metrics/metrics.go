@@ -55,6 +55,7 @@ type Metrics struct {
 	handler http.Handler
 	scrape  *scraper
 	shared  *sharedScraper
+	runtime *runtimeScraper
 
 	gateWait      *prometheus.HistogramVec
 	refusals      *prometheus.CounterVec
@@ -108,7 +109,7 @@ var runtimeTail = []collectors.GoRuntimeMetricsRule{
 // the gates, breakers and cache read at scrape time.
 func New(cfg Config) *Metrics {
 	cfg.setDefaults()
-	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces), shared: newSharedScraper()}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces), shared: newSharedScraper(), runtime: newRuntimeScraper()}
 	m.gateWait = m.histogram(nameGateWait)
 	m.refusals = m.counter(nameRefusals)
 	m.breakerTrans = m.counter(nameBreakerTrans)
@@ -187,6 +188,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	}
 	m.scrape.Describe(ch)
 	m.shared.Describe(ch)
+	m.runtime.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -196,6 +198,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	m.scrape.Collect(ch)
 	m.shared.Collect(ch)
+	m.runtime.Collect(ch)
 }
 
 // WatchGates makes every scrape read src's gates and breakers

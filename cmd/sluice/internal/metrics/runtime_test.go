@@ -12,7 +12,8 @@ import (
 // TestRuntimeTailHistograms: /metrics carries the Go runtime's
 // scheduling-latency and GC-pause histograms, and the GC cycle count,
 // which `sluice load` reads to attribute a tail (issue 16); before, the
-// default go_ set had neither histogram.
+// default go_ set had neither histogram. The sluice_runtime_ copies are
+// in power-of-two buckets.
 func TestRuntimeTailHistograms(t *testing.T) {
 	t.Parallel()
 	m := metrics.New(metrics.Config{})
@@ -25,7 +26,7 @@ func TestRuntimeTailHistograms(t *testing.T) {
 	for _, mf := range mfs {
 		got[mf.GetName()] = mf
 	}
-	for _, name := range []string{"go_sched_latencies_seconds", "go_sched_pauses_total_gc_seconds"} {
+	for _, name := range []string{"go_sched_latencies_seconds", "go_sched_pauses_total_gc_seconds", "sluice_runtime_sched_latency_seconds", "sluice_runtime_gc_pause_seconds"} {
 		mf := got[name]
 		if mf == nil {
 			t.Errorf("%s is not exported", name)
@@ -39,6 +40,9 @@ func TestRuntimeTailHistograms(t *testing.T) {
 		if len(h.GetBucket()) < 5 || h.GetSampleCount() == 0 {
 			t.Errorf("%s: %d buckets, %d samples; want buckets and samples", name, len(h.GetBucket()), h.GetSampleCount())
 		}
+	}
+	if h := got["sluice_runtime_sched_latency_seconds"]; h != nil && len(h.GetMetric()[0].GetHistogram().GetBucket()) != 21 {
+		t.Errorf("sluice_runtime_sched_latency_seconds has %d buckets, want 21 (2^10 … 2^30 ns)", len(h.GetMetric()[0].GetHistogram().GetBucket()))
 	}
 	if mf := got["go_gc_duration_seconds"]; mf == nil || mf.GetMetric()[0].GetSummary().GetSampleCount() == 0 {
 		t.Errorf("go_gc_duration_seconds (the GC cycle count) is missing or zero: %v", mf)

@@ -1045,6 +1045,7 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 	if rt := r.ServerRuntime; rt != nil {
 		fmt.Fprintf(tw, "server sched latency\t%s (time goroutines waited runnable)\n", rt.SchedLatency)
 		fmt.Fprintf(tw, "server gc\t%.0f cycles · %.1f per 1,000 requests · pauses %s\n", rt.GCCycles, rt.GCCyclesPer1kReqs, rt.GCPause)
+		fmt.Fprintf(tw, "server allocation\t%.0f allocations · %s per request\n", rt.AllocsPerRequest, humanBytes(int64(rt.BytesPerRequest)))
 	}
 	fmt.Fprintf(tw, "run\t%.1fs elapsed · goodput %.1f/s (completed within -duration) · %s read%s\n", r.Elapsed, r.Goodput, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
 	fmt.Fprintf(tw, "status\t%s\n", countList(r.Status))

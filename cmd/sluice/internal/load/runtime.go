@@ -18,6 +18,8 @@ import (
 const (
 	metricCPU        = "process_cpu_seconds_total"
 	metricGCCycles   = "go_gc_duration_seconds_count"
+	metricMallocs    = "go_memstats_mallocs_total"
+	metricAllocBytes = "go_memstats_alloc_bytes_total"
 	metricSchedLat   = "sluice_runtime_sched_latency_seconds"
 	metricGCPause    = "sluice_runtime_gc_pause_seconds"
 	metricSchedLatGo = "go_sched_latencies_seconds"
@@ -30,9 +32,9 @@ const (
 // latency and GC pause histograms. A field the server does not export
 // stays zero (ok false, or a histogram with no buckets).
 type serverStats struct {
-	cpu, gcCycles     float64
-	cpuOK, gcCyclesOK bool
-	sched, gcPause    histogram
+	cpu, gcCycles, mallocs, allocBytes     float64
+	cpuOK, gcCyclesOK, mallocsOK, allocsOK bool
+	sched, gcPause                         histogram
 }
 
 // histogram is a Prometheus classic histogram: the upper bounds (le) in
@@ -89,6 +91,10 @@ func parseServerStats(text string) serverStats {
 			s.cpu, s.cpuOK = v, true
 		case metricGCCycles:
 			s.gcCycles, s.gcCyclesOK = v, true
+		case metricMallocs:
+			s.mallocs, s.mallocsOK = v, true
+		case metricAllocBytes:
+			s.allocBytes, s.allocsOK = v, true
 		default:
 			base, le, ok := bucketOf(name)
 			if !ok {
@@ -223,6 +229,8 @@ type RuntimeReport struct {
 	GCPause           HistogramSummary `json:"gc_pause_us"`      // stop-the-world pauses of the GC
 	GCCycles          float64          `json:"gc_cycles"`
 	GCCyclesPer1kReqs float64          `json:"gc_cycles_per_1k_requests"` // per 1,000 completed or refused requests
+	AllocsPerRequest  float64          `json:"allocs_per_request"`        // heap allocations per completed or refused request
+	BytesPerRequest   float64          `json:"alloc_bytes_per_request"`   // heap bytes allocated per completed or refused request
 }
 
 // HistogramSummary summarizes a histogram's observations in µs: p50 and
@@ -265,6 +273,12 @@ func runtimeReport(before, after serverStats, requests int) *RuntimeReport {
 		if requests > 0 {
 			r.GCCyclesPer1kReqs = round1(r.GCCycles * 1000 / float64(requests))
 		}
+	}
+	if requests > 0 && before.mallocsOK && after.mallocsOK {
+		r.AllocsPerRequest = math.Round((after.mallocs - before.mallocs) / float64(requests))
+	}
+	if requests > 0 && before.allocsOK && after.allocsOK {
+		r.BytesPerRequest = math.Round((after.allocBytes - before.allocBytes) / float64(requests))
 	}
 	return r
 }

@@ -36,6 +36,8 @@ go_sched_pauses_total_gc_seconds_bucket{le="+Inf"} 5
 go_sched_pauses_total_gc_seconds_sum 0.001
 go_sched_pauses_total_gc_seconds_count 5
 process_cpu_seconds_total 10
+go_memstats_mallocs_total 1e+06
+go_memstats_alloc_bytes_total 5e+07
 `
 	// Between the two: sched latencies 200 in [0, 1µs], 500 in (1, 10µs],
 	// 200 in (10, 100µs], 80 in (0.1, 1ms], 20 in (1, 10ms]; GC pauses 9
@@ -53,6 +55,8 @@ go_sched_pauses_total_gc_seconds_bucket{le="0.0009175039999999999"} 14
 go_sched_pauses_total_gc_seconds_bucket{le="0.010485759999999998"} 14
 go_sched_pauses_total_gc_seconds_bucket{le="+Inf"} 15
 process_cpu_seconds_total 1.25e+01
+go_memstats_mallocs_total 1.3e+06
+go_memstats_alloc_bytes_total 8.6e+07
 `
 )
 
@@ -86,6 +90,9 @@ func TestRuntimeReportFromMetricsDelta(t *testing.T) {
 	if r.GCCycles != 20 || r.GCCyclesPer1kReqs != 20 {
 		t.Errorf("gc %v cycles, %v per 1k requests; want 20, 20", r.GCCycles, r.GCCyclesPer1kReqs)
 	}
+	if r.AllocsPerRequest != 300 || r.BytesPerRequest != 36000 {
+		t.Errorf("%v allocations, %v bytes per request; want 300, 36000", r.AllocsPerRequest, r.BytesPerRequest)
+	}
 
 	b, err := json.Marshal(&Report{ServerRuntime: r})
 	if err != nil {
@@ -98,7 +105,7 @@ func TestRuntimeReportFromMetricsDelta(t *testing.T) {
 	}
 	var text bytes.Buffer
 	writeLoadReport(&text, Config{}, &Report{ServerRuntime: r})
-	for _, want := range []string{"p50 6.4µs · p99 5.50ms · max ≤ 10.00ms (n 1000)", "20 cycles · 20.0 per 1,000 requests · pauses p50 546.1µs · p99 10.49ms · max ≤ +Inf (n 10)"} {
+	for _, want := range []string{"p50 6.4µs · p99 5.50ms · max ≤ 10.00ms (n 1000)", "20 cycles · 20.0 per 1,000 requests · pauses p50 546.1µs · p99 10.49ms · max ≤ +Inf (n 10)", "300 allocations · 35.2 KiB per request"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

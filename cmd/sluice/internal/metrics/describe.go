@@ -262,9 +262,9 @@ var catalog = []MetricDoc{
 
 	// The Go runtime, read from runtime/metrics at scrape time.
 	{Name: nameRuntimeSched, Type: "histogram", Buckets: runtimeBuckets, Scraped: true,
-		Help: "How long goroutines waited runnable before they ran (CPU queueing in the process), in seconds, from the runtime's /sched/latencies:seconds in power-of-two buckets."},
+		Help: "How long goroutines waited runnable before they ran (CPU queueing in the process), in seconds, from the runtime's /sched/latencies:seconds in power-of-two buckets (the runtime keeps no sum: _sum counts each observation at its bucket's lower end)."},
 	{Name: nameRuntimeGCPause, Type: "histogram", Buckets: runtimeBuckets, Scraped: true,
-		Help: "Stop-the-world pauses of the garbage collector, in seconds, from the runtime's /sched/pauses/total/gc:seconds in power-of-two buckets."},
+		Help: "Stop-the-world pauses of the garbage collector, in seconds, from the runtime's /sched/pauses/total/gc:seconds in power-of-two buckets (_sum as for the scheduling latency)."},
 
 	// Logging.
 	{Name: nameLogSuppressed, Type: "counter", Labels: []string{"level"},

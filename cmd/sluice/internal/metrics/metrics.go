@@ -28,7 +28,8 @@ type Config struct {
 	// default: 0, every namespace is OtherNamespace (as when negative).
 	MaxNamespaces int
 	// NoRuntime leaves out the Go runtime and process collectors (tests
-	// that build many registries do not need them). default: false
+	// that build many registries do not need them); the
+	// sluice_runtime_ histograms stay, as sluice's own. default: false
 	NoRuntime bool
 }
 
@@ -96,8 +97,9 @@ type Metrics struct {
 // client_golang re-buckets runtime histograms in seconds to powers of
 // ten (~64 ns, 640 ns, 7.2 µs, 82 µs, 0.92 ms, 10.5 ms, 117 ms, +Inf),
 // so a quantile read from them places a value within a decade, not
-// finer. `sluice load` reads both, with go_gc_duration_seconds_count (GC
-// cycles), before and after each run.
+// finer; the same two are therefore also sluice_runtime_ histograms in
+// powers of two (runtime.go), which `sluice load` reads before and after
+// each run.
 var runtimeTail = []collectors.GoRuntimeMetricsRule{
 	{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)},
 	{Matcher: regexp.MustCompile(`^/sched/pauses/total/gc:seconds$`)},
@@ -105,8 +107,8 @@ var runtimeTail = []collectors.GoRuntimeMetricsRule{
 
 // New returns a Metrics whose registry holds its sluice_ metrics, the
 // promhttp handler's own metrics, and (unless cfg.NoRuntime) the Go
-// runtime (with runtimeTail) and process collectors. Call WatchGates and WatchCache to have
-// the gates, breakers and cache read at scrape time.
+// runtime (with runtimeTail) and process collectors. Call WatchGates and
+// WatchCache to have the gates, breakers and cache read at scrape time.
 func New(cfg Config) *Metrics {
 	cfg.setDefaults()
 	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces), shared: newSharedScraper(), runtime: newRuntimeScraper()}

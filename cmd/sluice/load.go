@@ -53,7 +53,10 @@ Measured per request: HTTP status (and error code), X-Cache, time to the
 first delta (client-side TTFT), total time, terminal event (done, partial,
 error) and bytes. Per run: goodput (completed per second), the server's
 CPU seconds (process_cpu_seconds_total of GET /metrics, when readable)
-and per request, and the requests in flight over time. The report (a
+and per request, what its Go runtime did meanwhile (GET /metrics before
+and after: the scheduling latency goroutines waited runnable and the GC
+stop-the-world pauses, p50/p99/max of the difference; GC cycles per 1,000
+requests; allocations per request), and the requests in flight over time. The report (a
 table, or one JSON object per run and line with -json) counts sent = completed + refused (503) + failed + dropped, and gives the
 TTFT and total latency percentiles (exact, from every sample).
 

@@ -78,6 +78,13 @@ func TestPerformanceScenariosSmoke(t *testing.T) {
 	if len(direct) != 2 || len(via) != 2 || direct[0].Target != "upstream" || direct[0].Budget != nil || via[1].Budget == nil {
 		t.Errorf("overhead runs: direct %d (target %q), via sluice %d", len(direct), direct[0].Target, len(via))
 	}
+	// The tail's attribution (issue 16) reads the server's runtime from
+	// its /metrics: scheduling latency, GC, allocation.
+	if rt := via[1].ServerRuntime; rt == nil || rt.SchedLatency.Count == 0 || rt.SchedLatency.P99 <= 0 || rt.AllocsPerRequest <= 0 || rt.BytesPerRequest <= 0 {
+		t.Errorf("via sluice: no server runtime figures: %+v", rt)
+	} else if direct[1].ServerRuntime != nil {
+		t.Errorf("direct: runtime figures from an upstream: %+v", direct[1].ServerRuntime)
+	}
 
 	// 2. Capacity knee: a small budget against a slow upstream, one rate,
 	// with the in-flight plot.

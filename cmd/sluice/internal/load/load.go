@@ -596,36 +596,6 @@ func RunRates(ctx context.Context, stop func(), cfg Config, rates []float64, std
 	return code
 }
 
-// serverCPU reads the server's process_cpu_seconds_total from GET
-// /metrics; ok is false when it cannot (no such metric, a key needed).
-func serverCPU(ctx context.Context, hc *http.Client, server, apiKey string) (float64, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/metrics", nil)
-	if err != nil {
-		return 0, false
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, false
-	}
-	defer drainClose(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return 0, false
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
-}
-
 // runOne runs one load and prints its report; rep is nil when nothing
 // was sent (the server unreachable).
 func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer) (*Report, int) {
@@ -672,9 +642,10 @@ func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writ
 			return nil, fail(stderr, "load: server %s unreachable: %s: %v", cfg.Server, what, err)
 		}
 	}
-	cpu0, cpuOK := 0.0, false
+	var stats0 serverStats
+	statsOK := false
 	if !cfg.upstream() {
-		cpu0, cpuOK = serverCPU(ctx, hc, cfg.Server, cfg.APIKey)
+		stats0, statsOK = scrapeServer(ctx, hc, cfg.Server, cfg.APIKey)
 	}
 
 	n := cfg.Count()
@@ -783,11 +754,15 @@ schedule:
 		}
 		return rep, exitOK
 	}
-	if cpu1, ok := serverCPU(context.Background(), hc, cfg.Server, cfg.APIKey); ok && cpuOK {
-		rep.ServerCPU = math.Round((cpu1-cpu0)*1000) / 1000
-		if rep.Completed+rep.Refused > 0 {
-			rep.ServerCPUPerRequest = round1((cpu1 - cpu0) * 1e6 / float64(rep.Completed+rep.Refused))
+	if stats1, ok := scrapeServer(context.Background(), hc, cfg.Server, cfg.APIKey); ok && statsOK {
+		if stats0.cpuOK && stats1.cpuOK {
+			cpu := stats1.cpu - stats0.cpu
+			rep.ServerCPU = math.Round(cpu*1000) / 1000
+			if rep.Completed+rep.Refused > 0 {
+				rep.ServerCPUPerRequest = round1(cpu * 1e6 / float64(rep.Completed+rep.Refused))
+			}
 		}
+		rep.ServerRuntime = runtimeReport(stats0, stats1, rep.Completed+rep.Refused)
 	}
 
 	// Leak check: every permit taken during the run must come back.
@@ -918,6 +893,7 @@ type Report struct {
 	Goodput             float64                   `json:"goodput"`                   // answers completed within the arrival window, per second of it
 	ServerCPU           float64                   `json:"server_cpu_s"`              // the server's process CPU seconds during the run (GET /metrics); 0 unknown
 	ServerCPUPerRequest float64                   `json:"server_cpu_us_per_request"` // ServerCPU per completed or refused request, µs
+	ServerRuntime       *RuntimeReport            `json:"server_runtime,omitempty"`  // the server's scheduling latency, GC pauses and cycles during the run (GET /metrics)
 	InflightSeries      []InflightPoint           `json:"inflight_series,omitempty"`
 }
 
@@ -1065,6 +1041,11 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 		r.OfferedRate, r.AchievedRate, r.ScheduleLagMax, r.PeakInflight)
 	if r.ServerCPU > 0 {
 		fmt.Fprintf(tw, "server cpu\t%.3fs · %.1fµs per request\n", r.ServerCPU, r.ServerCPUPerRequest)
+	}
+	if rt := r.ServerRuntime; rt != nil {
+		fmt.Fprintf(tw, "server sched latency\t%s (time goroutines waited runnable)\n", rt.SchedLatency)
+		fmt.Fprintf(tw, "server gc\t%.0f cycles · %.1f per 1,000 requests · pauses %s\n", rt.GCCycles, rt.GCCyclesPer1kReqs, rt.GCPause)
+		fmt.Fprintf(tw, "server allocation\t%.0f allocations · %s per request\n", rt.AllocsPerRequest, humanBytes(int64(rt.BytesPerRequest)))
 	}
 	fmt.Fprintf(tw, "run\t%.1fs elapsed · goodput %.1f/s (completed within -duration) · %s read%s\n", r.Elapsed, r.Goodput, humanBytes(r.Bytes), map[bool]string{true: " · INTERRUPTED"}[r.Interrupted])
 	fmt.Fprintf(tw, "status\t%s\n", countList(r.Status))

@@ -97,6 +97,9 @@ const (
 	nameCacheLogPending = "sluice_cache_log_pending"
 	nameCacheLogErrors  = "sluice_cache_log_errors_total"
 	nameCacheLogChanges = "sluice_cache_log_changes_total"
+
+	nameRuntimeSched   = "sluice_runtime_sched_latency_seconds"
+	nameRuntimeGCPause = "sluice_runtime_gc_pause_seconds"
 )
 
 // catalog is the single source of every sluice_ metric: the collectors
@@ -256,6 +259,12 @@ var catalog = []MetricDoc{
 		Help: "Bytes of answer text waiting to be published to the shared state (bounded by SLUICE_SHARED_PENDING_BYTES)."},
 	{Name: nameSharedDropped, Type: "counter", Scraped: true,
 		Help: "Tasks whose pending shared-state writes were given up (backlog full, or shutdown while the shared state was down): other instances do not see their rest."},
+
+	// The Go runtime, read from runtime/metrics at scrape time.
+	{Name: nameRuntimeSched, Type: "histogram", Buckets: runtimeBuckets, Scraped: true,
+		Help: "How long goroutines waited runnable before they ran (CPU queueing in the process), in seconds, from the runtime's /sched/latencies:seconds in power-of-two buckets (the runtime keeps no sum: _sum counts each observation at its bucket's lower end)."},
+	{Name: nameRuntimeGCPause, Type: "histogram", Buckets: runtimeBuckets, Scraped: true,
+		Help: "Stop-the-world pauses of the garbage collector, in seconds, from the runtime's /sched/pauses/total/gc:seconds in power-of-two buckets (_sum as for the scheduling latency)."},
 
 	// Logging.
 	{Name: nameLogSuppressed, Type: "counter", Labels: []string{"level"},

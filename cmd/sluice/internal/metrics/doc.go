@@ -1,7 +1,8 @@
 // Package metrics makes a serving sluice visible from outside: it exports
 // the admission gates, circuit breakers, upstream calls, tasks, SSE
-// connections, the shared state and the answer cache as Prometheus
-// metrics on a private registry. It is process wiring, used only by
+// connections, the shared state, the answer cache and the Go runtime's
+// scheduling latency and GC pauses as Prometheus metrics on a private
+// registry. It is process wiring, used only by
 // cmd/sluice.
 //
 // A Metrics is the orchestrator's Observer and the web server's

@@ -3,6 +3,7 @@ package metrics
 import (
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ type Config struct {
 	// default: 0, every namespace is OtherNamespace (as when negative).
 	MaxNamespaces int
 	// NoRuntime leaves out the Go runtime and process collectors (tests
-	// that build many registries do not need them). default: false
+	// that build many registries do not need them); the
+	// sluice_runtime_ histograms stay, as sluice's own. default: false
 	NoRuntime bool
 }
 
@@ -54,6 +56,7 @@ type Metrics struct {
 	handler http.Handler
 	scrape  *scraper
 	shared  *sharedScraper
+	runtime *runtimeScraper
 
 	gateWait      *prometheus.HistogramVec
 	refusals      *prometheus.CounterVec
@@ -81,13 +84,34 @@ type Metrics struct {
 	event []prometheus.Collector // the event-fed collectors above
 }
 
+// runtimeTail are the Go runtime histograms exported beside
+// client_golang's default go_ set, to tell a request's tail latency apart
+// from the process's own waits (issue 16):
+//
+//   - /sched/latencies:seconds, go_sched_latencies_seconds: how long
+//     goroutines waited runnable before they ran (CPU queueing);
+//   - /sched/pauses/total/gc:seconds, go_sched_pauses_total_gc_seconds:
+//     each stop-the-world pause of the GC (the runtime's preferred name
+//     for the deprecated, identical /gc/pauses:seconds).
+//
+// client_golang re-buckets runtime histograms in seconds to powers of
+// ten (~64 ns, 640 ns, 7.2 µs, 82 µs, 0.92 ms, 10.5 ms, 117 ms, +Inf),
+// so a quantile read from them places a value within a decade, not
+// finer; the same two are therefore also sluice_runtime_ histograms in
+// powers of two (runtime.go), which `sluice load` reads before and after
+// each run.
+var runtimeTail = []collectors.GoRuntimeMetricsRule{
+	{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)},
+	{Matcher: regexp.MustCompile(`^/sched/pauses/total/gc:seconds$`)},
+}
+
 // New returns a Metrics whose registry holds its sluice_ metrics, the
 // promhttp handler's own metrics, and (unless cfg.NoRuntime) the Go
-// runtime and process collectors. Call WatchGates and WatchCache to have
-// the gates, breakers and cache read at scrape time.
+// runtime (with runtimeTail) and process collectors. Call WatchGates and
+// WatchCache to have the gates, breakers and cache read at scrape time.
 func New(cfg Config) *Metrics {
 	cfg.setDefaults()
-	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces), shared: newSharedScraper()}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), scrape: newScraper(cfg.MaxNamespaces), shared: newSharedScraper(), runtime: newRuntimeScraper()}
 	m.gateWait = m.histogram(nameGateWait)
 	m.refusals = m.counter(nameRefusals)
 	m.breakerTrans = m.counter(nameBreakerTrans)
@@ -119,7 +143,9 @@ func New(cfg Config) *Metrics {
 
 	m.reg.MustRegister(m)
 	if !cfg.NoRuntime {
-		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.reg.MustRegister(
+			collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(runtimeTail...)),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	m.handler = promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError, // a failing collector must not hide the others
@@ -164,6 +190,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	}
 	m.scrape.Describe(ch)
 	m.shared.Describe(ch)
+	m.runtime.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -173,6 +200,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	m.scrape.Collect(ch)
 	m.shared.Collect(ch)
+	m.runtime.Collect(ch)
 }
 
 // WatchGates makes every scrape read src's gates and breakers

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/orchestrator"
+	"github.com/sluice-dev/sluice/stream/upstream/upstreamtest"
 )
 
 // TestBadLastEventIDIsRefused: a Last-Event-ID (or lastEventId) that is
@@ -142,5 +146,54 @@ func TestModelNameMustBePrintable(t *testing.T) {
 	}
 	if n := e.Up.Requests(); n != 0 {
 		t.Errorf("%d upstream calls for refused model names", n)
+	}
+}
+
+// TestRefusalKeepsTheConnection: a request refused because the budget is
+// full (503 overloaded, on every door that starts work at once) leaves
+// its connection open: the next request goes on the same connection,
+// without a new TCP connection per refusal (issue 16: under overload
+// most answers are refusals, and a connect each would be most of their
+// cost).
+func TestRefusalKeepsTheConnection(t *testing.T) {
+	e := newEnv(t, envOpts{Orch: orchestrator.Config{Budget: 1}})
+	e.Up.SetScript(upstreamtest.Script{StallAfterHeaders: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	hold := e.do(ctx, http.MethodPost, "/v1/stream", map[string]any{"prompt": "hold the slot", "nocache": true, "detach": false})
+	defer func() {
+		cancel()
+		hold.Body.Close()
+		e.waitIdle()
+	}()
+	if hold.StatusCode != http.StatusOK {
+		t.Fatalf("holder: %d", hold.StatusCode)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	for i, c := range []struct{ path, body string }{
+		{"/v1/stream", `{"prompt":"a miss","nocache":true}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"a miss"}],"stream":true,"sluice":{"nocache":true}}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"a miss"}],"sluice":{"nocache":true}}`},
+		{"/v1/responses", `{"input":"a miss","stream":true,"sluice":{"nocache":true}}`},
+		{"/v1/stream", `{"prompt":"again","nocache":true}`},
+	} {
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", c.path, len(c.body), c.body)
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodPost})
+		if err != nil {
+			t.Fatalf("request %d (%s) on the connection: %v", i, c.path, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "overloaded") {
+			t.Fatalf("%s: %d %s (%v); want 503 overloaded", c.path, resp.StatusCode, body, err)
+		}
+		if resp.Close {
+			t.Errorf("%s: the refusal closes the connection (Connection: close)", c.path)
+		}
 	}
 }

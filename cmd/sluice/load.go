@@ -51,14 +51,22 @@ server finds the first run's answers in the cache: change -seed or
 
 Measured per request: HTTP status (and error code), X-Cache, time to the
 first delta (client-side TTFT), total time, terminal event (done, partial,
-error) and bytes. Per run: goodput (completed per second), the server's
-CPU seconds (process_cpu_seconds_total of GET /metrics, when readable)
-and per request, what its Go runtime did meanwhile (GET /metrics before
-and after: the scheduling latency goroutines waited runnable and the GC
-stop-the-world pauses, p50/p99/max of the difference; GC cycles per 1,000
-requests; allocations per request), and the requests in flight over time. The report (a
-table, or one JSON object per run and line with -json) counts sent = completed + refused (503) + failed + dropped, and gives the
-TTFT and total latency percentiles (exact, from every sample).
+error) and bytes; and, to tell where a latency went, the send lag (from
+the scheduled time to the request's goroutine sending it: the generator's
+own delay) and the wait (from a connection in hand to the first byte of
+the answer: the server and the wake-ups at both ends). The last 2 ms
+before a send are slept in a nanosleep: Go's timers in an idle process
+wake up to a millisecond late on Linux. Per run: goodput (completed per
+second), the server's CPU seconds (process_cpu_seconds_total of GET
+/metrics, when readable) and per request, what its Go runtime did
+meanwhile (GET /metrics before and after: the scheduling latency
+goroutines waited runnable and the GC stop-the-world pauses, p50/p99/max
+of the difference; GC cycles per 1,000 requests; allocations per
+request), the connections the generator opened, and the requests in
+flight over time. The report (a table, or one JSON object per run and
+line with -json) counts sent = completed + refused (503) + failed +
+dropped, and gives the TTFT and total latency percentiles (exact, from
+every sample).
 
 Leak check: after the run, GET /v1/budget is polled until in_flight and
 queued are 0 (at most -drain-wait); the final figures are reported.

@@ -119,6 +119,21 @@ func TestLoadStreamOpenLoop(t *testing.T) {
 	if rep.Bytes == 0 {
 		t.Error("no bytes counted")
 	}
+	// Where the time went: every request sent has its send lag, every
+	// refusal and every answer its wait for the first byte, a part of
+	// its latency.
+	if rep.SendLag.Count != rep.Sent-rep.Dropped || rep.RefusedWait.Count != rep.Refused ||
+		rep.RefusedWait.Max > rep.RefusedLatency.Max || rep.WaitByCache["HIT"].Count != rep.Cache["HIT"] ||
+		rep.WaitByCache["HIT"].Max > rep.TotalByCache["HIT"].Max || rep.WaitByCache["MISS"].Count != rep.Cache["MISS"] {
+		t.Errorf("send lag %+v; refused %+v, wait %+v; wait by cache %+v, total by cache %+v",
+			rep.SendLag, rep.RefusedLatency, rep.RefusedWait, rep.WaitByCache, rep.TotalByCache)
+	}
+	// A refusal leaves its connection open for the next request: the
+	// generator opens about one connection per request in flight, not
+	// one per refusal.
+	if rep.Dials < 1 || rep.Dials > rep.PeakInflight+2 || rep.Dials >= int64(rep.Refused) {
+		t.Errorf("%d connections opened for %d requests (%d refused), peak in flight %d", rep.Dials, rep.Sent, rep.Refused, rep.PeakInflight)
+	}
 }
 
 func TestLoadChatAndTasks(t *testing.T) {
@@ -157,7 +172,7 @@ func TestLoadChatAndTasks(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	for _, want := range []string{"sluice load · stream", "sent 4 = completed", "hit ratio 0.0%", "BYPASS",
-		"latency (ms)", "p99", "ttft", "total", "in_flight 0", "drained in"} {
+		"latency (ms)", "p99", "ttft", "total", "send lag", "wait BYPASS", "connections opened", "in_flight 0", "drained in"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q", want)
 		}

@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"slices"
 	"sort"
@@ -172,6 +173,13 @@ type loadSample struct {
 	ttft     time.Duration
 	total    time.Duration
 	bytes    int64
+	// Where the time went: lag, from the scheduled send to the request's
+	// goroutine sending it (the generator's own delay, counted in every
+	// latency); wait, of the first request, from a connection in hand to
+	// the first byte of the answer (the write, the server's time and the
+	// wake-ups at both ends, without the generator's lag or its reading
+	// of the answer); 0 when no answer came.
+	lag, wait time.Duration
 }
 
 // outcome is the one bucket a sample counts in.
@@ -220,16 +228,20 @@ func (c countingReader) Read(p []byte) (int, error) {
 
 // do sends one request and reads its answer to the end. Its latencies
 // are measured from start, the time the schedule sent it at.
-func (l *loader) do(ctx context.Context, prompt string, start time.Time) (s loadSample) {
+func (l *loader) do(ctx context.Context, body []byte, start time.Time) (s loadSample) {
 	s.sent = true
+	s.lag = time.Since(start)
 	defer func() {
 		if s.total == 0 {
 			s.total = time.Since(start)
 		}
 	}()
+	w := new(waitTimer)
+	ctx = httptrace.WithClientTrace(ctx, w.trace(start))
+	defer func() { s.wait = time.Duration(w.wait.Load()) }()
 	switch l.cfg.Endpoint {
 	case "stream":
-		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/stream", l.taskBody(prompt))
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/stream", body)
 		if !ok {
 			return s
 		}
@@ -237,7 +249,7 @@ func (l *loader) do(ctx context.Context, prompt string, start time.Time) (s load
 		s.cache = resp.Header.Get("X-Cache")
 		l.readTaskEvents(ctx, &s, resp.Body, start)
 	case "tasks":
-		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/tasks", l.taskBody(prompt))
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/tasks", body)
 		if !ok {
 			return s
 		}
@@ -260,7 +272,7 @@ func (l *loader) do(ctx context.Context, prompt string, start time.Time) (s load
 		defer ev.Body.Close()
 		l.readTaskEvents(ctx, &s, ev.Body, start)
 	case "chat":
-		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/chat/completions", l.chatBody(prompt))
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/chat/completions", body)
 		if !ok {
 			return s
 		}
@@ -268,7 +280,7 @@ func (l *loader) do(ctx context.Context, prompt string, start time.Time) (s load
 		s.cache = resp.Header.Get("X-Cache")
 		l.readChat(ctx, &s, resp.Body, start)
 	case "responses":
-		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/responses", l.responsesBody(prompt))
+		resp, ok := l.send(ctx, &s, http.MethodPost, "/v1/responses", body)
 		if !ok {
 			return s
 		}
@@ -277,6 +289,40 @@ func (l *loader) do(ctx context.Context, prompt string, start time.Time) (s load
 		l.readResponses(ctx, &s, resp.Body, start)
 	}
 	return s
+}
+
+// waitTimer times the first request of a sample: from the connection in
+// hand (GotConn, on the request's goroutine) to the first byte of the
+// answer (GotFirstResponseByte, on the transport's read loop, which gets
+// the request after GotConn). wait is atomic: after a timeout the read
+// loop may still set it while the sample is read.
+type waitTimer struct {
+	conn time.Duration // since the scheduled send; set once, on the request's goroutine
+	wait atomic.Int64  // nanoseconds; 0 until the first byte
+}
+
+func (w *waitTimer) trace(start time.Time) *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) {
+			if w.conn == 0 {
+				w.conn = time.Since(start)
+			}
+		},
+		GotFirstResponseByte: func() {
+			w.wait.CompareAndSwap(0, int64(time.Since(start)-w.conn))
+		},
+	}
+}
+
+// body is the first request's body for a prompt.
+func (l *loader) body(prompt string) []byte {
+	switch l.cfg.Endpoint {
+	case "chat":
+		return l.chatBody(prompt)
+	case "responses":
+		return l.responsesBody(prompt)
+	}
+	return l.taskBody(prompt)
 }
 
 // drainClose reads what little may follow the end of a stream (the end of
@@ -599,9 +645,14 @@ func RunRates(ctx context.Context, stop func(), cfg Config, rates []float64, std
 // runOne runs one load and prints its report; rep is nil when nothing
 // was sent (the server unreachable).
 func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writer) (*Report, int) {
+	var dials atomic.Int64 // connections opened: a refusal must not cost one
+	dial := (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return dial(ctx, network, addr)
+		},
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConns:        0,
 		MaxIdleConnsPerHost: min(cfg.MaxInflight, 1024),
@@ -652,6 +703,7 @@ func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writ
 	fmt.Fprintf(stderr, "sluice: load: %d requests to %s %s at %g/s over %s (timeout %s, max in flight %d)\n",
 		n, cfg.Server, cfg.Endpoint, cfg.Rate, cfg.Duration, cfg.Timeout, cfg.MaxInflight)
 
+	dials0 := dials.Load()
 	start := time.Now()
 	// The run ends at duration + timeout at the latest, or on Ctrl-C.
 	runCtx, cancelRun := context.WithDeadline(ctx, start.Add(cfg.Duration+cfg.Timeout))
@@ -677,12 +729,10 @@ func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writ
 schedule:
 	for i := range n {
 		prompt, rep := gen.Next() // before any drop: the sequence stays the seed's
+		body := l.body(prompt)    // ready before its send time, not counted in its latency
 		due := cfg.dueAt(i)
 		if wait := due - time.Since(start); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-runCtx.Done():
+			if !waitUntil(runCtx, timer, start.Add(due)) {
 				interrupted = true
 				break schedule
 			}
@@ -705,7 +755,7 @@ schedule:
 			defer inflight.Add(-1)
 			rctx, cancel := context.WithTimeout(runCtx, cfg.Timeout)
 			defer cancel()
-			samples[i] = l.do(rctx, prompt, start.Add(due))
+			samples[i] = l.do(rctx, body, start.Add(due))
 			samples[i].due = due
 		})
 	}
@@ -728,6 +778,7 @@ schedule:
 	rep.Elapsed = seconds(elapsed)
 	rep.ScheduleLagMax = millis(lagMax)
 	rep.PeakInflight = peak
+	rep.Dials = dials.Load() - dials0
 	rep.InflightSeries = *series
 	// The window over which requests arrived: from the start to the
 	// slot after the last arrival (exactly -duration when on time).
@@ -895,6 +946,16 @@ type Report struct {
 	ServerCPUPerRequest float64                   `json:"server_cpu_us_per_request"` // ServerCPU per completed or refused request, µs
 	ServerRuntime       *RuntimeReport            `json:"server_runtime,omitempty"`  // the server's scheduling latency, GC pauses and cycles during the run (GET /metrics)
 	InflightSeries      []InflightPoint           `json:"inflight_series,omitempty"`
+	// Where the time went, each part of the latencies above: SendLag,
+	// from the scheduled send to the request's goroutine sending it (the
+	// generator's own delay, every request sent); RefusedWait and
+	// WaitByCache (completed answers), from a connection in hand to the
+	// first byte of the answer (the server's time and the wake-ups of
+	// both ends, without the generator's lag or its reading).
+	SendLag     LatencySummary            `json:"send_lag_ms"`
+	RefusedWait LatencySummary            `json:"refused_wait_ms"`
+	WaitByCache map[string]LatencySummary `json:"wait_ms_by_cache"`
+	Dials       int64                     `json:"dials"` // connections the generator opened during the run
 }
 
 // LatencySummary are exact percentiles (nearest rank) of every sample,
@@ -931,12 +992,16 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 		Status: map[string]int{}, Refusals: map[string]int{}, Failures: map[string]int{},
 		FailureExamples: map[string]string{}, Terminal: map[string]int{}, ErrorCodes: map[string]int{},
 		Cache: map[string]int{}, TTFTByCache: map[string]LatencySummary{}, TotalByCache: map[string]LatencySummary{},
+		WaitByCache: map[string]LatencySummary{},
 	}
-	var ttft, total, refused []time.Duration
-	byCache, totalByCache := map[string][]time.Duration{}, map[string][]time.Duration{}
+	var ttft, total, refused, lag, refusedWait []time.Duration
+	byCache, totalByCache, waitByCache := map[string][]time.Duration{}, map[string][]time.Duration{}, map[string][]time.Duration{}
 	for i := range samples {
 		s := &samples[i]
 		r.Bytes += s.bytes
+		if s.sent {
+			lag = append(lag, s.lag)
+		}
 		if s.status != 0 {
 			r.Status[strconv.Itoa(s.status)]++
 		}
@@ -948,6 +1013,9 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 			r.Refused++
 			r.Refusals[s.code]++
 			refused = append(refused, s.total)
+			if s.wait > 0 {
+				refusedWait = append(refusedWait, s.wait)
+			}
 			continue
 		case "failed":
 			r.Failed++
@@ -960,6 +1028,9 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 			total = append(total, s.total)
 			if s.cache != "" {
 				totalByCache[s.cache] = append(totalByCache[s.cache], s.total)
+				if s.wait > 0 {
+					waitByCache[s.cache] = append(waitByCache[s.cache], s.wait)
+				}
 			}
 		}
 		if s.terminal != "" {
@@ -991,6 +1062,10 @@ func buildLoadReport(cfg Config, samples []loadSample, repeats int) *Report {
 	}
 	for k, v := range totalByCache {
 		r.TotalByCache[k] = summarize(v)
+	}
+	r.SendLag, r.RefusedWait = summarize(lag), summarize(refusedWait)
+	for k, v := range waitByCache {
+		r.WaitByCache[k] = summarize(v)
 	}
 	return r
 }
@@ -1037,8 +1112,8 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "requests\tsent %d = completed %d + refused %d + failed %d + dropped %d\n",
 		r.Sent, r.Completed, r.Refused, r.Failed, r.Dropped)
-	fmt.Fprintf(tw, "rate\toffered %.1f/s · sent to the server %.1f/s · schedule lag max %.1fms · peak in flight %d\n",
-		r.OfferedRate, r.AchievedRate, r.ScheduleLagMax, r.PeakInflight)
+	fmt.Fprintf(tw, "rate\toffered %.1f/s · sent to the server %.1f/s · schedule lag max %.1fms · peak in flight %d · %d connections opened\n",
+		r.OfferedRate, r.AchievedRate, r.ScheduleLagMax, r.PeakInflight, r.Dials)
 	if r.ServerCPU > 0 {
 		fmt.Fprintf(tw, "server cpu\t%.3fs · %.1fµs per request\n", r.ServerCPU, r.ServerCPUPerRequest)
 	}
@@ -1080,6 +1155,14 @@ func writeLoadReport(w io.Writer, cfg Config, r *Report) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.TotalByCache)) {
 		row("total "+k, r.TotalByCache[k])
+	}
+	// The parts: the generator's lag, and the wait for the first byte.
+	row("send lag", r.SendLag)
+	if r.RefusedWait.Count > 0 {
+		row("wait refused", r.RefusedWait)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.WaitByCache)) {
+		row("wait "+k, r.WaitByCache[k])
 	}
 	_ = tw.Flush()
 

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -133,5 +134,33 @@ func TestAdaptiveSegmentsCountEachCapacitysOwn429s(t *testing.T) {
 	}
 	if b.Capacity != 10 || b.SettledAfter != -1 || b.Requests != 0 || b.Rejected != 0 {
 		t.Errorf("capacity 10: %+v, want never settled (13 > 12 at the end)", b)
+	}
+}
+
+// TestWaitUntil: the schedule's wait never ends before the send time
+// (the Go timer takes it close, a precise sleep the rest), ends at once
+// for a time already past, and ends early, false, when the run ends.
+func TestWaitUntil(t *testing.T) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for _, d := range []time.Duration{-time.Second, 0, 500 * time.Microsecond, timerSlack, 3 * timerSlack} {
+		at := time.Now().Add(d)
+		if !waitUntil(context.Background(), timer, at) {
+			t.Fatalf("%s: false without an end", d)
+		}
+		if now := time.Now(); now.Before(at) {
+			t.Errorf("%s: returned %s before the time", d, at.Sub(now))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool)
+	go func() { done <- waitUntil(ctx, timer, time.Now().Add(time.Hour)) }()
+	cancel()
+	if <-done {
+		t.Error("true after the run ended")
+	}
+	cancel()
+	if waitUntil(ctx, timer, time.Now().Add(time.Millisecond)) {
+		t.Error("true within the slack after the run ended")
 	}
 }

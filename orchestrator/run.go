@@ -91,7 +91,7 @@ func (o *Orchestrator) settle(p *pipeline.Permit, d time.Duration) {
 
 // run is the task goroutine: it owns the slot and the upstream call, and
 // ends the task exactly once.
-func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.Namespace, hops []hop, s *slot, mode Mode) {
+func (o *Orchestrator) run(ctx context.Context, t *Task, req *Request, ns cache.Namespace, hops []hop, s *slot, mode Mode) {
 	log := o.log.With("task_id", t.ID)
 	defer s.release()
 	defer func() {
@@ -191,7 +191,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 // first attempt and at most Config.MaxRetries retries before any output,
 // each with the breaker's permission; a retry gives the slot back while
 // it waits and takes it again. It returns the last attempt's error.
-func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s *slot, mode Mode, emit func(upstream.Chunk), log *slog.Logger) error {
+func (o *Orchestrator) call(ctx context.Context, t *Task, req *Request, h hop, s *slot, mode Mode, emit func(upstream.Chunk), log *slog.Logger) error {
 	r := h.r
 	upReq := upstream.Request{Model: cmp.Or(h.model, req.Model), Messages: req.Messages, MaxTokens: req.MaxTokens, Sampling: req.Sampling}
 	var err error
@@ -210,7 +210,13 @@ func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s 
 		defer done(pipeline.Ignore)
 		var cut bool
 		s.sent = time.Now()
-		cut, err = o.attempt(ctx, r, upReq, emit, log)
+		if em, ok := r.up.(upstream.Emitter); ok {
+			// Not through attempt: the call runs on this goroutine, and
+			// a waiting task's stack stays within 4 KiB without the frame.
+			cut, err = attemptOn(ctx, r, em, &upReq, emit, log)
+		} else {
+			cut, err = o.attempt(ctx, r, upReq, emit, log)
+		}
 		if cut {
 			s.settle = r.settle
 		}
@@ -299,6 +305,37 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 		}
 	}
 	return cut, err
+}
+
+// attemptOn is attempt for an upstream that is an Emitter: the call runs
+// on the task's goroutine (pipeline.WatchCall), with no goroutine, channel
+// or read-ahead of its own, and its chunks go to emit as they are read.
+// The outcomes are attempt's: a panicking upstream client is an error
+// (and a cut call), and a panic in emit is the task's, as on the channel
+// path. There is no stop grace: the Emitters (the OpenAI client, the
+// simulated model) return as soon as their context is done.
+func attemptOn(ctx context.Context, r *route, em upstream.Emitter, req *upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
+	var emitting, panicked bool
+	stopped, err := pipeline.WatchCall(ctx, pipeline.WatchConfig{TTFT: r.ttft, Idle: r.idle},
+		func(actx context.Context, relay func(upstream.Chunk) error) (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					if emitting {
+						panic(p) // emit's own: the task's recover reports it
+					}
+					log.Error("upstream client panicked", "panic", p, "stack", string(debug.Stack()))
+					panicked = true
+					err = fmt.Errorf("orchestrator: upstream panic: %v", p)
+				}
+			}()
+			return em.StreamTo(actx, *req, relay)
+		},
+		func(c upstream.Chunk) {
+			emitting = true
+			emit(c)
+			emitting = false
+		})
+	return stopped || panicked, err
 }
 
 // classify names an attempt's outcome for metrics and breakers.
@@ -475,7 +512,7 @@ func noticeHint(reason FinishReason) string {
 // end records the task's final state: the cache first (so that a client
 // who sees the end and asks again gets a hit), then the status, then the
 // transcript's terminal event.
-func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.Namespace, err error, log *slog.Logger) {
+func (o *Orchestrator) end(ctx context.Context, t *Task, req *Request, ns cache.Namespace, err error, log *slog.Logger) {
 	if !t.ended.CompareAndSwap(false, true) {
 		// A panic after the end (in an observer, say) must not end the
 		// task a second time.

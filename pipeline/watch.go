@@ -95,16 +95,19 @@ func Watch[T any](ctx context.Context, cfg WatchConfig, in <-chan T, done <-chan
 //
 // call must return promptly once its context is done, and when relay
 // returns an error (a watchdog fired: the item was not relayed), call
-// must stop relaying and return (it may return that error). A call that
-// returns nil has ended on its own, whatever the watchdogs did meanwhile.
+// must stop relaying and return (it may return that error; whatever it
+// returns, WatchCall returns the watchdog's). A call that returns nil
+// otherwise has ended on its own, whatever the watchdogs did meanwhile.
 func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx context.Context, relay func(T) error) error, emit func(T)) (stopped bool, err error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	w := watchdog{cancel: cancel, first: true}
 	defer w.stop() // also when call panics
 	w.arm(cfg.TTFT)
+	refused := false
 	err = call(cctx, func(item T) error {
-		if w.disarm() {
+		if refused || w.disarm() {
+			refused = true
 			return w.err()
 		}
 		w.first = false
@@ -113,6 +116,9 @@ func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx contex
 		return nil
 	})
 	w.disarm()
+	if refused {
+		return true, w.err() // an item was lost: never a whole answer
+	}
 	if err == nil || cctx.Err() == nil {
 		return false, err
 	}

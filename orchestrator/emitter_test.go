@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -52,7 +53,7 @@ func (e emitterOver) StreamTo(ctx context.Context, req upstream.Request, emit fu
 				done <- fakePanic{p}
 			}
 		}()
-		done <- e.Upstream.Stream(ctx, req, out)
+		done <- e.Stream(ctx, req, out)
 	}()
 	for {
 		select {
@@ -63,7 +64,8 @@ func (e emitterOver) StreamTo(ctx context.Context, req upstream.Request, emit fu
 				return err
 			}
 		case err := <-done:
-			if p, ok := err.(fakePanic); ok {
+			var p fakePanic
+			if errors.As(err, &p) {
 				panic(p.v)
 			}
 			return err

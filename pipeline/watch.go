@@ -122,7 +122,7 @@ func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx contex
 	if err == nil || cctx.Err() == nil {
 		return false, err
 	}
-	if context.Cause(cctx) == errFired {
+	if errors.Is(context.Cause(cctx), errFired) {
 		return true, w.err()
 	}
 	if cerr := ctx.Err(); cerr != nil {

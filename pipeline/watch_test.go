@@ -220,7 +220,7 @@ func TestWatchCallDropsAnItemAfterTheWatchdog(t *testing.T) {
 			n := 0
 			var relayErr error
 			stopped, err := pipeline.WatchCall(context.Background(), tc.cfg, func(ctx context.Context, relay func(int) error) error {
-				if tc.want == pipeline.ErrIdleTimeout {
+				if errors.Is(tc.want, pipeline.ErrIdleTimeout) {
 					if err := relay(0); err != nil {
 						return err
 					}
@@ -232,7 +232,7 @@ func TestWatchCallDropsAnItemAfterTheWatchdog(t *testing.T) {
 			if !errors.Is(relayErr, tc.want) || !errors.Is(err, tc.want) || !stopped {
 				t.Fatalf("relay %v, err %v, stopped %v", relayErr, err, stopped)
 			}
-			if want := map[bool]int{true: 1, false: 0}[tc.want == pipeline.ErrIdleTimeout]; n != want {
+			if want := map[bool]int{true: 1, false: 0}[errors.Is(tc.want, pipeline.ErrIdleTimeout)]; n != want {
 				t.Fatalf("relayed %d items, want %d", n, want)
 			}
 		})

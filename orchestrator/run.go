@@ -215,60 +215,81 @@ func (o *Orchestrator) call(ctx context.Context, t *Task, req *Request, h hop, s
 			// a waiting task's stack stays within 4 KiB without the frame.
 			cut, err = attemptOn(ctx, r, em, &upReq, emit, log)
 		} else {
-			cut, err = o.attempt(ctx, r, upReq, emit, log)
+			cut, err = o.attempt(ctx, r, &upReq, emit, log)
 		}
 		if cut {
 			s.settle = r.settle
 		}
-		outcome, status := classify(ctx, err)
-		bo := breakerOutcome(outcome, status, t.tr)
-		if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
-			r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: s.sent, At: time.Now()})
-			if outcome == OutcomeHTTPError {
-				// A 429 or 503 says "busy", which the adaptive limit
-				// answers: the breaker is for an upstream that fails.
-				bo = pipeline.Ignore
-			}
-		}
-		o.obs.UpstreamAttempt(r.name, string(outcome), status)
-		if status != 0 {
-			t.mu.Lock()
-			t.upstreamCode = status
-			t.mu.Unlock()
-		}
-		done(bo)
+		done(o.attempted(ctx, t, r, s, err))
 		if err == nil || errors.Is(err, upstream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
-		delay, ok := o.retryDelay(ctx, err)
-		if !ok {
+		var again bool
+		if again, err = o.retry(ctx, t, r, s, mode, err, log); !again {
 			break
 		}
-		log.Info("retrying upstream", "after_ms", delay.Milliseconds(), "cause", err.Error())
-		// The retry gives its slot back while it waits and takes its
-		// place in line again, like any other request.
-		s.release()
-		if !sleep(ctx, delay) {
-			err = ctx.Err()
-			break
-		}
-		if perr := o.reacquire(ctx, s, mode); perr != nil {
-			err = fmt.Errorf("orchestrator: retry found no budget: %w (after %w)", perr, err)
-			break
-		}
-		t.mu.Lock()
-		t.retries++
-		t.mu.Unlock()
-		o.obs.Retry(r.name)
 	}
 	return err
+}
+
+// attempted records an attempt's outcome (metrics, the adaptive limit,
+// the task's upstream status) and returns what the breaker is told. It
+// and retry are apart from call so that call's frame, on the stack of
+// every task that waits for its upstream, stays small.
+//
+//go:noinline
+func (o *Orchestrator) attempted(ctx context.Context, t *Task, r *route, s *slot, err error) pipeline.Outcome {
+	outcome, status := classify(ctx, err)
+	bo := breakerOutcome(outcome, status, t.tr)
+	if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
+		r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: s.sent, At: time.Now()})
+		if outcome == OutcomeHTTPError {
+			// A 429 or 503 says "busy", which the adaptive limit
+			// answers: the breaker is for an upstream that fails.
+			bo = pipeline.Ignore
+		}
+	}
+	o.obs.UpstreamAttempt(r.name, string(outcome), status)
+	if status != 0 {
+		t.mu.Lock()
+		t.upstreamCode = status
+		t.mu.Unlock()
+	}
+	return bo
+}
+
+// retry waits before the next attempt after err, with the slot given
+// back meanwhile, and takes a slot again: again is false when there is no
+// next attempt, and err is then the task's error.
+//
+//go:noinline
+func (o *Orchestrator) retry(ctx context.Context, t *Task, r *route, s *slot, mode Mode, err error, log *slog.Logger) (again bool, _ error) {
+	delay, ok := o.retryDelay(ctx, err)
+	if !ok {
+		return false, err
+	}
+	log.Info("retrying upstream", "after_ms", delay.Milliseconds(), "cause", err.Error())
+	// The retry gives its slot back while it waits and takes its
+	// place in line again, like any other request.
+	s.release()
+	if !sleep(ctx, delay) {
+		return false, ctx.Err()
+	}
+	if perr := o.reacquire(ctx, s, mode); perr != nil {
+		return false, fmt.Errorf("orchestrator: retry found no budget: %w (after %w)", perr, err)
+	}
+	t.mu.Lock()
+	t.retries++
+	t.mu.Unlock()
+	o.obs.Retry(r.name)
+	return true, err
 }
 
 // attempt makes one upstream call under the watchdogs, relaying chunks to
 // emit, and returns once the upstream call has stopped (or stopGrace). cut
 // reports that the call had not ended on its own when it was stopped (a
 // watchdog, a cancel): its slot waits CutSettle before it is free.
-func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
+func (o *Orchestrator) attempt(ctx context.Context, r *route, req *upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The upstream client reads ahead by up to relayBuffer chunks (Watch
@@ -286,7 +307,7 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 				done <- fmt.Errorf("orchestrator: upstream panic: %v", p)
 			}
 		}()
-		uerr := r.up.Stream(actx, req, in)
+		uerr := r.up.Stream(actx, *req, in)
 		ended.Store(true)
 		done <- uerr
 	}()

@@ -215,7 +215,7 @@ func (o *Orchestrator) call(ctx context.Context, t *Task, req *Request, h hop, s
 			// a waiting task's stack stays within 4 KiB without the frame.
 			cut, err = attemptOn(ctx, r, em, &upReq, emit, log)
 		} else {
-			cut, err = o.attempt(ctx, r, &upReq, emit, log)
+			cut, err = o.attempt(ctx, r, upReq, emit, log)
 		}
 		if cut {
 			s.settle = r.settle
@@ -289,7 +289,7 @@ func (o *Orchestrator) retry(ctx context.Context, t *Task, r *route, s *slot, mo
 // emit, and returns once the upstream call has stopped (or stopGrace). cut
 // reports that the call had not ended on its own when it was stopped (a
 // watchdog, a cancel): its slot waits CutSettle before it is free.
-func (o *Orchestrator) attempt(ctx context.Context, r *route, req *upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
+func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The upstream client reads ahead by up to relayBuffer chunks (Watch
@@ -307,7 +307,7 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req *upstream.Requ
 				done <- fmt.Errorf("orchestrator: upstream panic: %v", p)
 			}
 		}()
-		uerr := r.up.Stream(actx, *req, in)
+		uerr := r.up.Stream(actx, req, in)
 		ended.Store(true)
 		done <- uerr
 	}()

@@ -393,7 +393,7 @@ func (o *Orchestrator) submit(ctx context.Context, req Request, mode Mode) (*Tas
 	go func() {
 		defer o.running.Done()
 		defer cancel(nil) // detach from root once final
-		o.run(cctx, t, req, ns, hops, sl, mode)
+		o.run(cctx, t, &req, ns, hops, sl, mode)
 	}()
 	if o.shared != nil {
 		o.share(t)

@@ -91,7 +91,7 @@ func (o *Orchestrator) settle(p *pipeline.Permit, d time.Duration) {
 
 // run is the task goroutine: it owns the slot and the upstream call, and
 // ends the task exactly once.
-func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.Namespace, hops []hop, s *slot, mode Mode) {
+func (o *Orchestrator) run(ctx context.Context, t *Task, req *Request, ns cache.Namespace, hops []hop, s *slot, mode Mode) {
 	log := o.log.With("task_id", t.ID)
 	defer s.release()
 	defer func() {
@@ -191,7 +191,7 @@ func (o *Orchestrator) run(ctx context.Context, t *Task, req Request, ns cache.N
 // first attempt and at most Config.MaxRetries retries before any output,
 // each with the breaker's permission; a retry gives the slot back while
 // it waits and takes it again. It returns the last attempt's error.
-func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s *slot, mode Mode, emit func(upstream.Chunk), log *slog.Logger) error {
+func (o *Orchestrator) call(ctx context.Context, t *Task, req *Request, h hop, s *slot, mode Mode, emit func(upstream.Chunk), log *slog.Logger) error {
 	r := h.r
 	upReq := upstream.Request{Model: cmp.Or(h.model, req.Model), Messages: req.Messages, MaxTokens: req.MaxTokens, Sampling: req.Sampling}
 	var err error
@@ -210,52 +210,79 @@ func (o *Orchestrator) call(ctx context.Context, t *Task, req Request, h hop, s 
 		defer done(pipeline.Ignore)
 		var cut bool
 		s.sent = time.Now()
-		cut, err = o.attempt(ctx, r, upReq, emit, log)
+		if em, ok := r.up.(upstream.Emitter); ok {
+			// Not through attempt: the call runs on this goroutine, and
+			// a waiting task's stack stays within 4 KiB without the frame.
+			cut, err = attemptOn(ctx, r, em, &upReq, emit, log)
+		} else {
+			cut, err = o.attempt(ctx, r, upReq, emit, log)
+		}
 		if cut {
 			s.settle = r.settle
 		}
-		outcome, status := classify(ctx, err)
-		bo := breakerOutcome(outcome, status, t.tr)
-		if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
-			r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: s.sent, At: time.Now()})
-			if outcome == OutcomeHTTPError {
-				// A 429 or 503 says "busy", which the adaptive limit
-				// answers: the breaker is for an upstream that fails.
-				bo = pipeline.Ignore
-			}
-		}
-		o.obs.UpstreamAttempt(r.name, string(outcome), status)
-		if status != 0 {
-			t.mu.Lock()
-			t.upstreamCode = status
-			t.mu.Unlock()
-		}
-		done(bo)
+		done(o.attempted(ctx, t, r, s, err))
 		if err == nil || errors.Is(err, upstream.ErrLength) || attempt >= o.cfg.MaxRetries || !retryable(err) || hasOutput(t.tr) {
 			break
 		}
-		delay, ok := o.retryDelay(ctx, err)
-		if !ok {
+		var again bool
+		if again, err = o.retry(ctx, t, r, s, mode, err, log); !again {
 			break
 		}
-		log.Info("retrying upstream", "after_ms", delay.Milliseconds(), "cause", err.Error())
-		// The retry gives its slot back while it waits and takes its
-		// place in line again, like any other request.
-		s.release()
-		if !sleep(ctx, delay) {
-			err = ctx.Err()
-			break
-		}
-		if perr := o.reacquire(ctx, s, mode); perr != nil {
-			err = fmt.Errorf("orchestrator: retry found no budget: %w (after %w)", perr, err)
-			break
-		}
-		t.mu.Lock()
-		t.retries++
-		t.mu.Unlock()
-		o.obs.Retry(r.name)
 	}
 	return err
+}
+
+// attempted records an attempt's outcome (metrics, the adaptive limit,
+// the task's upstream status) and returns what the breaker is told. It
+// and retry are apart from call so that call's frame, on the stack of
+// every task that waits for its upstream, stays small.
+//
+//go:noinline
+func (o *Orchestrator) attempted(ctx context.Context, t *Task, r *route, s *slot, err error) pipeline.Outcome {
+	outcome, status := classify(ctx, err)
+	bo := breakerOutcome(outcome, status, t.tr)
+	if r.adaptive != nil && overloadSignal(outcome, status, t.tr) {
+		r.adaptive.Observe(pipeline.Observation{Signal: pipeline.SignalOverload, Start: s.sent, At: time.Now()})
+		if outcome == OutcomeHTTPError {
+			// A 429 or 503 says "busy", which the adaptive limit
+			// answers: the breaker is for an upstream that fails.
+			bo = pipeline.Ignore
+		}
+	}
+	o.obs.UpstreamAttempt(r.name, string(outcome), status)
+	if status != 0 {
+		t.mu.Lock()
+		t.upstreamCode = status
+		t.mu.Unlock()
+	}
+	return bo
+}
+
+// retry waits before the next attempt after err, with the slot given
+// back meanwhile, and takes a slot again: again is false when there is no
+// next attempt, and err is then the task's error.
+//
+//go:noinline
+func (o *Orchestrator) retry(ctx context.Context, t *Task, r *route, s *slot, mode Mode, err error, log *slog.Logger) (again bool, _ error) {
+	delay, ok := o.retryDelay(ctx, err)
+	if !ok {
+		return false, err
+	}
+	log.Info("retrying upstream", "after_ms", delay.Milliseconds(), "cause", err.Error())
+	// The retry gives its slot back while it waits and takes its
+	// place in line again, like any other request.
+	s.release()
+	if !sleep(ctx, delay) {
+		return false, ctx.Err()
+	}
+	if perr := o.reacquire(ctx, s, mode); perr != nil {
+		return false, fmt.Errorf("orchestrator: retry found no budget: %w (after %w)", perr, err)
+	}
+	t.mu.Lock()
+	t.retries++
+	t.mu.Unlock()
+	o.obs.Retry(r.name)
+	return true, err
 }
 
 // attempt makes one upstream call under the watchdogs, relaying chunks to
@@ -299,6 +326,37 @@ func (o *Orchestrator) attempt(ctx context.Context, r *route, req upstream.Reque
 		}
 	}
 	return cut, err
+}
+
+// attemptOn is attempt for an upstream that is an Emitter: the call runs
+// on the task's goroutine (pipeline.WatchCall), with no goroutine, channel
+// or read-ahead of its own, and its chunks go to emit as they are read.
+// The outcomes are attempt's: a panicking upstream client is an error
+// (and a cut call), and a panic in emit is the task's, as on the channel
+// path. There is no stop grace: the Emitters (the OpenAI client, the
+// simulated model) return as soon as their context is done.
+func attemptOn(ctx context.Context, r *route, em upstream.Emitter, req *upstream.Request, emit func(upstream.Chunk), log *slog.Logger) (cut bool, err error) {
+	var emitting, panicked bool
+	stopped, err := pipeline.WatchCall(ctx, pipeline.WatchConfig{TTFT: r.ttft, Idle: r.idle},
+		func(actx context.Context, relay func(upstream.Chunk) error) (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					if emitting {
+						panic(p) // emit's own: the task's recover reports it
+					}
+					log.Error("upstream client panicked", "panic", p, "stack", string(debug.Stack()))
+					panicked = true
+					err = fmt.Errorf("orchestrator: upstream panic: %v", p)
+				}
+			}()
+			return em.StreamTo(actx, *req, relay)
+		},
+		func(c upstream.Chunk) {
+			emitting = true
+			emit(c)
+			emitting = false
+		})
+	return stopped || panicked, err
 }
 
 // classify names an attempt's outcome for metrics and breakers.
@@ -475,7 +533,7 @@ func noticeHint(reason FinishReason) string {
 // end records the task's final state: the cache first (so that a client
 // who sees the end and asks again gets a hit), then the status, then the
 // transcript's terminal event.
-func (o *Orchestrator) end(ctx context.Context, t *Task, req Request, ns cache.Namespace, err error, log *slog.Logger) {
+func (o *Orchestrator) end(ctx context.Context, t *Task, req *Request, ns cache.Namespace, err error, log *slog.Logger) {
 	if !t.ended.CompareAndSwap(false, true) {
 		// A panic after the end (in an observer, say) must not end the
 		// task a second time.

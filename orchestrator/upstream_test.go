@@ -20,15 +20,15 @@ import (
 const tol = 400 * time.Millisecond
 
 // newHTTPOrch returns an orchestrator whose upstream is a scripted HTTP
-// server.
-func newHTTPOrch(t *testing.T, cfg orchestrator.Config) (*orchestrator.Orchestrator, *upstreamtest.Server) {
+// server, called the way p calls it (httpPaths).
+func newHTTPOrch(t *testing.T, p path, cfg orchestrator.Config) (*orchestrator.Orchestrator, *upstreamtest.Server) {
 	t.Helper()
 	srv := upstreamtest.NewServer(t)
 	up, err := upstream.NewOpenAI(upstream.OpenAIConfig{BaseURL: srv.URL(), Name: "fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newOrch(t, cfg, up, nil), srv
+	return newOrch(t, cfg, p.wrap(up), nil), srv
 }
 
 // waitGateIdle waits until o's gate holds no slot and no waiter, and has
@@ -69,51 +69,56 @@ func TestTimeouts(t *testing.T) {
 		{"stall mid-stream", upstreamtest.Script{Chunks: []string{"a", "b", "c", "d"}, StallAfterChunks: 2, KeepAlives: true}, orchestrator.StatusPartial, orchestrator.FinishIdleTimeout, orchestrator.EventPartial, "ab", idle},
 		{"total cap", upstreamtest.Script{Chunks: manyChunks(100, "s"), Gap: 100 * time.Millisecond}, orchestrator.StatusPartial, orchestrator.FinishDeadline, orchestrator.EventPartial, "", total},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			o, up := newHTTPOrch(t, orchestrator.Config{TTFTTimeout: ttft, IdleTimeout: idle, TotalTimeout: total})
-			up.SetScript(tc.script)
-			start := time.Now()
-			task, err := o.Submit(context.Background(), orchestrator.Request{Question: "t", Messages: []upstream.Message{{Role: "user", Content: "t"}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			deltas, end := readAll(t, task)
-			took := time.Since(start)
-			if orchestrator.Event(end.Event) != tc.event {
-				t.Fatalf("terminal %+v", end)
-			}
-			v := wait(t, task)
-			if v.Status != tc.status || v.FinishReason != string(tc.reason) {
-				t.Fatalf("task %+v", v)
-			}
-			if tc.text != "" && v.Text != tc.text {
-				t.Fatalf("text %q, want %q", v.Text, tc.text)
-			}
-			if tc.status == orchestrator.StatusPartial {
-				// The code of a cut is its finish reason.
-				if !strings.HasPrefix(end.Notice, "The answer was cut short") || end.Code != string(tc.reason) || v.Text == "" || v.Text != strings.Join(deltas, "") {
-					t.Fatalf("partial without notice or text: %+v / %q", end, v.Text)
-				}
-			} else if v.Error == nil || v.Error.Code != orchestrator.CodeTTFTTimeout || end.Code != orchestrator.CodeTTFTTimeout {
-				t.Fatalf("error %+v, end %+v", v.Error, end)
-			}
-			// On time: not before its bound, not much after.
-			lo := tc.firesAfter
-			if tc.reason == orchestrator.FinishIdleTimeout {
-				lo = idle // measured from the last chunk, which came at once
-			}
-			if took < lo || took > lo+tol {
-				t.Fatalf("ended after %v, want %v (+%v)", took, lo, tol)
-			}
-			waitGateIdle(t, o)
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := up.WaitIdle(ctx); err != nil {
-				t.Fatalf("upstream call not cancelled: %v", err)
+	for _, p := range httpPaths {
+		t.Run(p.name, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					o, up := newHTTPOrch(t, p, orchestrator.Config{TTFTTimeout: ttft, IdleTimeout: idle, TotalTimeout: total})
+					up.SetScript(tc.script)
+					start := time.Now()
+					task, err := o.Submit(context.Background(), orchestrator.Request{Question: "t", Messages: []upstream.Message{{Role: "user", Content: "t"}}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					deltas, end := readAll(t, task)
+					took := time.Since(start)
+					if orchestrator.Event(end.Event) != tc.event {
+						t.Fatalf("terminal %+v", end)
+					}
+					v := wait(t, task)
+					if v.Status != tc.status || v.FinishReason != string(tc.reason) {
+						t.Fatalf("task %+v", v)
+					}
+					if tc.text != "" && v.Text != tc.text {
+						t.Fatalf("text %q, want %q", v.Text, tc.text)
+					}
+					if tc.status == orchestrator.StatusPartial {
+						// The code of a cut is its finish reason.
+						if !strings.HasPrefix(end.Notice, "The answer was cut short") || end.Code != string(tc.reason) || v.Text == "" || v.Text != strings.Join(deltas, "") {
+							t.Fatalf("partial without notice or text: %+v / %q", end, v.Text)
+						}
+					} else if v.Error == nil || v.Error.Code != orchestrator.CodeTTFTTimeout || end.Code != orchestrator.CodeTTFTTimeout {
+						t.Fatalf("error %+v, end %+v", v.Error, end)
+					}
+					// On time: not before its bound, not much after.
+					lo := tc.firesAfter
+					if tc.reason == orchestrator.FinishIdleTimeout {
+						lo = idle // measured from the last chunk, which came at once
+					}
+					if took < lo || took > lo+tol {
+						t.Fatalf("ended after %v, want %v (+%v)", took, lo, tol)
+					}
+					waitGateIdle(t, o)
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					if err := up.WaitIdle(ctx); err != nil {
+						t.Fatalf("upstream call not cancelled: %v", err)
+					}
+				})
 			}
 		})
 	}
+
 }
 
 // TestUpstreamFailures: what is retried (before any output, at most once:
@@ -163,35 +168,40 @@ func TestUpstreamFailures(t *testing.T) {
 			return upstreamtest.Script{Status: 500}
 		}, orchestrator.StatusFailed, orchestrator.FinishUpstreamError, "", 1, 0},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			o, up := newHTTPOrch(t, orchestrator.Config{RetryBackoff: 20 * time.Millisecond, TotalTimeout: 10 * time.Second})
-			up.SetHandler(func(_ upstreamtest.ChatRequest, n int) upstreamtest.Script { return tc.script(n) })
-			start := time.Now()
-			task, err := o.Submit(context.Background(), orchestrator.Request{Question: "f", Messages: []upstream.Message{{Role: "user", Content: "f"}}})
-			if err != nil {
-				t.Fatal(err)
+	for _, p := range httpPaths {
+		t.Run(p.name, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					o, up := newHTTPOrch(t, p, orchestrator.Config{RetryBackoff: 20 * time.Millisecond, TotalTimeout: 10 * time.Second})
+					up.SetHandler(func(_ upstreamtest.ChatRequest, n int) upstreamtest.Script { return tc.script(n) })
+					start := time.Now()
+					task, err := o.Submit(context.Background(), orchestrator.Request{Question: "f", Messages: []upstream.Message{{Role: "user", Content: "f"}}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					deltas, end := readAll(t, task)
+					v := wait(t, task)
+					if v.Status != tc.status || v.FinishReason != string(tc.reason) || v.Text != tc.text || v.Retries != tc.retries {
+						t.Fatalf("task %+v", v)
+					}
+					if up.Requests() != tc.requests {
+						t.Fatalf("upstream requests %d, want %d", up.Requests(), tc.requests)
+					}
+					if got := strings.Join(deltas, ""); got != v.Text {
+						t.Fatalf("stream text %q != task text %q", got, v.Text)
+					}
+					if tc.status == orchestrator.StatusFailed && (orchestrator.Event(end.Event) != orchestrator.EventError || v.Error == nil || v.Error.Code != orchestrator.CodeUpstreamError) {
+						t.Fatalf("failure shape: %+v %+v", end, v.Error)
+					}
+					if strings.Contains(tc.name, "Retry-After") && time.Since(start) < time.Second {
+						t.Fatalf("Retry-After: 1 not honoured: retried after %v", time.Since(start))
+					}
+					waitGateIdle(t, o)
+				})
 			}
-			deltas, end := readAll(t, task)
-			v := wait(t, task)
-			if v.Status != tc.status || v.FinishReason != string(tc.reason) || v.Text != tc.text || v.Retries != tc.retries {
-				t.Fatalf("task %+v", v)
-			}
-			if up.Requests() != tc.requests {
-				t.Fatalf("upstream requests %d, want %d", up.Requests(), tc.requests)
-			}
-			if got := strings.Join(deltas, ""); got != v.Text {
-				t.Fatalf("stream text %q != task text %q", got, v.Text)
-			}
-			if tc.status == orchestrator.StatusFailed && (orchestrator.Event(end.Event) != orchestrator.EventError || v.Error == nil || v.Error.Code != orchestrator.CodeUpstreamError) {
-				t.Fatalf("failure shape: %+v %+v", end, v.Error)
-			}
-			if strings.Contains(tc.name, "Retry-After") && time.Since(start) < time.Second {
-				t.Fatalf("Retry-After: 1 not honoured: retried after %v", time.Since(start))
-			}
-			waitGateIdle(t, o)
 		})
 	}
+
 }
 
 // TestUnreachableUpstreamIsNotNamedToClients: a connection error names

@@ -80,3 +80,108 @@ func Watch[T any](ctx context.Context, cfg WatchConfig, in <-chan T, done <-chan
 		}
 	}
 }
+
+// WatchCall is Watch for a producer that runs on the caller's goroutine,
+// without a goroutine or a channel of its own: it calls call with a
+// context that the watchdogs cancel and a relay that passes each item to
+// emit, in order, on the caller's goroutine. The watchdogs are a timer
+// each (TTFT, then Idle from the end of each emit) that cancels call's
+// context when it fires.
+//
+// It returns what Watch would: call's result when call ends on its own,
+// ErrTTFTTimeout or ErrIdleTimeout when a watchdog fires first, ctx's
+// error when ctx ends first. stopped reports the last two: call did not
+// end on its own but was stopped.
+//
+// call must return promptly once its context is done, and when relay
+// returns an error (a watchdog fired: the item was not relayed), call
+// must stop relaying and return (it may return that error; whatever it
+// returns, WatchCall returns the watchdog's). A call that returns nil
+// otherwise has ended on its own, whatever the watchdogs did meanwhile.
+func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx context.Context, relay func(T) error) error, emit func(T)) (stopped bool, err error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := watchdog{cancel: cancel, first: true}
+	defer w.stop() // also when call panics
+	w.arm(cfg.TTFT)
+	refused := false
+	err = call(cctx, func(item T) error {
+		if refused || w.disarm() {
+			refused = true
+			return w.err()
+		}
+		w.first = false
+		emit(item)
+		w.arm(cfg.Idle)
+		return nil
+	})
+	w.disarm()
+	if refused {
+		return true, w.err() // an item was lost: never a whole answer
+	}
+	if err == nil || cctx.Err() == nil {
+		return false, err
+	}
+	if errors.Is(context.Cause(cctx), errFired) {
+		return true, w.err()
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return true, cerr
+	}
+	return false, err
+}
+
+// errFired is the cause of WatchCall's context when a watchdog fired.
+var errFired = errors.New("pipeline: watchdog fired")
+
+// watchdog is WatchCall's timer. Only the caller's goroutine touches its
+// fields; the timer's function only cancels.
+type watchdog struct {
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	armed  bool // the timer is set and has not been stopped
+	first  bool // no item relayed yet: the TTFT watchdog
+}
+
+func (w *watchdog) arm(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.fire)
+	} else {
+		w.timer.Reset(d)
+	}
+	w.armed = true
+}
+
+func (w *watchdog) fire() { w.cancel(errFired) }
+
+func (w *watchdog) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// disarm stops the timer and reports whether it had fired. Then it
+// cancels the context itself, so that the cause is set by the time
+// disarm returns, whether or not the timer's function has run yet.
+func (w *watchdog) disarm() (fired bool) {
+	if !w.armed {
+		return false
+	}
+	w.armed = false
+	if w.timer.Stop() {
+		return false
+	}
+	w.cancel(errFired)
+	return true
+}
+
+// err is the error of the watchdog that was armed.
+func (w *watchdog) err() error {
+	if w.first {
+		return ErrTTFTTimeout
+	}
+	return ErrIdleTimeout
+}

@@ -122,3 +122,119 @@ func TestWatchRelaysWhatABufferedInHolds(t *testing.T) {
 		}
 	}
 }
+
+// callProducer is producer for WatchCall: it relays items with the given
+// gaps on the caller's goroutine, then returns err; ctx's error once ctx
+// is done, and the relay's error when it returns one.
+func callProducer(gaps []time.Duration, err error) func(context.Context, func(int) error) error {
+	return func(ctx context.Context, relay func(int) error) error {
+		for i, g := range gaps {
+			t := time.NewTimer(g)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+			if rerr := relay(i); rerr != nil {
+				return rerr
+			}
+		}
+		return err
+	}
+}
+
+// TestWatchCall is TestWatch's table for WatchCall: the same results,
+// items and watchdog timing; and stopped says when the call was stopped.
+func TestWatchCall(t *testing.T) {
+	const tol = 150 * time.Millisecond // scheduling tolerance on a shared machine
+	boom := errors.New("boom")
+	cases := []struct {
+		name     string
+		cfg      pipeline.WatchConfig
+		gaps     []time.Duration
+		end      error
+		want     error
+		wantN    int
+		fireNear time.Duration // when the watchdog should fire (0: n/a)
+	}{
+		{"complete", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0, 0, 0}, nil, nil, 3, 0},
+		{"producer error", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0}, boom, boom, 1, 0},
+		{"ttft", pipeline.WatchConfig{TTFT: 100 * time.Millisecond, Idle: time.Second}, []time.Duration{time.Hour}, nil, pipeline.ErrTTFTTimeout, 0, 100 * time.Millisecond},
+		{"idle", pipeline.WatchConfig{TTFT: time.Second, Idle: 100 * time.Millisecond}, []time.Duration{0, 0, time.Hour}, nil, pipeline.ErrIdleTimeout, 2, 100 * time.Millisecond},
+		{"slow but steady", pipeline.WatchConfig{TTFT: 200 * time.Millisecond, Idle: 200 * time.Millisecond}, []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}, nil, nil, 5, 0},
+		{"no watchdogs", pipeline.WatchConfig{}, []time.Duration{0, 50 * time.Millisecond}, nil, nil, 2, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			start := time.Now()
+			var last time.Time
+			stopped, err := pipeline.WatchCall(context.Background(), tc.cfg, callProducer(tc.gaps, tc.end), func(int) { n++; last = time.Now() })
+			fired := time.Now()
+			if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if n != tc.wantN {
+				t.Fatalf("relayed %d items, want %d", n, tc.wantN)
+			}
+			if stopped != (tc.fireNear > 0) {
+				t.Fatalf("stopped = %v", stopped)
+			}
+			if tc.fireNear > 0 {
+				from := start
+				if n > 0 {
+					from = last
+				}
+				if d := fired.Sub(from); d < tc.fireNear || d > tc.fireNear+tol {
+					t.Fatalf("watchdog fired after %v, want %v (+%v)", d, tc.fireNear, tol)
+				}
+			}
+		})
+	}
+}
+
+func TestWatchCallStopsOnContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	stopped, err := pipeline.WatchCall(ctx, pipeline.WatchConfig{TTFT: time.Hour}, callProducer([]time.Duration{time.Hour}, nil), func(int) {})
+	if !errors.Is(err, context.Canceled) || !stopped {
+		t.Fatalf("stopped %v, err = %v", stopped, err)
+	}
+}
+
+// TestWatchCallDropsAnItemAfterTheWatchdog: an item that comes after the
+// watchdog fired (the call has not noticed its context yet) is not
+// relayed: the relay says so, and WatchCall returns the watchdog's error,
+// as Watch never relays after it fires.
+func TestWatchCallDropsAnItemAfterTheWatchdog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  pipeline.WatchConfig
+		want error
+	}{
+		{"ttft", pipeline.WatchConfig{TTFT: 10 * time.Millisecond}, pipeline.ErrTTFTTimeout},
+		{"idle", pipeline.WatchConfig{TTFT: time.Hour, Idle: 10 * time.Millisecond}, pipeline.ErrIdleTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			var relayErr error
+			stopped, err := pipeline.WatchCall(context.Background(), tc.cfg, func(ctx context.Context, relay func(int) error) error {
+				if errors.Is(tc.want, pipeline.ErrIdleTimeout) {
+					if err := relay(0); err != nil {
+						return err
+					}
+				}
+				<-ctx.Done() // the watchdog fired; the call goes on regardless
+				relayErr = relay(1)
+				return nil // even a call that says it ended well was stopped
+			}, func(int) { n++ })
+			if !errors.Is(relayErr, tc.want) || !errors.Is(err, tc.want) || !stopped {
+				t.Fatalf("relay %v, err %v, stopped %v", relayErr, err, stopped)
+			}
+			if want := map[bool]int{true: 1, false: 0}[errors.Is(tc.want, pipeline.ErrIdleTimeout)]; n != want {
+				t.Fatalf("relayed %d items, want %d", n, want)
+			}
+		})
+	}
+}

@@ -75,7 +75,10 @@ type OpenAI struct {
 	connect  time.Duration
 }
 
-var _ Upstream = (*OpenAI)(nil)
+var (
+	_ Upstream = (*OpenAI)(nil)
+	_ Emitter  = (*OpenAI)(nil)
+)
 
 // NewOpenAI returns a client for cfg, or an error if cfg.BaseURL is not an
 // absolute http or https URL.
@@ -293,6 +296,11 @@ func parseAPIError(raw json.RawMessage) *APIError {
 // arrived at all; the error object of an "error" chunk as an *APIError
 // joined with ErrTruncated; and ctx.Err() once ctx is done.
 func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
+	return o.StreamTo(ctx, req, sendTo(ctx, out))
+}
+
+// StreamTo is Stream with each chunk passed to emit (Emitter).
+func (o *OpenAI) StreamTo(ctx context.Context, req Request, emit func(Chunk) error) error {
 	body, err := json.Marshal(chatRequest{
 		Model:     req.Model,
 		Messages:  req.Messages,
@@ -331,7 +339,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
 		// The server ignored "stream": true and answered in one piece.
-		return o.relayObject(ctx, resp.Body, out)
+		return o.relayObject(ctx, resp.Body, emit)
 	}
 
 	finished := false // a choice carried a finish_reason.
@@ -382,10 +390,8 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 		if ch.Delta.Content == "" {
 			continue
 		}
-		select {
-		case out <- Chunk{Text: ch.Delta.Content}:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := emit(Chunk{Text: ch.Delta.Content}); err != nil {
+			return err
 		}
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
@@ -398,7 +404,7 @@ func (o *OpenAI) Stream(ctx context.Context, req Request, out chan<- Chunk) erro
 }
 
 // relayObject relays a whole chat.completion answer as one chunk.
-func (o *OpenAI) relayObject(ctx context.Context, body io.Reader, out chan<- Chunk) error {
+func (o *OpenAI) relayObject(ctx context.Context, body io.Reader, emit func(Chunk) error) error {
 	var c chatChunk
 	if err := json.NewDecoder(io.LimitReader(body, maxEventSize)).Decode(&c); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -413,10 +419,8 @@ func (o *OpenAI) relayObject(ctx context.Context, body io.Reader, out chan<- Chu
 		return fmt.Errorf("%w: chat.completion without choices", ErrTruncated)
 	}
 	if text := c.Choices[0].Message.Content; text != "" {
-		select {
-		case out <- Chunk{Text: text}:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := emit(Chunk{Text: text}); err != nil {
+			return err
 		}
 	}
 	if c.Choices[0].FinishReason == "length" {

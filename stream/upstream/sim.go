@@ -99,7 +99,10 @@ type Sim struct {
 	completed atomic.Int64
 }
 
-var _ Upstream = (*Sim)(nil)
+var (
+	_ Upstream = (*Sim)(nil)
+	_ Emitter  = (*Sim)(nil)
+)
 
 // NewSim returns a simulated model; cfg's zero fields take their defaults.
 func NewSim(cfg SimConfig) *Sim {
@@ -168,6 +171,11 @@ func (s *Sim) Name() string { return "sim" }
 // when every chunk was sent, ErrLength when MaxTokens cut the answer, or
 // ctx.Err() as soon as ctx is done.
 func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
+	return s.StreamTo(ctx, req, sendTo(ctx, out))
+}
+
+// StreamTo is Stream with each chunk passed to emit (Emitter).
+func (s *Sim) StreamTo(ctx context.Context, req Request, emit func(Chunk) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -176,15 +184,18 @@ func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 		return &StatusError{Code: 429, RetryAfter: time.Second, Body: "simulated upstream over capacity"}
 	}
 	defer s.inflight.Add(-1)
-	chunks := s.Answer(req)
-	cut := req.MaxTokens > 0 && len(s.Answer(Request{Model: req.Model, Messages: req.Messages})) > len(chunks)
+	// The answer is written once the first token is due, not before: a
+	// stream that waits for its first token holds no text (every answer
+	// has at least one chunk).
 	var t *time.Timer
 	defer func() {
 		if t != nil {
 			t.Stop()
 		}
 	}()
-	for i, text := range chunks {
+	var chunks []string
+	cut := false
+	for i := 0; i == 0 || i < len(chunks); i++ {
 		d := lognormal(s.cfg.GapMedian, s.cfg.GapSigma)
 		if i == 0 {
 			d = time.Duration(float64(lognormal(s.cfg.TTFTMedian, s.cfg.TTFTSigma)) * stretch)
@@ -201,10 +212,12 @@ func (s *Sim) Stream(ctx context.Context, req Request, out chan<- Chunk) error {
 				return ctx.Err()
 			}
 		}
-		select {
-		case out <- Chunk{Text: text}:
-		case <-ctx.Done():
-			return ctx.Err()
+		if i == 0 {
+			chunks = s.Answer(req)
+			cut = req.MaxTokens > 0 && len(s.Answer(Request{Model: req.Model, Messages: req.Messages})) > len(chunks)
+		}
+		if err := emit(Chunk{Text: chunks[i]}); err != nil {
+			return err
 		}
 	}
 	s.completed.Add(1)

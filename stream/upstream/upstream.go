@@ -55,6 +55,33 @@ type Upstream interface {
 	Stream(ctx context.Context, req Request, out chan<- Chunk) error
 }
 
+// Emitter is an Upstream that can hand each chunk to a function on the
+// caller's goroutine instead of sending it on a channel, so that a caller
+// needs no goroutine of its own to run the call (the orchestrator runs it
+// on the task's goroutine: one goroutine and one channel fewer per open
+// stream).
+//
+// StreamTo is Stream with emit in place of out: it calls emit with each
+// content chunk, in order, on the calling goroutine, and returns what
+// Stream would. When emit returns an error, StreamTo calls it no more and
+// returns that error. It returns promptly once ctx is done.
+type Emitter interface {
+	StreamTo(ctx context.Context, req Request, emit func(Chunk) error) error
+}
+
+// sendTo returns an emit that sends each chunk on out, for a Stream
+// written as its StreamTo: it never blocks on out after ctx is done.
+func sendTo(ctx context.Context, out chan<- Chunk) func(Chunk) error {
+	return func(c Chunk) error {
+		select {
+		case out <- c:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Pinger is an Upstream that can say cheaply whether it is reachable, for
 // readiness checks. An Upstream that is not a Pinger (the simulated model)
 // is always reachable.

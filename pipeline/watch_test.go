@@ -36,25 +36,55 @@ func producer(ctx context.Context, gaps []time.Duration, err error) (in chan int
 	return in, done, exited
 }
 
-func TestWatch(t *testing.T) {
-	const tol = 150 * time.Millisecond // scheduling tolerance on a shared machine
+// watchCase is one case of TestWatch and TestWatchCall: the producer's
+// gaps and end, and what the watchdog stage must return.
+type watchCase struct {
+	name     string
+	cfg      pipeline.WatchConfig
+	gaps     []time.Duration
+	end      error
+	want     error
+	wantN    int
+	fireNear time.Duration // when the watchdog should fire (0: n/a)
+}
+
+func watchCases() []watchCase {
 	boom := errors.New("boom")
-	cases := []struct {
-		name     string
-		cfg      pipeline.WatchConfig
-		gaps     []time.Duration
-		end      error
-		want     error
-		wantN    int
-		fireNear time.Duration // when the watchdog should fire (0: n/a)
-	}{
+	return []watchCase{
 		{"complete", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0, 0, 0}, nil, nil, 3, 0},
 		{"producer error", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0}, boom, boom, 1, 0},
 		{"ttft", pipeline.WatchConfig{TTFT: 100 * time.Millisecond, Idle: time.Second}, []time.Duration{time.Hour}, nil, pipeline.ErrTTFTTimeout, 0, 100 * time.Millisecond},
 		{"idle", pipeline.WatchConfig{TTFT: time.Second, Idle: 100 * time.Millisecond}, []time.Duration{0, 0, time.Hour}, nil, pipeline.ErrIdleTimeout, 2, 100 * time.Millisecond},
 		{"slow but steady", pipeline.WatchConfig{TTFT: 200 * time.Millisecond, Idle: 200 * time.Millisecond}, []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}, nil, nil, 5, 0},
+		{"no watchdogs", pipeline.WatchConfig{}, []time.Duration{0, 50 * time.Millisecond}, nil, nil, 2, 0},
 	}
-	for _, tc := range cases {
+}
+
+// check compares a run's result with the case: the error, the items
+// relayed (n, the last at last) and, for a watchdog, when it fired
+// (fired) counted from start or from the last item.
+func (tc watchCase) check(t *testing.T, err error, n int, start, last, fired time.Time) {
+	t.Helper()
+	const tol = 150 * time.Millisecond // scheduling tolerance on a shared machine
+	if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
+		t.Fatalf("err = %v, want %v", err, tc.want)
+	}
+	if n != tc.wantN {
+		t.Fatalf("relayed %d items, want %d", n, tc.wantN)
+	}
+	if tc.fireNear > 0 {
+		from := start
+		if n > 0 {
+			from = last
+		}
+		if d := fired.Sub(from); d < tc.fireNear || d > tc.fireNear+tol {
+			t.Fatalf("watchdog fired after %v, want %v (+%v)", d, tc.fireNear, tol)
+		}
+	}
+}
+
+func TestWatch(t *testing.T) {
+	for _, tc := range watchCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			in, done, exited := producer(ctx, tc.gaps, tc.end)
@@ -64,21 +94,7 @@ func TestWatch(t *testing.T) {
 			err := pipeline.Watch(context.Background(), tc.cfg, in, done, func(int) { n++; last = time.Now() })
 			fired := time.Now()
 			cancel()
-			if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if n != tc.wantN {
-				t.Fatalf("relayed %d items, want %d", n, tc.wantN)
-			}
-			if tc.fireNear > 0 {
-				from := start
-				if n > 0 {
-					from = last
-				}
-				if d := fired.Sub(from); d < tc.fireNear || d > tc.fireNear+tol {
-					t.Fatalf("watchdog fired after %v, want %v (+%v)", d, tc.fireNear, tol)
-				}
-			}
+			tc.check(t, err, n, start, last, fired)
 			<-exited // the producer stops on cancel
 		})
 	}
@@ -147,48 +163,16 @@ func callProducer(gaps []time.Duration, err error) func(context.Context, func(in
 // TestWatchCall is TestWatch's table for WatchCall: the same results,
 // items and watchdog timing; and stopped says when the call was stopped.
 func TestWatchCall(t *testing.T) {
-	const tol = 150 * time.Millisecond // scheduling tolerance on a shared machine
-	boom := errors.New("boom")
-	cases := []struct {
-		name     string
-		cfg      pipeline.WatchConfig
-		gaps     []time.Duration
-		end      error
-		want     error
-		wantN    int
-		fireNear time.Duration // when the watchdog should fire (0: n/a)
-	}{
-		{"complete", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0, 0, 0}, nil, nil, 3, 0},
-		{"producer error", pipeline.WatchConfig{TTFT: time.Second, Idle: time.Second}, []time.Duration{0}, boom, boom, 1, 0},
-		{"ttft", pipeline.WatchConfig{TTFT: 100 * time.Millisecond, Idle: time.Second}, []time.Duration{time.Hour}, nil, pipeline.ErrTTFTTimeout, 0, 100 * time.Millisecond},
-		{"idle", pipeline.WatchConfig{TTFT: time.Second, Idle: 100 * time.Millisecond}, []time.Duration{0, 0, time.Hour}, nil, pipeline.ErrIdleTimeout, 2, 100 * time.Millisecond},
-		{"slow but steady", pipeline.WatchConfig{TTFT: 200 * time.Millisecond, Idle: 200 * time.Millisecond}, []time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}, nil, nil, 5, 0},
-		{"no watchdogs", pipeline.WatchConfig{}, []time.Duration{0, 50 * time.Millisecond}, nil, nil, 2, 0},
-	}
-	for _, tc := range cases {
+	for _, tc := range watchCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
 			start := time.Now()
 			var last time.Time
 			stopped, err := pipeline.WatchCall(context.Background(), tc.cfg, callProducer(tc.gaps, tc.end), func(int) { n++; last = time.Now() })
 			fired := time.Now()
-			if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
-			}
-			if n != tc.wantN {
-				t.Fatalf("relayed %d items, want %d", n, tc.wantN)
-			}
+			tc.check(t, err, n, start, last, fired)
 			if stopped != (tc.fireNear > 0) {
 				t.Fatalf("stopped = %v", stopped)
-			}
-			if tc.fireNear > 0 {
-				from := start
-				if n > 0 {
-					from = last
-				}
-				if d := fired.Sub(from); d < tc.fireNear || d > tc.fireNear+tol {
-					t.Fatalf("watchdog fired after %v, want %v (+%v)", d, tc.fireNear, tol)
-				}
 			}
 		})
 	}

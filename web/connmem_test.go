@@ -50,16 +50,7 @@ func TestIdleStreamMemory(t *testing.T) {
 		c := f.dial(t)
 		fmt.Fprintf(c, "GET /v1/tasks/%s/events HTTP/1.1\r\nHost: x\r\n\r\n", created.ID)
 		// Wait for the meta event: the write loop is then parked.
-		buf := make([]byte, 4096)
-		var got []byte
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for !bytes.Contains(got, []byte("event: meta")) || !bytes.Contains(got, []byte("\n\n")) {
-			k, err := c.Read(buf)
-			if err != nil {
-				t.Fatalf("reading the stream's start: %v (%q)", err, got)
-			}
-			got = append(got, buf[:k]...)
-		}
+		awaitMeta(t, c)
 		return c
 	}
 	open()
@@ -136,16 +127,7 @@ func TestOpenStreamMemory(t *testing.T) {
 		fmt.Fprintf(c, "POST /v1/stream HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		// Wait for the meta event: the task runs and the write loop is
 		// parked.
-		buf := make([]byte, 4096)
-		var got []byte
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		for !bytes.Contains(got, []byte("event: meta")) || !bytes.Contains(got, []byte("\n\n")) {
-			k, err := c.Read(buf)
-			if err != nil {
-				t.Fatalf("reading the stream's start: %v (%q)", err, got)
-			}
-			got = append(got, buf[:k]...)
-		}
+		awaitMeta(t, c)
 	}
 	// One stream first, so that lazily built state (pools, the route's
 	// first use) is not charged to the n.
@@ -176,4 +158,20 @@ func TestOpenStreamMemory(t *testing.T) {
 		t.Fatalf("an open stream costs %d bytes; want <= %d", per, limit)
 	}
 	runtime.KeepAlive(conns)
+}
+
+// awaitMeta reads c until the stream's meta event is whole: the server's
+// write loop is then parked.
+func awaitMeta(t *testing.T, c net.Conn) {
+	t.Helper()
+	buf := make([]byte, 4096)
+	var got []byte
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for !bytes.Contains(got, []byte("event: meta")) || !bytes.Contains(got, []byte("\n\n")) {
+		k, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("reading the stream's start: %v (%q)", err, got)
+		}
+		got = append(got, buf[:k]...)
+	}
 }

@@ -227,3 +227,39 @@ func (a *attempts) FirstToken(string, time.Duration) {
 		panic("observer bug")
 	}
 }
+
+// cutThenClose is an Emitter whose answer ends at its token limit and
+// whose stream then stays open until the call is cancelled, as the OpenAI
+// client's read of the stream's close after [DONE] can.
+type cutThenClose struct{}
+
+func (cutThenClose) Name() string { return "cut" }
+func (cutThenClose) Stream(context.Context, upstream.Request, chan<- upstream.Chunk) error {
+	panic("cutThenClose is called as an Emitter")
+}
+
+func (cutThenClose) StreamTo(ctx context.Context, _ upstream.Request, emit func(upstream.Chunk) error) error {
+	if err := emit(upstream.Chunk{Text: "whole up to the limit"}); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return upstream.ErrLength
+}
+
+// An answer cut at the upstream's token limit is done (finish reason
+// length), not cut short by the idle watchdog when that fires while the
+// client still reads the stream's close (found in review: the OpenAI
+// client drains the body after [DONE] for up to 20ms).
+func TestLengthCutAnswerIsWholeWhenTheWatchdogFiresAfterIt(t *testing.T) {
+	o := newOrchDeps(t, orchestrator.Config{Budget: 1, IdleTimeout: 30 * time.Millisecond, MaxRetries: -1, CutSettle: -1},
+		orchestrator.Deps{Upstream: cutThenClose{}, Logger: quiet})
+	task, err := o.Submit(context.Background(), orchestrator.Request{Question: "q", NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := wait(t, task)
+	if v.Status != orchestrator.StatusDone || v.FinishReason != string(orchestrator.FinishLength) || v.Text != "whole up to the limit" {
+		t.Fatalf("task %+v (%+v), want done with finish reason length", v, v.Error)
+	}
+	waitGateIdle(t, o)
+}

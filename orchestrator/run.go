@@ -349,7 +349,14 @@ func attemptOn(ctx context.Context, r *route, em upstream.Emitter, req *upstream
 					err = fmt.Errorf("orchestrator: upstream panic: %v", p)
 				}
 			}()
-			return em.StreamTo(actx, *req, relay)
+			err = em.StreamTo(actx, *req, relay)
+			if errors.Is(err, upstream.ErrLength) {
+				// The answer was whole up to its token limit: a
+				// watchdog that fires while the client reads the
+				// stream's close does not cut it.
+				err = pipeline.Ended(err)
+			}
+			return err
 		},
 		func(c upstream.Chunk) {
 			emitting = true

@@ -96,8 +96,9 @@ func Watch[T any](ctx context.Context, cfg WatchConfig, in <-chan T, done <-chan
 // call must return promptly once its context is done, and when relay
 // returns an error (a watchdog fired: the item was not relayed), call
 // must stop relaying and return (it may return that error; whatever it
-// returns, WatchCall returns the watchdog's). A call that returns nil
-// otherwise has ended on its own, whatever the watchdogs did meanwhile.
+// returns, WatchCall returns the watchdog's). A call that returns nil (or
+// an error marked with Ended) otherwise has ended on its own, whatever
+// the watchdogs did meanwhile.
 func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx context.Context, relay func(T) error) error, emit func(T)) (stopped bool, err error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -119,6 +120,10 @@ func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx contex
 	if refused {
 		return true, w.err() // an item was lost: never a whole answer
 	}
+	var end endedError
+	if errors.As(err, &end) {
+		return false, end.err // whole, whatever the watchdogs did after it
+	}
 	if err == nil || cctx.Err() == nil {
 		return false, err
 	}
@@ -130,6 +135,18 @@ func WatchCall[T any](ctx context.Context, cfg WatchConfig, call func(ctx contex
 	}
 	return false, err
 }
+
+// Ended marks err, returned by a WatchCall call, as the end of a whole
+// answer, as nil is: WatchCall returns err as the call's own result even
+// when a watchdog fired after the last item (while the call read the
+// stream's close, say). An upstream's cut at its token limit is such an
+// end: complete as far as it goes.
+func Ended(err error) error { return endedError{err} }
+
+type endedError struct{ err error }
+
+func (e endedError) Error() string { return e.err.Error() }
+func (e endedError) Unwrap() error { return e.err }
 
 // errFired is the cause of WatchCall's context when a watchdog fired.
 var errFired = errors.New("pipeline: watchdog fired")

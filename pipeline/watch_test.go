@@ -222,3 +222,35 @@ func TestWatchCallDropsAnItemAfterTheWatchdog(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchCallKeepsAnEndedAnswerWhole: a call that relayed its last item
+// and then, while it read the stream's close, saw the idle watchdog fire,
+// has still ended on its own when it marks its result with Ended (an
+// upstream's token-limit cut: whole as far as it goes); unmarked, the
+// same error is the watchdog's.
+func TestWatchCallKeepsAnEndedAnswerWhole(t *testing.T) {
+	errCut := errors.New("cut at the token limit")
+	for _, mark := range []bool{true, false} {
+		call := func(ctx context.Context, relay func(int) error) error {
+			if err := relay(0); err != nil {
+				return err
+			}
+			<-ctx.Done() // the idle watchdog fires while the call reads on
+			if mark {
+				return pipeline.Ended(errCut)
+			}
+			return errCut
+		}
+		n := 0
+		stopped, err := pipeline.WatchCall(context.Background(), pipeline.WatchConfig{TTFT: time.Second, Idle: 20 * time.Millisecond}, call, func(int) { n++ })
+		if n != 1 {
+			t.Fatalf("mark %v: relayed %d items", mark, n)
+		}
+		if mark && (stopped || err != errCut) { //nolint:errorlint // the unwrapped error itself
+			t.Fatalf("marked: stopped %v, err %v; want the call's own %v", stopped, err, errCut)
+		}
+		if !mark && (!stopped || !errors.Is(err, pipeline.ErrIdleTimeout)) {
+			t.Fatalf("unmarked: stopped %v, err %v; want the idle watchdog's", stopped, err)
+		}
+	}
+}

@@ -222,8 +222,10 @@ func (h histogram) max() float64 {
 
 // RuntimeReport is what the server's Go runtime did during a run, from
 // the difference of two GET /metrics: the waits a request's latency can
-// hide. The histograms are client_golang's, in decade buckets, so their
-// quantiles place a value within a factor of ten (interpolated).
+// hide. The histograms are sluice's own power-of-two copies of the
+// runtime's when the server has them (quantiles within a factor of two,
+// interpolated), client_golang's decade buckets otherwise (within a
+// factor of ten).
 type RuntimeReport struct {
 	SchedLatency      HistogramSummary `json:"sched_latency_us"` // time goroutines waited runnable before they ran
 	GCPause           HistogramSummary `json:"gc_pause_us"`      // stop-the-world pauses of the GC

@@ -159,10 +159,16 @@ func (s *Server) writeAnswer(w http.ResponseWriter, status int, v any) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+	_ = enc.Encode(v) // the answers written here are maps and structs of plain values
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	// A declared length keeps the answer whole on the wire before the
+	// handler ends (a refused body is read after it: Server.lingerBody).
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes()) // the client may be gone; nothing to do about it
 }

@@ -384,3 +384,38 @@ func KeyedHandler(key string, h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// lingerKey marks, in a request's headers, a body refused before it was
+// read. It cannot come from the wire: a header name holds no space.
+const lingerKey = "Sluice refused-body"
+
+// refusedUnread marks r's body as refused before it was read (or cut at
+// the limit): once the answer is out, lingerBody drops what is left.
+func refusedUnread(r *http.Request) { r.Header[lingerKey] = nil }
+
+// lingerBody reads and drops, after the answer has gone out, what a client
+// still sends of a body refused before it was read: up to 16 × MaxBody,
+// within BodyTimeout (10s when off); then the connection closes as the
+// answer said. Without it net/http closes at once, and a client still
+// writing its body (a Go client sending 2 MiB to a 1 MiB limit) most often
+// sees its write fail with a reset or a broken pipe instead of reading the
+// 413. A body declared larger than the bound is not waited for.
+func (s *Server) lingerBody(w http.ResponseWriter, r *http.Request) {
+	if _, ok := r.Header[lingerKey]; !ok {
+		return
+	}
+	limit := 16 * s.cfg.MaxBody
+	if r.ContentLength > limit {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
+	wait := s.cfg.BodyTimeout
+	if wait <= 0 {
+		wait = DefaultBodyTimeout
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(wait))
+	_, _ = io.CopyN(io.Discard, r.Body, limit)
+}

@@ -128,9 +128,12 @@ func (m messageIn) text() (string, error) {
 // length over the limit) closes the connection after the answer: the
 // server would otherwise wait for the unread body to reuse it, and the
 // answer would come only once the body arrived or its timeout passed.
+// What the client still sends of it (or of a body cut at the limit) is
+// read and dropped after the answer has gone out (Server.lingerBody).
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	refuse := func(status int, code, msg string) error {
 		w.Header().Set("Connection", "close")
+		refusedUnread(r)
 		return &apiError{Status: status, Code: code, Message: msg}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -151,11 +154,15 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			refusedUnread(r)
+		}
 		return jsonError(err, limit, reflect.TypeOf(v))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
+			refusedUnread(r)
 			return jsonError(err, limit, nil)
 		}
 		return badRequest("the body must hold exactly one JSON object")

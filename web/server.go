@@ -166,6 +166,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+	s.lingerBody(w, r)
 }
 
 // fallback turns the mux's plain-text 404 and 405 into JSON errors.

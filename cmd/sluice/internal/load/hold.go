@@ -529,35 +529,12 @@ func getHealthz(ctx context.Context, hc *http.Client, server string) error {
 // /metrics.
 func serverSample(ctx context.Context, hc *http.Client, server, apiKey string) (ServerSample, bool) {
 	var s ServerSample
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/metrics", nil)
-	if err != nil {
-		return s, false
-	}
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return s, false
-	}
-	defer drainClose(resp.Body)
-	if resp.StatusCode != http.StatusOK {
+	text, ok := getMetrics(ctx, hc, server, apiKey)
+	if !ok {
 		return s, false
 	}
 	found := 0
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 8<<20))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			continue
-		}
+	for name, f := range metricSamples(text) {
 		switch name {
 		case "process_resident_memory_bytes":
 			s.RSS = int64(f)

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"io"
+	"iter"
 	"math"
 	"net/http"
 	"slices"
@@ -24,7 +25,7 @@ const (
 	metricGCPause    = "sluice_runtime_gc_pause_seconds"
 	metricSchedLatGo = "go_sched_latencies_seconds"
 	metricGCPauseGo  = "go_sched_pauses_total_gc_seconds"
-	maxMetricsLength = 4 << 20
+	maxMetricsLength = 8 << 20
 )
 
 // serverStats is what the server's GET /metrics says of its process at
@@ -47,25 +48,58 @@ type histogram struct {
 // scrapeServer reads serverStats from GET /metrics; ok is false when it
 // cannot (the server unreachable, a key needed).
 func scrapeServer(ctx context.Context, hc *http.Client, server, apiKey string) (serverStats, bool) {
+	text, ok := getMetrics(ctx, hc, server, apiKey)
+	if !ok {
+		return serverStats{}, false
+	}
+	return parseServerStats(text), true
+}
+
+// getMetrics is the text of the server's GET /metrics (at most
+// maxMetricsLength of it); ok is false when it cannot be read.
+func getMetrics(ctx context.Context, hc *http.Client, server, apiKey string) (text string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, server+"/metrics", nil)
 	if err != nil {
-		return serverStats{}, false
+		return "", false
 	}
 	if apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+apiKey)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return serverStats{}, false
+		return "", false
 	}
 	defer drainClose(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return serverStats{}, false
+		return "", false
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetricsLength))
-	return parseServerStats(string(b)), true
+	return string(b), true
+}
+
+// metricSamples yields the name (with its labels, as written) and value
+// of every sample line of a Prometheus text exposition.
+func metricSamples(text string) iter.Seq2[string, float64] {
+	return func(yield func(string, float64) bool) {
+		for line := range strings.SplitSeq(text, "\n") {
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			name, value, ok := strings.Cut(line, " ")
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if err != nil {
+				continue
+			}
+			if !yield(name, v) {
+				return
+			}
+		}
+	}
 }
 
 // parseServerStats reads serverStats from the Prometheus text exposition
@@ -74,18 +108,7 @@ func scrapeServer(ctx context.Context, hc *http.Client, server, apiKey string) (
 func parseServerStats(text string) serverStats {
 	var s serverStats
 	var schedGo, pauseGo histogram
-	for line := range strings.SplitSeq(text, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, value, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
+	for name, v := range metricSamples(text) {
 		switch name {
 		case metricCPU:
 			s.cpu, s.cpuOK = v, true

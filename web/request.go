@@ -153,21 +153,25 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
-	if err := dec.Decode(v); err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			refusedUnread(r)
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err = dec.Token(); errors.Is(err, io.EOF) {
+			return nil
 		}
-		return jsonError(err, limit, reflect.TypeOf(v))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			refusedUnread(r)
-			return jsonError(err, limit, nil)
+		if !overLimit(err) {
+			return badRequest("the body must hold exactly one JSON object")
 		}
-		return badRequest("the body must hold exactly one JSON object")
 	}
-	return nil
+	if overLimit(err) {
+		refusedUnread(r) // cut at the limit: the rest is dropped after the answer
+	}
+	return jsonError(err, limit, reflect.TypeOf(v))
+}
+
+// overLimit reports a body cut at its limit by http.MaxBytesReader.
+func overLimit(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
 }
 
 // jsonError maps a decoding error of a value of type t (nil: none) to

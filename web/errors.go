@@ -132,21 +132,15 @@ func (s *Server) writeAnswer(w http.ResponseWriter, status int, v any) {
 		writeJSON(w, status, v)
 		return
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	body, err := encodeAnswer(w, v)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	rc := http.NewResponseController(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }() // a kept-alive connection's next request has none
 	w.WriteHeader(status)
-	for b := buf.Bytes(); len(b) > 0; {
+	for b := body; len(b) > 0; {
 		n := min(len(b), answerChunk)
 		_ = rc.SetWriteDeadline(time.Now().Add(limit))
 		if _, err := w.Write(b[:n]); err != nil {
@@ -158,17 +152,27 @@ func (s *Server) writeAnswer(w http.ResponseWriter, status int, v any) {
 	_ = rc.Flush() // the last piece too, under the deadline
 }
 
+// writeJSON writes v as a small JSON answer in one write.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := encodeAnswer(w, v) // the answers written here are maps and structs of plain values
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // the client may be gone; nothing to do about it
+}
+
+// encodeAnswer encodes v as a JSON answer (HTML left unescaped) and sets
+// its headers. The declared length keeps the answer whole on the wire
+// before the handler ends (a refused body is read after it:
+// Server.lingerBody).
+func encodeAnswer(w http.ResponseWriter, v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the answers written here are maps and structs of plain values
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	// A declared length keeps the answer whole on the wire before the
-	// handler ends (a refused body is read after it: Server.lingerBody).
 	h.Set("Content-Length", strconv.Itoa(b.Len()))
-	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes()) // the client may be gone; nothing to do about it
+	return b.Bytes(), nil
 }

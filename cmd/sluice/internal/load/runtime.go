@@ -13,9 +13,9 @@ import (
 )
 
 // The server's /metrics series a run reads before and after itself
-// (cmd/sluice/internal/metrics registers the runtime histograms). Of the
-// two copies of each runtime histogram, sluice's power-of-two buckets are
-// read when the server has them, client_golang's decades otherwise.
+// (cmd/sluice/internal/metrics registers the runtime histograms; of their
+// two copies, sluice's power-of-two buckets are read: a server that
+// exports client_golang's decade copy exports them too).
 const (
 	metricCPU        = "process_cpu_seconds_total"
 	metricGCCycles   = "go_gc_duration_seconds_count"
@@ -23,8 +23,6 @@ const (
 	metricAllocBytes = "go_memstats_alloc_bytes_total"
 	metricSchedLat   = "sluice_runtime_sched_latency_seconds"
 	metricGCPause    = "sluice_runtime_gc_pause_seconds"
-	metricSchedLatGo = "go_sched_latencies_seconds"
-	metricGCPauseGo  = "go_sched_pauses_total_gc_seconds"
 	maxMetricsLength = 8 << 20
 )
 
@@ -107,7 +105,6 @@ func metricSamples(text string) iter.Seq2[string, float64] {
 // have none).
 func parseServerStats(text string) serverStats {
 	var s serverStats
-	var schedGo, pauseGo histogram
 	for name, v := range metricSamples(text) {
 		switch name {
 		case metricCPU:
@@ -128,18 +125,8 @@ func parseServerStats(text string) serverStats {
 				s.sched.add(le, v)
 			case metricGCPause:
 				s.gcPause.add(le, v)
-			case metricSchedLatGo:
-				schedGo.add(le, v)
-			case metricGCPauseGo:
-				pauseGo.add(le, v)
 			}
 		}
-	}
-	if len(s.sched.le) == 0 {
-		s.sched = schedGo
-	}
-	if len(s.gcPause.le) == 0 {
-		s.gcPause = pauseGo
 	}
 	return s
 }
@@ -246,9 +233,8 @@ func (h histogram) max() float64 {
 // RuntimeReport is what the server's Go runtime did during a run, from
 // the difference of two GET /metrics: the waits a request's latency can
 // hide. The histograms are sluice's own power-of-two copies of the
-// runtime's when the server has them (quantiles within a factor of two,
-// interpolated), client_golang's decade buckets otherwise (within a
-// factor of ten).
+// runtime's, so their quantiles place a value within a factor of two
+// (interpolated).
 type RuntimeReport struct {
 	SchedLatency      HistogramSummary `json:"sched_latency_us"` // time goroutines waited runnable before they ran
 	GCPause           HistogramSummary `json:"gc_pause_us"`      // stop-the-world pauses of the GC

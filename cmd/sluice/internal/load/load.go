@@ -726,17 +726,11 @@ func runOne(ctx context.Context, stop func(), cfg Config, stdout, stderr io.Writ
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-schedule:
 	for i := range n {
 		prompt, rep := gen.Next() // before any drop: the sequence stays the seed's
 		body := l.body(prompt)    // ready before its send time, not counted in its latency
 		due := cfg.dueAt(i)
-		if wait := due - time.Since(start); wait > 0 {
-			if !waitUntil(runCtx, timer, start.Add(due)) {
-				interrupted = true
-				break schedule
-			}
-		} else if runCtx.Err() != nil {
+		if !waitUntil(runCtx, timer, start.Add(due)) { // at once when late
 			interrupted = true
 			break
 		}

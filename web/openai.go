@@ -92,14 +92,14 @@ type chatRequest struct {
 }
 
 // noToolChoice reports whether a tool_choice (or the legacy
-// function_call) asks for no tool call: absent, null, "none" or "auto"
-// (with no tools, auto calls none).
+// function_call) asks for no tool call: not set (jsonSet), "none" or
+// "auto" (with no tools, auto calls none). Both OpenAI doors use it.
 func noToolChoice(raw json.RawMessage) bool {
 	switch strings.TrimSpace(string(raw)) {
-	case "", "null", `"none"`, `"auto"`:
+	case `"none"`, `"auto"`:
 		return true
 	}
-	return false
+	return !jsonSet(raw)
 }
 
 // refuseUnsupported refuses the chat completions features sluice does not

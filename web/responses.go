@@ -89,7 +89,7 @@ func (rr *responsesRequest) refuseUnsupported() error {
 	switch {
 	case jsonSet(rr.Tools):
 		return unsupported("tools", "the upstream is asked for text only (no function calls, built-in tools or MCP)")
-	case jsonSet(rr.ToolChoice) && strings.TrimSpace(string(rr.ToolChoice)) != `"auto"` && strings.TrimSpace(string(rr.ToolChoice)) != `"none"`:
+	case !noToolChoice(rr.ToolChoice):
 		return unsupported("tool_choice", "there are no tools to choose")
 	case jsonSet(rr.PreviousResponseID):
 		return unsupported("previous_response_id", "send the conversation in input instead")

@@ -187,39 +187,47 @@ func (s *Sim) StreamTo(ctx context.Context, req Request, emit func(Chunk) error)
 	// The answer is written once the first token is due, not before: a
 	// stream that waits for its first token holds no text (every answer
 	// has at least one chunk).
-	var t *time.Timer
+	var t *time.Timer // made at the first wait: a model without delays needs none
 	defer func() {
 		if t != nil {
 			t.Stop()
 		}
 	}()
-	var chunks []string
-	cut := false
-	for i := 0; i == 0 || i < len(chunks); i++ {
-		d := lognormal(s.cfg.GapMedian, s.cfg.GapSigma)
-		if i == 0 {
-			d = time.Duration(float64(lognormal(s.cfg.TTFTMedian, s.cfg.TTFTSigma)) * stretch)
+	wait := func(d time.Duration) error {
+		if d <= 0 {
+			return nil
 		}
-		if d > 0 {
-			if t == nil {
-				t = time.NewTimer(d)
-			} else {
-				t.Reset(d)
+		if t == nil {
+			t = time.NewTimer(d)
+		} else {
+			t.Reset(d)
+		}
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := wait(time.Duration(float64(lognormal(s.cfg.TTFTMedian, s.cfg.TTFTSigma)) * stretch)); err != nil {
+		return err
+	}
+	whole := s.Answer(Request{Model: req.Model, Messages: req.Messages}) // the seed ignores MaxTokens
+	chunks := whole
+	if req.MaxTokens > 0 && req.MaxTokens < len(whole) {
+		chunks = whole[:req.MaxTokens]
+	}
+	for i, text := range chunks {
+		if i > 0 {
+			if err := wait(lognormal(s.cfg.GapMedian, s.cfg.GapSigma)); err != nil {
+				return err
 			}
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
 		}
-		if i == 0 {
-			chunks = s.Answer(req)
-			cut = req.MaxTokens > 0 && len(s.Answer(Request{Model: req.Model, Messages: req.Messages})) > len(chunks)
-		}
-		if err := emit(Chunk{Text: chunks[i]}); err != nil {
+		if err := emit(Chunk{Text: text}); err != nil {
 			return err
 		}
 	}
+	cut := len(chunks) < len(whole)
 	s.completed.Add(1)
 	if cut {
 		return ErrLength

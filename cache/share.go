@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -796,13 +795,8 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 		return nil // nothing to compare: exact tier only, as here (errNoFeatures)
 	}
 	v := append([]float32(nil), ch.Vector...)
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil
-		}
-	}
 	if !normalizeL2(v) {
-		return nil // a zero vector is similar to nothing (errZeroVector)
+		return nil // a zero vector is similar to nothing (errZeroVector); NaN or Inf fails too
 	}
 	return v
 }

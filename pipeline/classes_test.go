@@ -426,18 +426,6 @@ func TestFleetSetLimit(t *testing.T) {
 	h.Release()
 }
 
-// waitFor polls cond (bounded) until it holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // acquireOwed checks the flood's bound with an acquire timeout of 0 (the
 // default of SLUICE_ACQUIRE_TIMEOUT): batch has borrowed every slot and
 // more batch claims wait; interactive Acquires with wait 0 are not
@@ -458,7 +446,7 @@ func acquireOwed(t *testing.T, g *pipeline.Gate, held []*pipeline.Permit, waitin
 			got <- result{p, err}
 		}()
 	}
-	waitFor(t, "two interactive claims in line", func() bool { return g.Stats().Classes["interactive"].Waiting == 2 })
+	poll(t, 5*time.Second, "two interactive claims in line", func() bool { return g.Stats().Classes["interactive"].Waiting == 2 })
 	start := time.Now()
 	if _, err := g.AcquireAs(context.Background(), interactive, 0); !errors.Is(err, pipeline.ErrOverloaded) {
 		t.Fatalf("a third interactive Acquire (share committed): %v, want ErrOverloaded", err)

@@ -155,8 +155,12 @@ func (g *Gate) tenantCapLocked(tenant string) int {
 
 // roomLocked reports whether c's tenant may take one more permit. g.mu
 // must be held.
-func (g *Gate) roomLocked(c *Claim) bool {
-	return !c.capped || g.tenants[c.who.Tenant] < g.tenantCapLocked(c.who.Tenant)
+func (g *Gate) roomLocked(c *Claim) bool { return g.roomForLocked(c.who.Tenant, c.capped) }
+
+// roomForLocked reports whether tenant, capped or not (cappedTenant), may
+// take one more permit. g.mu must be held.
+func (g *Gate) roomForLocked(tenant string, capped bool) bool {
+	return !capped || g.tenants[tenant] < g.tenantCapLocked(tenant)
 }
 
 // permitLocked counts a new permit for who out. g.mu must be held.

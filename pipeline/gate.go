@@ -434,7 +434,7 @@ func (g *Gate) acquire(ctx context.Context, who Who, wait time.Duration, owed bo
 	capped := g.cappedTenant(who.Tenant)
 	g.mu.Lock()
 	if !g.closed && g.inFlight < g.cfg.Limit && g.waitingLocked() == 0 &&
-		(!capped || g.tenants[who.Tenant] < g.tenantCapLocked(who.Tenant)) {
+		g.roomForLocked(who.Tenant, capped) {
 		p := g.permitLocked(who, capped, "")
 		g.mu.Unlock()
 		if g.cfg.OnWait != nil {

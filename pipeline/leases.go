@@ -253,8 +253,7 @@ func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration, ow
 	f := g.fleet
 	if owed && wait < g.cfg.InteractiveShareWait {
 		g.mu.Lock()
-		capped := g.cappedTenant(who.Tenant)
-		room := !capped || g.tenants[who.Tenant] < g.tenantCapLocked(who.Tenant)
+		room := g.roomForLocked(who.Tenant, g.cappedTenant(who.Tenant))
 		if f.down == nil && g.owedLocked(who, room, g.lines[ClassInteractive].claims.Len()+1) {
 			wait = g.cfg.InteractiveShareWait
 		}
@@ -268,7 +267,7 @@ func (g *Gate) acquireFleet(ctx context.Context, who Who, wait time.Duration, ow
 		// answer of the store can grant one more: refused without asking.
 		// Nor can one for a tenant at its cap.
 		l := &g.lines[who.Class]
-		capped := g.cappedTenant(who.Tenant) && g.tenants[who.Tenant] >= g.tenantCapLocked(who.Tenant)
+		capped := !g.roomForLocked(who.Tenant, g.cappedTenant(who.Tenant))
 		busy := !g.closed && !f.openLocked() && (l.claims.Len() > l.once || capped || (f.down == nil && g.inFlight >= g.cfg.Limit))
 		g.mu.Unlock()
 		if busy {

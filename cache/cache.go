@@ -134,7 +134,7 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 		}
 		// Builtin.Embed of the normalized question, in-process and fast
 		// (Normalize is idempotent): the content is analysed once.
-		return builtinVector(content, true), nil
+		return builtinVector(content), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.EmbedTimeout)
 	defer cancel()

@@ -67,7 +67,10 @@ func (Builtin) Name() string { return "builtin-v1" }
 // Embed implements Embedder. It never fails and ignores ctx.
 func (Builtin) Embed(_ context.Context, q string) ([]float32, error) {
 	content, ok := features(text.Normalize(q))
-	return builtinVector(content, ok), nil
+	if !ok {
+		return make([]float32, BuiltinDim), nil // similar to nothing (errNoFeatures)
+	}
+	return builtinVector(content), nil
 }
 
 // features returns the content of a normalized question (text.Content) and
@@ -99,9 +102,9 @@ const (
 // equal in wording, and the facets decide (the scan compares only entries
 // of equal facets). The cache never embeds a question with neither content
 // nor facets ("???", "the", "🔥🔥": errNoFeatures), which would match every
-// other such question; its vector here (comparable false: see features)
-// is the zero vector, similar to nothing.
-func builtinVector(content []string, comparable bool) []float32 {
+// other such question; Builtin.Embed gives it the zero vector, similar to
+// nothing.
+func builtinVector(content []string) []float32 {
 	v := make([]float32, BuiltinDim)
 	seen := make(map[string]bool, 2*len(content))
 	add := func(feature string, w float32) {
@@ -146,7 +149,7 @@ func builtinVector(content []string, comparable bool) []float32 {
 		}
 		prev = c
 	}
-	if len(content) == 0 && comparable {
+	if len(content) == 0 {
 		add("\x00facets", wFacetsOnly)
 	}
 	normalizeL2(v)

@@ -200,13 +200,7 @@ func (a *analyzer) word(i int) int {
 		for k := 0; k < n; k++ {
 			words[k] = a.toks[i+k].text
 		}
-		e, ok := a.lx.en[strings.Join(words, " ")]
-		if !ok {
-			for k := range words {
-				words[k] = stem(words[k])
-			}
-			e, ok = a.lx.en[strings.Join(words, " ")]
-		}
+		e, ok := a.lx.lookupEn(words, false)
 		if !ok {
 			continue
 		}
@@ -225,6 +219,15 @@ func (a *analyzer) word(i int) int {
 	}
 	if v, n := a.numberWords(i); n > 0 {
 		return n - 1 + a.number(i+n-1, v, true)
+	}
+	for n := maxN; n >= 1; n-- {
+		words := make([]string, n)
+		for k := 0; k < n; k++ {
+			words[k] = a.toks[i+k].text
+		}
+		if e, ok := a.lx.lookupEn(words, true); ok {
+			return n + a.entry(e, i+n-1, false)
+		}
 	}
 	if strings.HasPrefix(w, "non-") && len(w) > 4 {
 		a.facet("neg")

@@ -1,6 +1,7 @@
 package text
 
 import (
+	_ "embed"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -63,59 +64,14 @@ q:advice|ok|okay|good idea|a good idea|advisable|recommended|safe|sensible|reaso
 c:remain|left|remaining|remain|remains|remainder|还剩|剩余|剩下|剩|还有多少|尚余|余量|剩多少
 c:status|status|state|states|状态|什么状态|情况|现状
 c:progress|progress|how far along|how far|进度|进展|完成度
-c:responsible|responsible|responsible for|assigned|assigned to|in charge|in charge of|owner|owns|handles|handled|handle|负责|负责人|经手|处理
-c:set|set|sets|setting|settings|configure|configured|configuration|config|设置|设定|设|配置
-c:create|create|creates|created|generate|generates|generated|make|build|生成|创建|新建|建立|建|产生
-c:cancel|cancel|cancels|cancelled|canceled|取消|撤销
-c:release|release|releases|released|释放|下发|发布
-c:retry|retry|retries|retried|retrying|重试|重新尝试
-c:timeout|timeout|timeouts|time out|timed out|超时
-c:expire|expire|expires|expired|expiry|expiration|过期|失效|到期
-c:order|order|orders|订单|单子|单据|单
-c:rush|rush|urgent|expedited|priority|急|加急|紧急
-c:rushorder|急单|加急单|加急订单|紧急订单|rush order|rush orders|urgent order|urgent orders
-c:exception|exception|exceptions|abnormal|anomaly|anomalies|异常
-c:exceptionorder|异常单|异常订单|exception order|exception orders|abnormal order|abnormal orders
-c:wave|wave|waves|波次
-c:bin|bin|bins|slot|库位|货位|储位
-c:stock|stock|inventory|on-hand|on hand|库存|存货|现货
-c:store|store|stores|stored|storing|存放|存储|放|放在|储存
 c:wait|pending|waiting|awaiting|await|待|等待|等着|等待中|尚未
 c:need|require|requires|required|requirement|需|需求|要求
 c:done|done|complete|completed|completion|finished|finish|完成|完毕|做完|完了
-c:discrepancy|discrepancy|discrepancies|variance|variances|差异|差了多少|差多少|差额|差
-c:task|task|tasks|job|jobs|任务|作业
 c:univ|university|universities|大学
-c:school|school|schools|学校
-c:score|score|scores|admission score|admission scores|cutoff|cut-off|分数|分数线|录取分数线|录取分|分
-c:admission|admission|admissions|admit|admitted|录取|招生
-c:interview|interview|interviews|面试
-c:http|http|https|status code|http status|http status code|http code|状态码|http状态码
-c:code|code|codes|错误码|代码|码
-c:respond|return|returns|returned|reply|replies|replied|respond|responds|response|返回|回复|响应
-c:error|error|errors|错误|报错|出错
-c:fail|fail|fails|failed|failure|failures|失败|还失败
-c:work|work|works|working|工作|运作|运行|原理
-c:key|key|keys|键|键值
-c:command|command|commands|命令|指令
-c:persist|persistence|persistent|persist|持久化
-c:perf|performance|性能|效率|速度
-c:affect|affect|affects|impact|impacts|影响
-c:use|use|uses|using|usage|用|使用|用法
 c:from|from|从|自
 c:to|到|至|往
 c:than|than|比
 c:per|per|每|一年|每年|a year|per year|annually
-c:money|money|cost|costs|fee|fees|price|钱|费用|价格|多少钱
-c:handledby|handled by|processed by
-c:backoff|backoff|back off|退避|指数退避
-c:jitter|jitter|抖动
-c:exponential|exponential|指数
-c:client|client|clients|客户端
-c:server|server|servers|服务器|服务端
-c:gateway|gateway|网关
-c:breaker|circuit breaker|breaker|熔断器|熔断|断路器
-c:halfopen|half-open|half open|半开|半开状态
 f:neg|not|no|never|none|nothing|nobody|without|cannot|neither|nor|不|没|没有|未|无|非|别|勿|否|并非|尚未完成|还没有|还没|未完成
 f:avail:yes|in stock|available|有货|有库存|可用
 f:avail:no|out of stock|sold out|unavailable|无货|没货|售罄|不可用
@@ -282,6 +238,12 @@ p:xining|xining|西宁
 =|文件|条件|软件|硬件|事件|邮件|组件|配件|插件|案件|纸箱|箱子|冰箱|邮箱|信箱|委托|托管|拜托|托运|地区|区别|区分|区域|小区|社区|分区|前端|后端|前缀|后缀|之间|期间|空间|中间|未来|无线|别人|区间
 `
 
+// generatedLexicon holds the lines generated from general language
+// resources by cache/text/internal/lexgen (WordNet 3.0): concepts only.
+//
+//go:embed lexicon_gen.txt
+var generatedLexicon string
+
 // Targets of lexicon entries.
 const (
 	lexStop = iota
@@ -302,6 +264,7 @@ type lexEntry struct {
 // lexicon is the parsed lexiconText.
 type lexiconTables struct {
 	en        map[string]lexEntry // space-joined English words (raw and stemmed)
+	gen       map[string]lexEntry // generated English phrases, as written
 	enMax     int                 // most words in an English phrase
 	zh        map[string]lexEntry // Chinese phrases
 	zhMax     int                 // most runes in a Chinese phrase
@@ -313,53 +276,122 @@ var (
 	lex     lexiconTables
 )
 
-// lexicon returns the parsed tables, parsing them once.
+// lexicon returns the parsed tables, parsing them once: the hand-written
+// lines, then the generated ones (lexicon_gen.txt).
 func lexicon() *lexiconTables {
 	lexOnce.Do(func() {
-		lex = lexiconTables{en: map[string]lexEntry{}, zh: map[string]lexEntry{}, stopWords: map[string]bool{}}
-		for _, line := range strings.Split(lexiconText, "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" {
-				continue
+		lex = lexiconTables{en: map[string]lexEntry{}, gen: map[string]lexEntry{}, zh: map[string]lexEntry{}, stopWords: map[string]bool{}}
+		lex.add(lexiconText, false)
+		lex.add(generatedLexicon, true)
+	})
+	return &lex
+}
+
+// lookupEn finds the entry of an English phrase (words lower-case; the
+// slice is reused) in the hand-written lines, as written and then stemmed,
+// or with generated true in the generated ones, as written and then with
+// the first word's inflection taken off (WordNet's detachment rules,
+// checked against the lemmas it knows: "approved" is "approve", "reports"
+// is "report"). The generated lines are looked up after numbers and month
+// names, and never through the light stemmer, which folds unrelated lemmas
+// ("dated" and "date").
+func (lx *lexiconTables) lookupEn(words []string, generated bool) (lexEntry, bool) {
+	key := strings.Join(words, " ")
+	if generated {
+		if e, ok := lx.gen[key]; ok {
+			return e, true
+		}
+		rest := strings.TrimPrefix(key, words[0])
+		for _, base := range detach(words[0]) {
+			if e, ok := lx.gen[base+rest]; ok {
+				return e, true
 			}
-			parts := strings.Split(line, "|")
-			e := parseTarget(parts[0])
-			for _, p := range parts[1:] {
-				if p == "" {
-					continue
-				}
-				if hasHan(p) {
-					if _, dup := lex.zh[p]; !dup {
-						lex.zh[p] = e
-					}
-					if n := utf8.RuneCountInString(p); n > lex.zhMax {
-						lex.zhMax = n
-					}
-					continue
-				}
-				words := strings.Fields(p)
-				if len(words) > lex.enMax {
-					lex.enMax = len(words)
-				}
-				key := strings.Join(words, " ")
-				if _, dup := lex.en[key]; !dup {
-					lex.en[key] = e
-				}
-				for i, w := range words {
-					words[i] = stem(w)
-				}
-				if sk := strings.Join(words, " "); sk != key {
-					if _, dup := lex.en[sk]; !dup {
-						lex.en[sk] = e
-					}
-				}
-				if e.kind == lexStop && len(words) == 1 {
-					lex.stopWords[key] = true
+		}
+		return lexEntry{}, false
+	}
+	if e, ok := lx.en[key]; ok {
+		return e, true
+	}
+	for k := range words {
+		words[k] = stem(words[k])
+	}
+	e, ok := lx.en[strings.Join(words, " ")]
+	return e, ok
+}
+
+// detach returns the base forms an inflected English word may have, by
+// WordNet's rules of detachment (nouns: -s, -ses, -xes, -zes, -ches,
+// -shes, -men, -ies; verbs: -s, -ies, -es, -ed, -ing), with a doubled
+// final consonant undone ("stopped" is "stop").
+func detach(w string) []string {
+	var out []string
+	for _, r := range [...][2]string{
+		{"ies", "y"}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"}, {"ches", "ch"}, {"shes", "sh"}, {"men", "man"},
+		{"es", "e"}, {"es", ""}, {"s", ""}, {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""},
+	} {
+		if b, ok := strings.CutSuffix(w, r[0]); ok && len(b) >= 2 {
+			out = append(out, b+r[1])
+			if r[1] == "" && (r[0] == "ed" || r[0] == "ing") {
+				if u := undouble(b); u != b {
+					out = append(out, u)
 				}
 			}
 		}
-	})
-	return &lex
+	}
+	return out
+}
+
+// add parses lexicon lines into the tables. A hand-written English phrase
+// is keyed as written and stemmed; a generated one only as written (into
+// gen), since lookupEn finds its inflected forms.
+func (lx *lexiconTables) add(text string, generated bool) {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		parts := strings.Split(line, "|")
+		e := parseTarget(parts[0])
+		for _, p := range parts[1:] {
+			if p == "" {
+				continue
+			}
+			if hasHan(p) {
+				if _, dup := lx.zh[p]; !dup {
+					lx.zh[p] = e
+				}
+				if n := utf8.RuneCountInString(p); n > lx.zhMax {
+					lx.zhMax = n
+				}
+				continue
+			}
+			words := strings.Fields(p)
+			if len(words) > lx.enMax {
+				lx.enMax = len(words)
+			}
+			key := strings.Join(words, " ")
+			if generated {
+				if _, dup := lx.gen[key]; !dup {
+					lx.gen[key] = e
+				}
+				continue
+			}
+			if _, dup := lx.en[key]; !dup {
+				lx.en[key] = e
+			}
+			for i, w := range words {
+				words[i] = stem(w)
+			}
+			if sk := strings.Join(words, " "); sk != key {
+				if _, dup := lx.en[sk]; !dup {
+					lx.en[sk] = e
+				}
+			}
+			if e.kind == lexStop && len(words) == 1 {
+				lx.stopWords[key] = true
+			}
+		}
+	}
 }
 
 func parseTarget(t string) lexEntry {

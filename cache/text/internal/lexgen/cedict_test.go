@@ -280,3 +280,20 @@ func TestReadCEDICTReal(t *testing.T) {
 		t.Logf("  %s: %s", e.Word, strings.Join(hs, " | "))
 	}
 }
+
+func BenchmarkReadCEDICTReal(b *testing.B) {
+	dir := os.Getenv("CEDICT_DATA")
+	if dir == "" {
+		dir = "/work/wt/cedict-data"
+	}
+	path := filepath.Join(dir, "all.js")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("no %s", path)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := readCEDICT(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -390,3 +390,12 @@ func (wn *wordnet) antonymFacets(concept map[string]string) map[string]string {
 	}
 	return out
 }
+
+// senseCount is how many senses a lemma has, over every part of speech.
+func (wn *wordnet) senseCount(lemma string) int {
+	n := 0
+	for _, offs := range wn.senses[lemma] {
+		n += len(offs)
+	}
+	return n
+}

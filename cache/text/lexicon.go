@@ -7,11 +7,17 @@ import (
 	"unicode/utf8"
 )
 
-// The lexicon is general vocabulary, not a list of known questions: stop
-// words and polite fillers in English and Chinese, cross-language concepts
-// (how many = 多少, status = 状态), polarity and dimension words that become
-// facets (inbound/入库 vs outbound/出库), and Chinese provinces and large
-// cities with their pinyin names.
+// The hand-written lexicon is grammar, not vocabulary picked from known
+// questions: stop words and polite fillers in English and Chinese, question
+// forms (how many = 多少), six general state concepts (remaining, status,
+// progress, need, done, waiting), polarity and dimension words that become
+// facets (inbound/入库 vs outbound/出库), markers, and Chinese provinces and
+// large cities with their pinyin names. Synonyms come from the generated
+// lexicon (lexicon_gen.txt: WordNet 3.0 and CC-CEDICT, made by
+// internal/lexgen), which is read after it: a phrase written here keeps
+// the meaning given here. The concept lines that were written while
+// reading the development pairs (orders, waves, bins, admissions, HTTP
+// codes, circuit breakers ...) are gone.
 //
 // Each line is "target|phrase|phrase|...", where the target is one of:
 //

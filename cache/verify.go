@@ -39,10 +39,26 @@ import (
 //     how, yes/no), a yes/no question against an open one, recommendation
 //     (which X is good, 什么牌子好) vs not, identification (what X is this,
 //     这是什么牌子) vs not; two comparisons ("difference between A and B")
-//     must compare the same things, in either order.
+//     must compare the same things, in either order;
+//   - tense: one question explicitly future (will, going to, gonna, 'll,
+//     shall; 会, 将要, 即将, 快要 …了), the other explicitly past (did, was,
+//     were, had, already, a perfect has/have; 了 before the final
+//     particle, 过吗, 已经, 曾经); present against either passes;
+//   - quantity: a unit counted by different numerals in the two ("two
+//     codes on one order" / "one code on two orders", 两张券 / 一张券);
+//   - possessors: a unit owned by different possessors ("my manager's
+//     timesheet" / "my timesheet": manager vs me), part of roles;
+//   - voice: the agent of a passive (after by in a clause with be/get, or
+//     after 被) is an unmarked participant of the active question and
+//     still comes after the participants that came before by/被 ("Did I
+//     get paid by X" / "Did I pay X"), part of roles. An active paraphrase
+//     moves it before them ("Was Y funded by X" / "Did X fund Y") and
+//     passes.
 //
 // It reads no vocabulary beyond closed classes (function words, role
-// markers, question words), so it holds for names it has never seen. What
+// markers, question words, auxiliaries and tense markers, numerals,
+// classifiers, pronouns, irregular participles), so it holds for names it
+// has never seen. What
 // it gets wrong is documented in docs/cache.md: some real paraphrases
 // (active vs passive) are refused, which costs a miss, and it cannot tell
 // 张伟 from 张玮 (the embedding must).
@@ -106,9 +122,10 @@ type vsig struct {
 // first participant after by/被, and the participants before it in the
 // clause.
 type vagent struct {
-	key    string
-	pos    int
-	before []string
+	key           string
+	pos           int
+	before, after []string // participants before by/被, after the agent
+	han           bool     // 被: the verb follows the agent
 }
 
 // persons maps personal pronouns to a person, so that "I" and "me" are one
@@ -127,33 +144,41 @@ func (u *vunit) partKey() string {
 	return persons[u.low]
 }
 
-// partPos is the first position of the participant key in s, or -1.
-func (s *vsig) partPos(key string) int {
-	for i := range s.seq {
-		if s.seq[i].partKey() == key {
-			return i
-		}
-	}
-	return -1
-}
-
 // voiceSwap reports an agent of a passive clause of s that is an unmarked
 // participant of the active question a, still after the participants that
 // come before by/被 in s (who does what to whom exchanged), or with none of
 // them in a to tell (refused: precision first). A participant moved before
-// them is an active paraphrase and passes.
+// them is an active paraphrase and passes. After 被, the verb must also
+// have moved before the agent.
 func (s *vsig) voiceSwap(a vsig) (string, bool) {
+	if len(s.agents) == 0 {
+		return "", false
+	}
+	first := make(map[string]int, len(a.seq)) // participant → its first position in a
+	for i := range a.seq {
+		if k := a.seq[i].partKey(); k != "" {
+			if _, ok := first[k]; !ok {
+				first[k] = i
+			}
+		}
+	}
+	partPos := func(k string) int {
+		if p, ok := first[k]; ok {
+			return p
+		}
+		return -1
+	}
 	for _, g := range s.agents {
 		if slices.ContainsFunc(a.agents, func(h vagent) bool { return h.key == g.key }) {
 			continue
 		}
-		x := a.partPos(g.key)
+		x := partPos(g.key)
 		if x < 0 || a.seq[x].role != "" {
 			continue
 		}
 		same, moved := 0, 0
 		for _, b := range g.before {
-			switch p := a.partPos(b); {
+			switch p := partPos(b); {
 			case b == g.key || p < 0:
 			case p < x:
 				same++
@@ -161,7 +186,19 @@ func (s *vsig) voiceSwap(a vsig) (string, bool) {
 				moved++
 			}
 		}
-		if same > 0 || moved == 0 {
+		// After 被 the verb follows the agent (我被王芳投诉了), and 被 may
+		// have no agent at all (外卖被送错了: the "agent" is the verb). An
+		// exchange puts the verb before the agent in the active question
+		// (我投诉了王芳); a unit after the agent that stays after it says
+		// nothing. Without a subject before 被 to tell (被蚊子叮了), 被 is
+		// let pass.
+		if g.han && !slices.ContainsFunc(g.after, func(k string) bool {
+			p := partPos(k)
+			return p >= 0 && p < x
+		}) {
+			continue
+		}
+		if same > 0 || moved == 0 && !g.han {
 			return g.key, true
 		}
 	}
@@ -553,14 +590,16 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Quantities: a unit counted by different numerals ("two codes on one
 	// order" / "one code on two orders").
 	for _, u := range query.seq {
-		if a, b := query.counts[u.word], stored.counts[u.word]; u.unit && disjoint(a, b) {
+		if a, b := query.counts[u.word], stored.counts[u.word]; u.unit && u.text == u.word && disjoint(a, b) {
 			return "quantity", fmt.Sprintf("quantities differ: %q is counted %s in the question, %s in the cached one", u.word, strings.Join(a, ","), strings.Join(b, ","))
 		}
 	}
 	// Possessors: a unit owned by different possessors ("my manager's
 	// timesheet" / "my timesheet").
 	for _, u := range query.seq {
-		if a, b := query.owners[u.word], stored.owners[u.word]; u.unit && disjoint(a, b) {
+		if a, b := query.owners[u.word], stored.owners[u.word]; u.unit && u.text == u.word && len(a) > 0 && len(b) > 0 && !slices.ContainsFunc(a, func(x string) bool {
+			return slices.ContainsFunc(b, func(y string) bool { return sameOwner(x, y) })
+		}) {
 			return "roles", fmt.Sprintf("roles differ: %q belongs to %s in the question, to %s in the cached one", u.word, strings.Join(a, ","), strings.Join(b, ","))
 		}
 	}
@@ -683,14 +722,22 @@ var (
 	perfectAux  = setOf("has have hasn't haven't")
 	passiveAux  = setOf("is isn't are aren't am was wasn't were weren't be been being get gets got gotten getting")
 	whWords     = setOf("what which who whom whose where when why how")
-	numerals    = map[string]string{
+	nominal     = setOf("the a an this that these those it some any every each no all both")
+	// participles are irregular past participles of common verbs that are
+	// not also a present form (not "read", "set", "come"); a regular one
+	// ends in -ed.
+	participles = setOf(`been gone done seen made paid sent sold bought built taken given written known shown got gotten
+left lost found held kept told brought thought caught taught spent won begun become broken chosen driven
+eaten fallen forgotten frozen hidden ridden risen spoken stolen worn grown thrown flown drawn heard met sat stood
+understood withdrawn forgiven`)
+	numerals = map[string]string{
 		"a": "1", "an": "1", "one": "1", "single": "1", "two": "2", "three": "3", "four": "4", "five": "5",
 		"six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
 		"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12",
 	}
 	possessivePronouns = map[string]string{
 		"my": "me", "our": "me", "your": "you", "his": "him", "her": "her", "their": "them", "its": "it",
-		"我": "me", "你": "you", "您": "you", "他": "him", "她": "her", "它": "it",
+		"我": "me", "你": "you", "您": "you", "他": "him", "她": "her", "它": "it", "己": "self",
 	}
 )
 
@@ -721,7 +768,9 @@ func (s *vsig) grammar() {
 		if *m == nil {
 			*m = map[string][]string{}
 		}
-		(*m)[k] = append((*m)[k], v)
+		if !slices.Contains((*m)[k], v) {
+			(*m)[k] = append((*m)[k], v)
+		}
 	}
 	unitAt := func(i, j int) bool { return in(i, j) && seq[j].unit }
 	for i := range seq {
@@ -735,9 +784,9 @@ func (s *vsig) grammar() {
 		switch {
 		case !han && (futureWords[w] || strings.HasSuffix(w, "'ll")):
 			s.future = true
-		case w == "going" && low(i, i+1) == "to" && in(i, i+2) && !functionWords[low(i, i+2)] &&
-			roleMarkers[low(i, i+2)] == "" && !seq[i+2].named:
-			s.future = true // "is it going to drop"
+		case w == "going" && low(i, i+1) == "to" && in(i, i+2) && !nominal[low(i, i+2)] && persons[low(i, i+2)] == "" &&
+			possessivePronouns[low(i, i+2)] == "" && roleMarkers[low(i, i+2)] == "" && !seq[i+2].named:
+			s.future = true // "is it going to drop", not "going to the bank"
 		case !han && pastWords[w]:
 			s.past = true
 		case perfectAux[w] && low(i, i+1) != "to" && s.perfect(i):
@@ -779,6 +828,12 @@ func (s *vsig) grammar() {
 					g.before = append(g.before, k)
 				}
 			}
+			for j := g.pos + 1; g.pos >= 0 && in(i, j); j++ {
+				if k := seq[j].partKey(); k != "" {
+					g.after = append(g.after, k)
+				}
+			}
+			g.han = w == "被"
 			if g.pos >= 0 {
 				s.agents = append(s.agents, g)
 			}
@@ -830,7 +885,7 @@ func (s *vsig) grammar() {
 
 // perfect reports has/have at i as the auxiliary of a perfect: the first
 // token of its clause ("Has my order shipped?"), or after a question word
-// with a participle (been, -ed) within three tokens ("Why has the price
+// with a participle (-ed, been, gone …) within three tokens ("Why has the price
 // dropped?"; not "Who has the key?").
 func (s *vsig) perfect(i int) bool {
 	j := i - 1
@@ -845,7 +900,7 @@ func (s *vsig) perfect(i int) bool {
 		return true
 	}
 	for k := i + 1; k <= i+3 && k < len(s.seq) && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k++ {
-		if w := s.seq[k].low; w == "been" || len(w) > 4 && strings.HasSuffix(w, "ed") {
+		if w := s.seq[k].low; participles[w] || len(w) > 4 && strings.HasSuffix(w, "ed") {
 			return true
 		}
 	}
@@ -863,11 +918,12 @@ func (s *vsig) passive(i int) bool {
 	return false
 }
 
-// imminent reports 要 or 快 before the 了 at i in its clause: 快到了,
-// 要发货了 say it is about to happen.
+// imminent reports 要 or 快 before the 了 at i that say it is about to
+// happen: 快要/就要/要 up to three characters before (要下雨了, 快要到了),
+// or 快 right before the verb (快到了); not 快递到了 or 我要的货到了.
 func (s *vsig) imminent(i int) bool {
-	for j := i - 1; j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
-		if w := s.seq[j].low; w == "要" || w == "快" {
+	for j := i - 1; j >= i-3 && j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
+		if w := s.seq[j].low; w == "要" || w == "快" && j == i-2 {
 			return true
 		}
 	}
@@ -939,17 +995,33 @@ func hanValue(run string) string {
 
 // disjoint reports two non-empty lists with no value in common.
 func disjoint(a, b []string) bool {
-	if len(a) == 0 || len(b) == 0 {
+	return len(a) > 0 && len(b) > 0 && !slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
+}
+
+// pronounOwners are the possessors a possessive pronoun names; the
+// third-person ones may be any noun ("Did Owen lend his car" = "Owen's
+// car"), and so may "self" (自己).
+var (
+	pronounOwners = setOf("me you him her them it self")
+	anyNoun       = setOf("him her them it self")
+)
+
+// sameOwner reports two possessors that may be the same: equal, "self",
+// a third-person pronoun against a noun, or two nouns of which one is a
+// Han character before 的 (a character is not a word, X的Y is as often a
+// relative clause or an attribute, 闲置的 / 空闲的, as a possessor, and
+// Sultan的 may translate 苏尔丹的). "my" against "manager's" differ, and so
+// do two English nouns.
+func sameOwner(x, y string) bool {
+	switch {
+	case x == y || x == "self" || y == "self":
+		return true
+	case pronounOwners[x] && pronounOwners[y]:
 		return false
+	case anyNoun[x] || anyNoun[y]:
+		return !pronounOwners[x] || !pronounOwners[y]
 	}
-	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				return false
-			}
-		}
-	}
-	return true
+	return !pronounOwners[x] && !pronounOwners[y] && (isHanTok(x) || isHanTok(y))
 }
 
 // oneOf reports w, a single character, among chars.

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -38,10 +39,26 @@ import (
 //     how, yes/no), a yes/no question against an open one, recommendation
 //     (which X is good, 什么牌子好) vs not, identification (what X is this,
 //     这是什么牌子) vs not; two comparisons ("difference between A and B")
-//     must compare the same things, in either order.
+//     must compare the same things, in either order;
+//   - tense: one question explicitly future (will, going to, gonna, 'll,
+//     shall; 会, 将要, 即将, 快要 …了), the other explicitly past (did, was,
+//     were, had, already, a perfect has/have; 了 before the final
+//     particle, 过吗, 已经, 曾经); present against either passes;
+//   - quantity: a unit counted by different numerals in the two ("two
+//     codes on one order" / "one code on two orders", 两张券 / 一张券);
+//   - possessors: a unit owned by different possessors ("my manager's
+//     timesheet" / "my timesheet": manager vs me), part of roles;
+//   - voice: the agent of a passive (after by in a clause with be/get, or
+//     after 被) is an unmarked participant of the active question and
+//     still comes after the participants that came before by/被 ("Did I
+//     get paid by X" / "Did I pay X"), part of roles. An active paraphrase
+//     moves it before them ("Was Y funded by X" / "Did X fund Y") and
+//     passes.
 //
 // It reads no vocabulary beyond closed classes (function words, role
-// markers, question words), so it holds for names it has never seen. What
+// markers, question words, auxiliaries and tense markers, numerals,
+// classifiers, pronouns, irregular participles), so it holds for names it
+// has never seen. What
 // it gets wrong is documented in docs/cache.md: some real paraphrases
 // (active vs passive) are refused, which costs a miss, and it cannot tell
 // 张伟 from 张玮 (the embedding must).
@@ -66,7 +83,7 @@ const maxVerify = 3
 // candidate that passed the score and the facets.
 type Verification struct {
 	Passed   bool   `json:"passed"`
-	Check    string `json:"check,omitempty"` // the check that refused: "names", "roles", "order", "intent", "compare" or "length"
+	Check    string `json:"check,omitempty"` // the check that refused: "names", "roles", "order", "intent", "tense", "quantity", "compare" or "length"
 	Reason   string `json:"reason"`
 	Question string `json:"question"` // the candidate verified
 }
@@ -77,10 +94,12 @@ type vunit struct {
 	word   string // the token without the repeat number
 	role   string // role class of the nearest marker before it in its clause
 	clause int
-	named  bool // a name (see the names check)
-	unit   bool // a content unit (not a marker, function word or clause break)
-	rep    bool // its word occurs more than once in the question
-	reps   int  // how often its word occurs in the question
+	named  bool   // a name (see the names check)
+	unit   bool   // a content unit (not a marker, function word or clause break)
+	rep    bool   // its word occurs more than once in the question
+	reps   int    // how often its word occurs in the question
+	low    string // the token in lower case, not stemmed
+	poss   bool   // an English possessive ("manager's")
 }
 
 // vsig is what the verification stage reads of one question.
@@ -93,6 +112,97 @@ type vsig struct {
 	whArg                            string         // "subj" (who replaced X), "obj" (who did X replace) or "" (neither)
 	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
+	future, past                     bool                // an explicit future (will, 会) or past (did, 了吗) marker
+	counts                           map[string][]string // unit word → the numerals that count it ("two codes")
+	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
+	agents                           []vagent            // the agents of its passive clauses
+}
+
+// vagent is the agent of a passive clause ("paid by Acme", 被张三): the
+// first participant after by/被, and the participants before it in the
+// clause.
+type vagent struct {
+	key           string
+	pos           int
+	before, after []string // participants before by/被, after the agent
+	han           bool     // 被: the verb follows the agent
+}
+
+// persons maps personal pronouns to a person, so that "I" and "me" are one
+// participant.
+var persons = map[string]string{
+	"i": "1s", "me": "1s", "we": "1p", "us": "1p", "you": "2", "he": "3m", "him": "3m", "she": "3f", "her": "3f",
+	"they": "3p", "them": "3p", "我": "1s", "你": "2", "您": "2", "他": "3m", "她": "3f",
+}
+
+// partKey names a participant of the voice check: a unit that occurs once,
+// or a personal pronoun; "" for anything else.
+func (u *vunit) partKey() string {
+	if u.unit && !u.rep {
+		return u.word
+	}
+	return persons[u.low]
+}
+
+// voiceSwap reports an agent of a passive clause of s that is an unmarked
+// participant of the active question a, still after the participants that
+// come before by/被 in s (who does what to whom exchanged), or with none of
+// them in a to tell (refused: precision first). A participant moved before
+// them is an active paraphrase and passes. After 被, the verb must also
+// have moved before the agent.
+func (s *vsig) voiceSwap(a vsig) (string, bool) {
+	if len(s.agents) == 0 {
+		return "", false
+	}
+	first := make(map[string]int, len(a.seq)) // participant → its first position in a
+	for i := range a.seq {
+		if k := a.seq[i].partKey(); k != "" {
+			if _, ok := first[k]; !ok {
+				first[k] = i
+			}
+		}
+	}
+	partPos := func(k string) int {
+		if p, ok := first[k]; ok {
+			return p
+		}
+		return -1
+	}
+	for _, g := range s.agents {
+		if slices.ContainsFunc(a.agents, func(h vagent) bool { return h.key == g.key }) {
+			continue
+		}
+		x := partPos(g.key)
+		if x < 0 || a.seq[x].role != "" {
+			continue
+		}
+		same, moved := 0, 0
+		for _, b := range g.before {
+			switch p := partPos(b); {
+			case b == g.key || p < 0:
+			case p < x:
+				same++
+			default:
+				moved++
+			}
+		}
+		// After 被 the verb follows the agent (我被王芳投诉了), and 被 may
+		// have no agent at all (外卖被送错了: the "agent" is the verb). An
+		// exchange puts the verb before the agent in the active question
+		// (我投诉了王芳); a unit after the agent that stays after it says
+		// nothing. Without a subject before 被 to tell (被蚊子叮了), 被 is
+		// let pass.
+		if g.han && !slices.ContainsFunc(g.after, func(k string) bool {
+			p := partPos(k)
+			return p >= 0 && p < x
+		}) {
+			continue
+		}
+		if same > 0 || moved == 0 && !g.han {
+			return g.key, true
+		}
+	}
+	return "", false
 }
 
 // roleMarkers maps English prepositions and Chinese role particles to a
@@ -154,7 +264,7 @@ func stemLight(w string) string {
 // with inner - _ . ' / :), single Han characters, and clause breaks ("|").
 func verifyTokens(q string) (toks []string, hasHan bool) {
 	if !isASCII(q) {
-		q = norm.NFKC.String(q)
+		q = strings.ReplaceAll(norm.NFKC.String(q), "’", "'") // manager’s = manager's
 	}
 	word := func(r rune) bool { return unicode.IsLetter(r) && !text.IsHan(r) || unicode.IsDigit(r) }
 	toks = make([]string, 0, 32)
@@ -225,18 +335,18 @@ func signature(q string) vsig {
 			tok = stemLight(lt)
 		}
 		if r, ok := roleMarkers[lt]; ok {
-			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause})
+			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			role = r
 			first = false
 			continue
 		}
 		if han && strings.Contains(hanFunction, t) || !han && (functionWords[lt] || lead && imperatives[lt]) {
-			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause})
+			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			first = false
 			continue
 		}
 		lead = false
-		u := vunit{text: lt, role: role, clause: clause}
+		u := vunit{text: lt, role: role, clause: clause, low: lt}
 		if !han {
 			s.latin = s.latin || strings.IndexFunc(t, unicode.IsLetter) >= 0
 			u.text = stemLight(lt)
@@ -245,6 +355,7 @@ func signature(q string) vsig {
 			letters := strings.IndexFunc(t, unicode.IsLetter) >= 0
 			inHan := hasHan && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]) || len(t) > 1)
 			u.named = digits && letters || upper && !first || inHan && letters
+			u.poss = strings.HasSuffix(lt, "'s") && !functionWords[lt[:len(lt)-2]] && !imperatives[lt[:len(lt)-2]]
 		}
 		first = false
 		u.unit = true
@@ -269,6 +380,7 @@ func signature(q string) vsig {
 		s.index[u.text] = i
 	}
 	s.intent(q, lower)
+	s.grammar()
 	return s
 }
 
@@ -467,8 +579,44 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			}
 		}
 	}
+	// Tense: one question explicitly future, the other explicitly past
+	// (present against either stays allowed).
+	if query.future != stored.future && query.past != stored.past && query.future != query.past {
+		if query.future {
+			return "tense", "tense differs: the question asks about the future (will, going to, 会), the cached one about the past (did, has …ed, 了)"
+		}
+		return "tense", "tense differs: the question asks about the past (did, has …ed, 了), the cached one about the future (will, going to, 会)"
+	}
+	// Quantities: a unit counted by different numerals ("two codes on one
+	// order" / "one code on two orders").
+	for _, u := range query.seq {
+		if a, b := query.counts[u.word], stored.counts[u.word]; u.unit && u.text == u.word && disjoint(a, b) {
+			return "quantity", fmt.Sprintf("quantities differ: %q is counted %s in the question, %s in the cached one", u.word, strings.Join(a, ","), strings.Join(b, ","))
+		}
+	}
+	// Possessors: a unit owned by different possessors ("my manager's
+	// timesheet" / "my timesheet").
+	for _, u := range query.seq {
+		if a, b := query.owners[u.word], stored.owners[u.word]; u.unit && u.text == u.word && len(a) > 0 && len(b) > 0 && !slices.ContainsFunc(a, func(x string) bool {
+			return slices.ContainsFunc(b, func(y string) bool { return sameOwner(x, y) })
+		}) {
+			return "roles", fmt.Sprintf("roles differ: %q belongs to %s in the question, to %s in the cached one", u.word, strings.Join(a, ","), strings.Join(b, ","))
+		}
+	}
 	// Order and roles of the shared units.
 	qi, si := query.index, stored.index
+	// The agent of a passive against the same participant unmarked in an
+	// active question: "Was Y funded by X" / "Did X fund Y" is a paraphrase
+	// (X moved before Y), "Did I get paid by X" / "Did I pay X" exchanges
+	// who pays whom (I stays before X).
+	for _, side := range []struct {
+		p, a  vsig
+		where string
+	}{{query, stored, "the question"}, {stored, query, "the cached question"}} {
+		if g, ok := side.p.voiceSwap(side.a); ok {
+			return "roles", fmt.Sprintf("roles differ: %q does it (after by/被, a passive) in %s, and is an unmarked participant after the same ones in the other", g, side.where)
+		}
+	}
 	for _, u := range query.seq {
 		a, okA := qi[u.text]
 		b, okB := si[u.text]
@@ -564,4 +712,336 @@ func (s *vsig) hasWord(w string) bool {
 		}
 	}
 	return false
+}
+
+// Closed classes the grammar reading uses: tense markers, passive
+// auxiliaries, numerals and possessive pronouns.
+var (
+	futureWords = setOf("will won't shall gonna")
+	pastWords   = setOf("did didn't was wasn't were weren't had hadn't already")
+	perfectAux  = setOf("has have hasn't haven't")
+	passiveAux  = setOf("is isn't are aren't am was wasn't were weren't be been being get gets got gotten getting")
+	whWords     = setOf("what which who whom whose where when why how")
+	nominal     = setOf("the a an this that these those it some any every each no all both")
+	// participles are irregular past participles of common verbs that are
+	// not also a present form (not "read", "set", "come"); a regular one
+	// ends in -ed.
+	participles = setOf(`been gone done seen made paid sent sold bought built taken given written known shown got gotten
+left lost found held kept told brought thought caught taught spent won begun become broken chosen driven
+eaten fallen forgotten frozen hidden ridden risen spoken stolen worn grown thrown flown drawn heard met sat stood
+understood withdrawn forgiven`)
+	numerals = map[string]string{
+		"a": "1", "an": "1", "one": "1", "single": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+		"six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+		"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12",
+	}
+	possessivePronouns = map[string]string{
+		"my": "me", "our": "me", "your": "you", "his": "him", "her": "her", "their": "them", "its": "it",
+		"我": "me", "你": "you", "您": "you", "他": "him", "她": "her", "它": "it", "己": "self",
+	}
+)
+
+// Chinese closed classes: numerals, the particles that close a question,
+// and the characters before 的 that make a plural pronoun (我们).
+const (
+	hanNumerals  = "零〇一二两三四五六七八九十百千万"
+	hanParticles = "吗呢吧啊呀嘛没么"
+)
+
+// grammar reads what the order and role checks cannot see in a question:
+// its tense (an explicit future or past marker), the passive agent (the
+// units after by/被 in a passive clause), the numeral that counts a unit
+// ("two codes", 两张券) and the possessor of a unit ("my manager's
+// timesheet": timesheet's possessor is the manager; "my timesheet": me).
+func (s *vsig) grammar() {
+	seq := s.seq
+	in := func(i, j int) bool { // j is a token of i's clause
+		return j >= 0 && j < len(seq) && seq[j].clause == seq[i].clause && seq[j].text[0] != '|'
+	}
+	low := func(i, j int) string {
+		if in(i, j) {
+			return seq[j].low
+		}
+		return ""
+	}
+	addTo := func(m *map[string][]string, k, v string) {
+		if *m == nil {
+			*m = map[string][]string{}
+		}
+		if !slices.Contains((*m)[k], v) {
+			(*m)[k] = append((*m)[k], v)
+		}
+	}
+	unitAt := func(i, j int) bool { return in(i, j) && seq[j].unit }
+	for i := range seq {
+		u := &seq[i]
+		w := u.low
+		if w == "" {
+			continue // a clause break
+		}
+		han := w[0] >= utf8.RuneSelf
+		// Tense.
+		switch {
+		case !han && (futureWords[w] || strings.HasSuffix(w, "'ll")):
+			s.future = true
+		case w == "going" && low(i, i+1) == "to" && in(i, i+2) && !nominal[low(i, i+2)] && persons[low(i, i+2)] == "" &&
+			possessivePronouns[low(i, i+2)] == "" && roleMarkers[low(i, i+2)] == "" && !seq[i+2].named:
+			s.future = true // "is it going to drop", not "going to the bank"
+		case !han && pastWords[w]:
+			s.past = true
+		case perfectAux[w] && low(i, i+1) != "to" && s.perfect(i):
+			s.past = true // "has it shipped", "why has the price dropped"
+		case w == "会":
+			s.future = true
+		case w == "将" && (oneOf("要会于在", low(i, i+1)) || low(i, i-1) == "即"):
+			s.future = true // 将要, 将会, 将于, 即将
+		case w == "要" && (low(i, i-1) == "快" || low(i, i-1) == "就"):
+			s.future = true // 快要, 就要
+		case w == "已" && !oneOf("而得不", low(i, i-1)):
+			s.past = true // 已经, 已发货; not 而已, 不得已
+		case w == "曾" && low(i, i+1) == "经":
+			s.past = true
+		case w == "了" || w == "过" && low(i, i-1) != "不":
+			next := low(i, i+1)
+			if next != "" && !oneOf(hanParticles+"了", next) {
+				break // 了 inside the clause (发了几个): aspect, not the question's tense
+			}
+			if w == "了" && s.imminent(i) {
+				s.future = true // 快下雨了, 要发货了: about to happen
+			} else {
+				s.past = true // 降价了吗, 去过吗
+			}
+		}
+		// Passive agent: the units after by in a clause with a passive
+		// auxiliary before it ("was it paid by X", "did I get paid by X"),
+		// or after 被.
+		if w == "by" && s.passive(i) || w == "被" {
+			g := vagent{pos: -1}
+			for j := i + 1; in(i, j) && roleMarkers[seq[j].low] == ""; j++ {
+				if k := seq[j].partKey(); k != "" {
+					g.key, g.pos = k, j
+					break
+				}
+			}
+			for j := i - 1; in(i, j); j-- {
+				if k := seq[j].partKey(); k != "" {
+					g.before = append(g.before, k)
+				}
+			}
+			for j := g.pos + 1; g.pos >= 0 && in(i, j); j++ {
+				if k := seq[j].partKey(); k != "" {
+					g.after = append(g.after, k)
+				}
+			}
+			g.han = w == "被"
+			if g.pos >= 0 {
+				s.agents = append(s.agents, g)
+			}
+		}
+		// Numerals before the unit they count: "two codes", "2 orders",
+		// 两张优惠券 (numeral, classifier, unit), 12个 / 十二个.
+		v, isNumeral := numerals[w]
+		switch {
+		case isNumeral && unitAt(i, i+1) && !numberish(low(i, i-1)) && low(i, i-1) != "a" && !numberish(seq[i+1].low):
+			addTo(&s.counts, seq[i+1].word, v) // not "twenty five", "half a dozen"
+		case isDigits(w) && unitAt(i, i+1) && !isHanTok(seq[i+1].low) && !numberish(seq[i+1].low):
+			addTo(&s.counts, seq[i+1].word, hanValue(w))
+		case (isDigits(w) || oneOf(hanNumerals, w)) && !oneOf(hanNumerals, low(i, i-1)):
+			j, run := i+1, w
+			for !isDigits(w) && in(i, j) && oneOf(hanNumerals, seq[j].low) {
+				run += seq[j].low
+				j++
+			}
+			if v := hanValue(run); v != "" && in(i, j) && oneOf(hanClassifiers, seq[j].low) && unitAt(i, j+1) {
+				addTo(&s.counts, seq[j+1].word, v)
+			}
+		}
+		// Possessors: "X's Y", "my Y", "Y of X", "X的Y".
+		switch {
+		case u.poss && unitAt(i, i+1):
+			addTo(&s.owners, seq[i+1].word, u.word)
+		case possessivePronouns[w] != "" && !han && unitAt(i, i+1):
+			addTo(&s.owners, seq[i+1].word, possessivePronouns[w])
+		case w == "of" && unitAt(i, i-1):
+			for j := i + 1; in(i, j) && roleMarkers[seq[j].low] == ""; j++ {
+				if seq[j].unit {
+					addTo(&s.owners, seq[i-1].word, seq[j].word)
+					break
+				}
+			}
+		case w == "的" && unitAt(i, i+1) && in(i, i-1):
+			owner := seq[i-1]
+			if owner.low == "们" && in(i, i-2) {
+				owner = seq[i-2] // 我们的 = 我的 (ours)
+			}
+			if p := possessivePronouns[owner.low]; p != "" {
+				addTo(&s.owners, seq[i+1].word, p)
+			} else if owner.unit && !oneOf(hanNumerals, owner.low) && strings.IndexFunc(owner.low, unicode.IsDigit) < 0 {
+				addTo(&s.owners, seq[i+1].word, owner.word)
+			}
+		}
+	}
+}
+
+// perfect reports has/have at i as the auxiliary of a perfect: the first
+// token of its clause ("Has my order shipped?"), or after a question word
+// with a participle (-ed, been, gone …) within three tokens ("Why has the price
+// dropped?"; not "Who has the key?").
+func (s *vsig) perfect(i int) bool {
+	j := i - 1
+	for j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|' && whWords[s.seq[j].low] {
+		j--
+	}
+	start := j < 0 || s.seq[j].clause != s.seq[i].clause || s.seq[j].text[0] == '|'
+	if !start {
+		return false
+	}
+	if j == i-1 {
+		return true
+	}
+	for k := i + 1; k <= i+3 && k < len(s.seq) && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k++ {
+		if w := s.seq[k].low; participles[w] || len(w) > 4 && strings.HasSuffix(w, "ed") {
+			return true
+		}
+	}
+	return false
+}
+
+// passive reports a passive auxiliary (be, get) before the by at i in its
+// clause.
+func (s *vsig) passive(i int) bool {
+	for j := i - 1; j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
+		if passiveAux[s.seq[j].low] {
+			return true
+		}
+	}
+	return false
+}
+
+// imminent reports 要 or 快 before the 了 at i that say it is about to
+// happen: 快要/就要/要 up to three characters before (要下雨了, 快要到了),
+// or 快 right before the verb (快到了); not 快递到了 or 我要的货到了.
+func (s *vsig) imminent(i int) bool {
+	for j := i - 1; j >= i-3 && j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
+		if w := s.seq[j].low; w == "要" || w == "快" && j == i-2 {
+			return true
+		}
+	}
+	return false
+}
+
+// hanValue reads a run of Chinese numerals (or ASCII digits) as a number
+// in digits: 两 = 2, 十二 = 12, 三千五 = 3500 (a digit right after 千, 百
+// or 万 counts in the next lower place), 一千零八 = 1008. It returns ""
+// for a run it cannot read (一二, 1.5万), which then counts nothing.
+func hanValue(run string) string {
+	if isDigits(run) {
+		if t := strings.TrimLeft(run, "0"); t != "" {
+			return t
+		}
+		return "0"
+	}
+	var total, section, place int64
+	digit := int64(-1)
+	for _, r := range run {
+		switch {
+		case r == '零' || r == '〇':
+			if digit >= 0 {
+				return ""
+			}
+			place = 1 // 一千零八: the next digit is a unit digit
+		case r == '两' || strings.ContainsRune("一二三四五六七八九", r):
+			if digit >= 0 {
+				return ""
+			}
+			digit = int64(strings.IndexRune("零一二三四五六七八九", r) / 3)
+			if r == '两' {
+				digit = 2
+			}
+		case r == '十' || r == '百' || r == '千':
+			m := map[rune]int64{'十': 10, '百': 100, '千': 1000}[r]
+			if digit < 0 {
+				if r != '十' || section != 0 {
+					return ""
+				}
+				digit = 1 // 十二
+			}
+			section += digit * m
+			digit, place = -1, m
+		case r == '万':
+			if digit >= 0 {
+				section += digit
+				digit = -1
+			}
+			if section == 0 || total != 0 {
+				return ""
+			}
+			total, section, place = section*10000, 0, 10000
+		default:
+			return ""
+		}
+	}
+	if digit >= 0 {
+		if place >= 100 {
+			digit *= place / 10 // 三千五 = 3500, 两万八 = 28000
+		}
+		section += digit
+	}
+	if total+section == 0 {
+		return ""
+	}
+	return strconv.FormatInt(total+section, 10)
+}
+
+// disjoint reports two non-empty lists with no value in common.
+func disjoint(a, b []string) bool {
+	return len(a) > 0 && len(b) > 0 && !slices.ContainsFunc(a, func(x string) bool { return slices.Contains(b, x) })
+}
+
+// pronounOwners are the possessors a possessive pronoun names; the
+// third-person ones may be any noun ("Did Owen lend his car" = "Owen's
+// car"), and so may "self" (自己).
+var (
+	pronounOwners = setOf("me you him her them it self")
+	anyNoun       = setOf("him her them it self")
+)
+
+// sameOwner reports two possessors that may be the same: equal, "self",
+// a third-person pronoun against a noun, or two nouns of which one is a
+// Han character before 的 (a character is not a word, X的Y is as often a
+// relative clause or an attribute, 闲置的 / 空闲的, as a possessor, and
+// Sultan的 may translate 苏尔丹的). "my" against "manager's" differ, and so
+// do two English nouns.
+func sameOwner(x, y string) bool {
+	switch {
+	case x == y || x == "self" || y == "self":
+		return true
+	case pronounOwners[x] && pronounOwners[y]:
+		return false
+	case anyNoun[x] || anyNoun[y]:
+		return !pronounOwners[x] || !pronounOwners[y]
+	}
+	return !pronounOwners[x] && !pronounOwners[y] && (isHanTok(x) || isHanTok(y))
+}
+
+// oneOf reports w, a single character, among chars.
+func oneOf(chars, w string) bool {
+	return w != "" && utf8.RuneCountInString(w) == 1 && strings.Contains(chars, w)
+}
+
+// isDigits reports a non-empty string of ASCII digits.
+func isDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// numberish reports a numeral word, "half" or digits: a part of a longer
+// number ("twenty five", "half a dozen", "2 hundred").
+func numberish(w string) bool {
+	_, ok := numerals[w]
+	return ok && w != "a" && w != "an" || w == "half" || isDigits(w)
 }

@@ -130,3 +130,75 @@ func FuzzVerify(f *testing.F) {
 		text.Facets(text.Normalize(a))
 	})
 }
+
+// TestVerifyGrammar covers the grammar checks: a tense conflict, a unit
+// counted by other numerals, a unit owned by another possessor, and the
+// agent of a passive that stays an unmarked participant after the same
+// ones in an active question; and paraphrases of each kind that pass.
+func TestVerifyGrammar(t *testing.T) {
+	for _, tc := range []struct{ a, b, check string }{
+		// Voice: who does what to whom exchanged.
+		{"Was Lena Okafor reimbursed by the Harlow clinic?", "Did Lena Okafor reimburse the Harlow clinic?", "roles"},
+		{"Did we get invoiced by Brightline Freight last week?", "Did we invoice Brightline Freight last week?", "roles"},
+		{"Is Tomas being sued by his landlord?", "Is Tomas suing his landlord?", "roles"},
+		{"我被王芳投诉了吗", "我投诉了王芳吗", "roles"},
+		// Quantities exchanged between two units.
+		{"Can one driver use two trucks?", "Can two drivers use one truck?", "quantity"},
+		{"Is a single ticket valid for two rides?", "Are two tickets valid for a single ride?", "quantity|roles"},
+		{"一张卡能绑两个手机号吗", "两张卡能绑一个手机号吗", "quantity"},
+		{"十二个箱子装三托吗", "三个箱子装十二托吗", "quantity"},
+		// Future against past.
+		{"Will the bank charge a fee for the transfer?", "Did the bank charge a fee for the transfer?", "tense"},
+		{"Is the meeting going to be recorded?", "Was the meeting recorded?", "tense"},
+		{"Has the refund been issued?", "Will the refund be issued?", "tense"},
+		{"Why has the rent gone up?", "Why is the rent gonna go up?", "tense"},
+		{"明天的航班会延误吗", "明天的航班延误了吗", "tense"},
+		{"这批货即将到港吗", "这批货已经到港了吗", "tense"},
+		{"这个漏洞修复过吗", "这个漏洞即将修复吗", "tense"},
+		// Possessor against subject.
+		{"Can my sister use my gym membership?", "Can I use my sister's gym membership?", "roles"},
+		{"Does my tutor need to check my essay?", "Do I need to check my tutor’s essay?", "roles"},
+		{"我的同事可以查看我的工资单吗", "我可以查看我同事的工资单吗", "roles"},
+	} {
+		check, why := verifyPair(signature(tc.b), signature(tc.a))
+		if !strings.Contains("|"+tc.check+"|", "|"+check+"|") || check == "" {
+			t.Errorf("%q / %q: check %q (%s), want %q", tc.a, tc.b, check, why, tc.check)
+		}
+		if check, _ := verifyPair(signature(tc.a), signature(tc.b)); check == "" {
+			t.Errorf("%q / %q: passes the other way round", tc.b, tc.a)
+		}
+	}
+	for _, tc := range [][2]string{
+		{"When will the store open?", "When does the store open?"},
+		{"Has my order shipped?", "Did my order ship?"},
+		{"Is it going to snow in Oslo tomorrow?", "Will it snow in Oslo tomorrow?"},
+		{"Was the Arden grant approved by Mila Ortiz?", "Did Mila Ortiz approve the Arden grant?"},
+		{"Is Dunmore Freight owned by Halvard Group?", "Does Halvard Group own Dunmore Freight?"},
+		{"Where is my manager's office?", "Where is the office of my manager?"},
+		{"What's our team's schedule for Monday?", "What is the schedule of our team for Monday?"},
+		{"Can I use two codes on one order?", "Can I use 2 codes on 1 order?"},
+		{"Do I get half a dozen free samples?", "Do I get six free samples?"},
+		{"明天会下雨吗", "明天下雨吗"},
+		{"订单发货了吗", "订单已经发货了吗"},
+		{"快递快要到了吗", "快递会到吗"},
+		{"仓库还剩十二件外套吗", "仓库还剩12件外套吗"},
+		{"三千五的预算能买什么相机", "3500的预算能买什么相机"},
+		{"张伟被李娜表扬了吗", "李娜表扬了张伟吗"},
+		{"快递被弄丢了怎么办", "快递弄丢了怎么办"},
+		{"Did Marta sell her bike to Jonas?", "Did Jonas buy Marta's bike?"},
+		{"Was I charged twice for the same order?", "Did I get charged twice for the same order?"},
+		{"我们公司的年假有几天", "我公司的年假有几天"},
+	} {
+		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {
+			t.Errorf("%q / %q: refused by %s: %s", tc[0], tc[1], check, why)
+		}
+		if check, why := verifyPair(signature(tc[0]), signature(tc[1])); check != "" {
+			t.Errorf("%q / %q: refused by %s: %s", tc[1], tc[0], check, why)
+		}
+	}
+	for run, want := range map[string]string{"两": "2", "十二": "12", "三千五": "3500", "两万八": "28000", "一千零八": "1008", "一二": "", "十": "10", "0012": "12"} {
+		if got := hanValue(run); got != want {
+			t.Errorf("hanValue(%q) = %q, want %q", run, got, want)
+		}
+	}
+}

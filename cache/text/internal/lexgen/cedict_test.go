@@ -51,7 +51,8 @@ T恤 T恤 [T xu4] /T-shirt/
 總量 总量 [zong3 liang4] /total; amount (CL:個|个[ge4])/sum total (of sth; 總額|总额[zong3 e2])/
 `
 
-func readSample(t *testing.T) map[string][]zhHead {
+// sampleEntries reads cedictSample as a CC-CEDICT text file.
+func sampleEntries(t *testing.T) []zhEntry {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cedict_ts.u8")
 	if err := os.WriteFile(path, []byte(cedictSample), 0o644); err != nil {
@@ -61,6 +62,12 @@ func readSample(t *testing.T) map[string][]zhHead {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return entries
+}
+
+func readSample(t *testing.T) map[string][]zhHead {
+	t.Helper()
+	entries := sampleEntries(t)
 	got := make(map[string][]zhHead, len(entries))
 	for _, e := range entries {
 		if _, dup := got[e.Word]; dup {
@@ -137,14 +144,7 @@ func TestReadCEDICTRules(t *testing.T) {
 }
 
 func TestReadCEDICTOrder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cedict_ts.u8")
-	if err := os.WriteFile(path, []byte(cedictSample), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := readCEDICT(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := sampleEntries(t)
 	var words []string
 	for _, e := range entries[:4] {
 		words = append(words, e.Word)

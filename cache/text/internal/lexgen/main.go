@@ -50,6 +50,7 @@ func generate(wn *wordnet, cedict, hand, out string) error {
 		}
 		joinChinese(groups, concept, wn.senseCount, zh, guards)
 	}
+	prune(groups)
 	return write(out, facets, groups)
 }
 
@@ -115,15 +116,6 @@ func joinChinese(groups map[string][]string, concept map[string]string, senses f
 		if key := agreedConcept(e, concept, senses); key != "" {
 			groups[key] = append(groups[key], e.Word)
 		}
-	}
-	for key, ws := range groups {
-		sort.Strings(ws)
-		ws = dedup(ws)
-		if len(ws) < 2 {
-			delete(groups, key)
-			continue
-		}
-		groups[key] = ws
 	}
 }
 

@@ -312,8 +312,8 @@ func indexOf(ws []string, w string) int {
 	return -1
 }
 
-// englishGroups returns the concept groups with at least two members
-// (irregular forms included), keyed by concept, members sorted.
+// englishGroups returns the members of each concept (irregular forms
+// included), keyed by concept; prune drops the groups of one member.
 func (wn *wordnet) englishGroups(concept map[string]string) map[string][]string {
 	groups := map[string][]string{}
 	for lemma, key := range concept {
@@ -328,7 +328,15 @@ func (wn *wordnet) englishGroups(concept map[string]string) map[string][]string 
 				}
 			}
 		}
-		ws = append(ws, forms...)
+		groups[key] = append(ws, forms...)
+	}
+	return groups
+}
+
+// prune sorts each group's members, drops repeats, and drops the groups
+// left with one member: a concept of one word folds nothing.
+func prune(groups map[string][]string) {
+	for key, ws := range groups {
 		sort.Strings(ws)
 		ws = dedup(ws)
 		if len(ws) < 2 {
@@ -337,7 +345,6 @@ func (wn *wordnet) englishGroups(concept map[string]string) map[string][]string 
 		}
 		groups[key] = ws
 	}
-	return groups
 }
 
 func dedup(ws []string) []string {

@@ -196,11 +196,7 @@ func (a *analyzer) word(i int) int {
 		maxN++
 	}
 	for n := maxN; n >= 1; n-- {
-		words := make([]string, n)
-		for k := 0; k < n; k++ {
-			words[k] = a.toks[i+k].text
-		}
-		e, ok := a.lx.lookupEn(words, false)
+		e, ok := a.lx.lookupEn(a.words(i, n), false)
 		if !ok {
 			continue
 		}
@@ -220,12 +216,9 @@ func (a *analyzer) word(i int) int {
 	if v, n := a.numberWords(i); n > 0 {
 		return n - 1 + a.number(i+n-1, v, true)
 	}
+	// Then the generated lexicon, which never takes a number or a month.
 	for n := maxN; n >= 1; n-- {
-		words := make([]string, n)
-		for k := 0; k < n; k++ {
-			words[k] = a.toks[i+k].text
-		}
-		if e, ok := a.lx.lookupEn(words, true); ok {
+		if e, ok := a.lx.lookupEn(a.words(i, n), true); ok {
 			return n + a.entry(e, i+n-1, false)
 		}
 	}
@@ -236,6 +229,16 @@ func (a *analyzer) word(i int) int {
 	}
 	a.content("w:" + stem(w))
 	return 1
+}
+
+// words returns the texts of the n word tokens from token i, in a new
+// slice (lookupEn may rewrite it).
+func (a *analyzer) words(i, n int) []string {
+	ws := make([]string, n)
+	for k := range ws {
+		ws[k] = a.toks[i+k].text
+	}
+	return ws
 }
 
 // entry applies a lexicon entry matched by tokens ending at token last and

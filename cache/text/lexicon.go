@@ -12,12 +12,12 @@ import (
 // forms (how many = 多少), six general state concepts (remaining, status,
 // progress, need, done, waiting), polarity and dimension words that become
 // facets (inbound/入库 vs outbound/出库), markers, and Chinese provinces and
-// large cities with their pinyin names. Synonyms come from the generated
-// lexicon (lexicon_gen.txt: WordNet 3.0 and CC-CEDICT, made by
-// internal/lexgen), which is read after it: a phrase written here keeps
-// the meaning given here. The concept lines that were written while
-// reading the development pairs (orders, waves, bins, admissions, HTTP
-// codes, circuit breakers ...) are gone.
+// large cities with their pinyin names. The concept lines that were written
+// while reading the development pairs (orders, waves, bins, admissions,
+// HTTP codes, circuit breakers ...) are gone. The generated lexicon
+// (lexicon_gen.txt, antonym facets from WordNet, made by internal/lexgen)
+// is read after it, and only for words it does not know, after numbers and
+// month names.
 //
 // Each line is "target|phrase|phrase|...", where the target is one of:
 //
@@ -244,8 +244,8 @@ p:xining|xining|西宁
 =|文件|条件|软件|硬件|事件|邮件|组件|配件|插件|案件|纸箱|箱子|冰箱|邮箱|信箱|委托|托管|拜托|托运|地区|区别|区分|区域|小区|社区|分区|前端|后端|前缀|后缀|之间|期间|空间|中间|未来|无线|别人|区间
 `
 
-// generatedLexicon holds the lines generated from general language
-// resources by cache/text/internal/lexgen (WordNet 3.0): concepts only.
+// generatedLexicon holds the lines generated from a general language
+// resource by cache/text/internal/lexgen: antonym facets from WordNet 3.0.
 //
 //go:embed lexicon_gen.txt
 var generatedLexicon string
@@ -295,25 +295,14 @@ func lexicon() *lexiconTables {
 
 // lookupEn finds the entry of an English phrase (words lower-case; the
 // slice is reused) in the hand-written lines, as written and then stemmed,
-// or with generated true in the generated ones, as written and then with
-// the first word's inflection taken off (WordNet's detachment rules,
-// checked against the lemmas it knows: "approved" is "approve", "reports"
-// is "report"). The generated lines are looked up after numbers and month
-// names, and never through the light stemmer, which folds unrelated lemmas
-// ("dated" and "date").
+// or with generated true in the generated ones, as written: they list
+// their inflected forms, and the light stemmer, which folds unrelated
+// words ("dated" and "date"), is kept away from them.
 func (lx *lexiconTables) lookupEn(words []string, generated bool) (lexEntry, bool) {
 	key := strings.Join(words, " ")
 	if generated {
-		if e, ok := lx.gen[key]; ok {
-			return e, true
-		}
-		rest := strings.TrimPrefix(key, words[0])
-		for _, base := range detach(words[0]) {
-			if e, ok := lx.gen[base+rest]; ok {
-				return e, true
-			}
-		}
-		return lexEntry{}, false
+		e, ok := lx.gen[key]
+		return e, ok
 	}
 	if e, ok := lx.en[key]; ok {
 		return e, true
@@ -325,36 +314,14 @@ func (lx *lexiconTables) lookupEn(words []string, generated bool) (lexEntry, boo
 	return e, ok
 }
 
-// detach returns the base forms an inflected English word may have, by
-// WordNet's rules of detachment (nouns: -s, -ses, -xes, -zes, -ches,
-// -shes, -men, -ies; verbs: -s, -ies, -es, -ed, -ing), with a doubled
-// final consonant undone ("stopped" is "stop").
-func detach(w string) []string {
-	var out []string
-	for _, r := range [...][2]string{
-		{"ies", "y"}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"}, {"ches", "ch"}, {"shes", "sh"}, {"men", "man"},
-		{"es", "e"}, {"es", ""}, {"s", ""}, {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""},
-	} {
-		if b, ok := strings.CutSuffix(w, r[0]); ok && len(b) >= 2 {
-			out = append(out, b+r[1])
-			if r[1] == "" && (r[0] == "ed" || r[0] == "ing") {
-				if u := undouble(b); u != b {
-					out = append(out, u)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // add parses lexicon lines into the tables. A hand-written English phrase
 // is keyed as written and stemmed; a generated one only as written (into
-// gen), since lookupEn finds its inflected forms.
+// gen), since it lists its inflected forms.
 func (lx *lexiconTables) add(text string, generated bool) {
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
+		if line == "" || line[0] == '#' || line[0] == '@' {
+			continue // @ lines are stem's (stemData)
 		}
 		parts := strings.Split(line, "|")
 		e := parseTarget(parts[0])
@@ -429,31 +396,95 @@ func hasHan(s string) bool {
 	return false
 }
 
-// stem is a deliberately light English stemmer: it folds plural and verb
-// endings so that "picking", "picked" and "picks" meet "pick", and drops a
-// final "e" so that "release" meets "released". It only has to be
-// consistent, not linguistically right.
+// stem is a light English stemmer: it folds plural and verb endings so
+// that "picking", "picked" and "picks" meet "pick", and "released" meets
+// "release". It takes an -ed or -ing ending off only when what is left is
+// a verb WordNet knows (as it is, undoubled, or with an e: "shipped" is
+// "ship", "caring" is "care"); otherwise the word stays whole ("morning",
+// "speed"), so that a word never meets a different word ("caring" and
+// "car", "plane" and "plan" used to). A word in -s that is a word of its
+// own ("news", "goods") is not taken for a plural.
 func stem(w string) string {
+	st := stemData()
 	n := len(w)
 	switch {
-	case n > 4 && strings.HasSuffix(w, "ies"):
-		w = w[:n-3] + "y"
-	case n > 4 && strings.HasSuffix(w, "sses"):
-		w = w[:n-2]
+	case n > 4 && strings.HasSuffix(w, "ies") && !st.keep[w]:
+		return w[:n-3] + "y"
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		w = w[:n-3]
-		w = undouble(w)
+		return verbBase(st, w, w[:n-3])
 	case n > 4 && strings.HasSuffix(w, "ed"):
-		w = w[:n-2]
-		w = undouble(w)
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:n-1]
-	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
+		return verbBase(st, w, w[:n-2])
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") && !st.keep[w]:
+		if b := w[:n-1]; st.verbs[b] || !strings.HasSuffix(b, "e") {
+			return b // caches, notes; picks
+		}
+		for _, suf := range []string{"sses", "xes", "zes", "ches", "shes"} {
+			if strings.HasSuffix(w, suf) {
+				return w[:n-2] // boxes, matches
+			}
+		}
+		return w[:n-1]
 	}
 	return w
 }
+
+// verbBase returns the verb left when an ending is taken off w (b is w
+// without it), or w itself when no verb is left. When both b and b+"e" are
+// verbs and b ends consonant-vowel-consonant, the verb is b+"e": b's own
+// forms would double the consonant ("rated" is rate, since rat gives
+// "ratted"; "hoped" is hope).
+func verbBase(st *stemTables, w, b string) string {
+	switch u := undouble(b); {
+	case st.verbs[b] && !(cvc(b) && st.verbs[b+"e"]):
+		return b
+	case u != b && st.verbs[u]:
+		return u
+	case st.verbs[b+"e"]:
+		return b + "e"
+	case st.verbs[b]:
+		return b
+	}
+	return w
+}
+
+// cvc reports whether w ends consonant, vowel, consonant (not w, x or y).
+func cvc(w string) bool {
+	n := len(w)
+	if n < 3 {
+		return false
+	}
+	vowel := func(c byte) bool { return strings.IndexByte("aeiou", c) >= 0 }
+	return !vowel(w[n-3]) && vowel(w[n-2]) && !vowel(w[n-1]) && strings.IndexByte("wxy", w[n-1]) < 0
+}
+
+// stemTables are the word lists of the generated lexicon that stem uses.
+type stemTables struct {
+	verbs map[string]bool // one-word verbs (@verbs)
+	keep  map[string]bool // words in -s that are not plurals (@keep)
+}
+
+var stemData = sync.OnceValue(func() *stemTables {
+	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}}
+	for _, line := range strings.Split(generatedLexicon, "\n") {
+		target, words, ok := strings.Cut(line, "|")
+		if !ok {
+			continue
+		}
+		var m map[string]bool
+		switch target {
+		case "@verbs":
+			m = st.verbs
+		case "@keep":
+			m = st.keep
+		default:
+			continue
+		}
+		for _, w := range strings.Split(words, "|") {
+			m[w] = true
+		}
+	}
+	return st
+})
 
 // undouble turns a doubled final consonant ("shipp") into one ("ship").
 func undouble(w string) string {

@@ -11,28 +11,35 @@ import (
 	"strings"
 )
 
-// The English half of the generated lexicon comes from WordNet 3.0
-// (Princeton University; Debian's wordnet-base, /usr/share/wordnet), under
-// the WordNet licence: use, copy, modify and distribute, with the copyright
-// notice kept (docs/cache.md and the generated file's header carry it).
+// The generated lexicon comes from WordNet 3.0 (Princeton University;
+// Debian's wordnet-base, /usr/share/wordnet), under the WordNet licence:
+// use, copy, modify and distribute, with the copyright notice kept
+// (docs/cache.md and the generated file's header carry it).
 //
-// What is taken from it, and the rule that makes it safe enough for a cache
-// that must not serve a wrong answer:
+// What is taken from it is antonymy, as facets: a word whose most frequent
+// sense has an antonym names the pair and its own sense, so two questions
+// that differ by such a word never match. Facets can only refuse a hit, and
+// each sense is its own value, so no two different words are ever made
+// one. Synonyms are not taken: folding words by their most frequent sense
+// made different questions equal in a review (contribute = lend, shelve =
+// postpone, packet = package) and found no more paraphrases on pairs
+// nobody tuned for (docs/cache.md, "Recall: not reached").
 //
 //   - A word's sense is its most frequent one: the first synset listed for
 //     it under its dominant part of speech (the one whose senses were tagged
 //     most often in the SemCor counts, cntlist.rev). A word never tagged is
-//     left alone: its first sense is a guess.
-//   - Two words fold into one concept only when their most frequent senses
-//     are the same synset. "teach" and "instruct" fold (both mean "impart
-//     skills"); "learn" does not fold with them, although "learn" is a
-//     member of teach's synset, because learning is not its first sense.
-//   - A noun of action or event (lexicographer files noun.act, noun.event)
-//     whose first sense is derived from a verb's first sense takes the
-//     verb's concept: "replacement" = "replace", "deployment" = "deploy".
-//   - Irregular verb and noun forms (verb.exc, noun.exc) join their base
-//     form: "went" = "go", "children" = "child". Irregular adjective forms
-//     (adj.exc: better, best) do not: a comparative is another question.
+//     left alone.
+//   - The antonym is the sense's own (a lexical antonym of the word, or of
+//     the synset), or for a satellite adjective that of its head: huge is
+//     a satellite of large, whose antonym is small. The facet is
+//     "ant.large-small:huge.01385255": the pair, then the word's own sense,
+//     so huge and large differ (a miss), and sixth and eighth, two
+//     satellites of ordinal, differ too.
+//   - An adjective that is also a verb's -ed or -ing form, or an irregular
+//     verb form ("approved", "left"), is read as the verb and left out.
+//   - Inflected forms are written out: -s, -es, -ed, -ing for verbs, -s and
+//     -es for nouns, and WordNet's irregular forms (verb.exc, noun.exc),
+//     except a form that is a noun or verb of its own ("goods", "weed").
 //   - Proper nouns (capitalised lemmas), phrases of more than three words
 //     and words with anything but letters, hyphens and apostrophes are
 //     left out.
@@ -43,7 +50,6 @@ type wnSynset struct {
 	lexFile int
 	words   []string // lower-case, spaces for underscores
 	proper  []bool   // the lemma is capitalised in the file
-	derivs  []wnPtr  // derivationally related forms (+)
 	ants    []wnPtr  // antonyms (!)
 	similar []string // heads of a satellite adjective (&)
 }
@@ -165,8 +171,6 @@ func (wn *wordnet) dataLine(l string, pos byte) error {
 		}
 		ptr := wnPtr{key: string(tp) + off, src: int(src), dst: int(dst)}
 		switch sym {
-		case "+":
-			s.derivs = append(s.derivs, ptr)
 		case "!":
 			s.ants = append(s.ants, ptr)
 		case "&":
@@ -234,8 +238,8 @@ func (wn *wordnet) dominant(lemma string) string {
 	return best
 }
 
-// concepts maps each usable lemma to its concept key.
-func (wn *wordnet) concepts() map[string]string {
+// lemmas returns the usable lemmas with their most frequent sense.
+func (wn *wordnet) lemmas() map[string]string {
 	out := map[string]string{}
 	for lemma := range wn.senses {
 		if !wnLemma.MatchString(lemma) {
@@ -250,28 +254,6 @@ func (wn *wordnet) concepts() map[string]string {
 			continue
 		}
 		out[lemma] = key
-	}
-	// Nominalizations take their verb's concept.
-	for lemma, key := range out {
-		s := wn.synsets[key]
-		if s.pos != 'n' || (s.lexFile != 4 && s.lexFile != 11) { // noun.act, noun.event
-			continue
-		}
-		w := indexOf(s.words, lemma) + 1
-		for _, d := range s.derivs {
-			if d.src != w || d.key[0] != 'v' {
-				continue
-			}
-			t := wn.synsets[d.key]
-			if t == nil || d.dst < 1 || d.dst > len(t.words) {
-				continue
-			}
-			verb := t.words[d.dst-1]
-			if out[verb] == d.key {
-				out[lemma] = d.key
-				break
-			}
-		}
 	}
 	return out
 }
@@ -312,41 +294,6 @@ func indexOf(ws []string, w string) int {
 	return -1
 }
 
-// englishGroups returns the members of each concept (irregular forms
-// included), keyed by concept; prune drops the groups of one member.
-func (wn *wordnet) englishGroups(concept map[string]string) map[string][]string {
-	groups := map[string][]string{}
-	for lemma, key := range concept {
-		groups[key] = append(groups[key], lemma)
-	}
-	for key, ws := range groups {
-		var forms []string
-		for _, w := range ws {
-			for _, f := range wn.exc[w] {
-				if _, own := concept[f]; !own && wnLemma.MatchString(f) {
-					forms = append(forms, f)
-				}
-			}
-		}
-		groups[key] = append(ws, forms...)
-	}
-	return groups
-}
-
-// prune sorts each group's members, drops repeats, and drops the groups
-// left with one member: a concept of one word folds nothing.
-func prune(groups map[string][]string) {
-	for key, ws := range groups {
-		sort.Strings(ws)
-		ws = dedup(ws)
-		if len(ws) < 2 {
-			delete(groups, key)
-			continue
-		}
-		groups[key] = ws
-	}
-}
-
 func dedup(ws []string) []string {
 	out := ws[:0]
 	for i, w := range ws {
@@ -358,17 +305,12 @@ func dedup(ws []string) []string {
 }
 
 // antonymFacets maps each lemma whose most frequent sense has an antonym
-// to a facet naming the pair and its side: "ant.large-small:large" for
-// big, large and huge (a satellite of large), "ant.large-small:small" for
-// small and tiny. Two questions whose facets differ are never a semantic
-// hit, so "is the box large" never answers "is the box small"; a lemma
-// whose sense has no antonym gets none.
-func (wn *wordnet) antonymFacets(concept map[string]string) map[string]string {
+// to its facet (see the comment at the top of this file).
+func (wn *wordnet) antonymFacets(lemmas map[string]string) map[string]string {
 	out := map[string]string{}
-	for lemma := range concept {
-		key := wn.dominant(lemma) // the sense itself, not a nominalization's verb
+	for lemma, key := range lemmas {
 		s := wn.synsets[key]
-		side, other := key, ""
+		head, other := key, ""
 		w := indexOf(s.words, lemma) + 1
 		for _, a := range s.ants {
 			if a.src == w || a.src == 0 {
@@ -377,32 +319,117 @@ func (wn *wordnet) antonymFacets(concept map[string]string) map[string]string {
 			}
 		}
 		if other == "" && len(s.similar) > 0 {
-			h := wn.synsets[s.similar[0]]
-			if h != nil && len(h.ants) > 0 {
-				side, other = s.similar[0], h.ants[0].key
+			if h := wn.synsets[s.similar[0]]; h != nil && len(h.ants) > 0 {
+				head, other = s.similar[0], h.ants[0].key
 			}
 		}
 		if other == "" || wn.synsets[other] == nil {
 			continue
 		}
-		a, b := wn.synsets[side].words[0], wn.synsets[other].words[0]
+		a, b := wn.synsets[head].words[0], wn.synsets[other].words[0]
 		if a == b {
 			continue
 		}
-		x, y := a, b
-		if y < x {
-			x, y = y, x
+		if b < a {
+			a, b = b, a
 		}
-		out[lemma] = "ant." + strings.ReplaceAll(x+"-"+y, " ", "_") + ":" + strings.ReplaceAll(a, " ", "_")
+		pair := strings.ReplaceAll(a+"-"+b, " ", "_")
+		out[lemma] = "ant." + pair + ":" + strings.ReplaceAll(s.words[0], " ", "_") + "." + key[1:]
 	}
 	return out
 }
 
-// senseCount is how many senses a lemma has, over every part of speech.
-func (wn *wordnet) senseCount(lemma string) int {
-	n := 0
-	for _, offs := range wn.senses[lemma] {
-		n += len(offs)
+// forms returns a lemma's inflected forms (its first word inflected when
+// it is a phrase): regular ones by the part of speech of its most frequent
+// sense, and WordNet's irregular ones, leaving out a form that is a noun or
+// a verb of its own.
+func (wn *wordnet) forms(lemma, key string) []string {
+	first, rest, _ := strings.Cut(lemma, " ")
+	if rest != "" {
+		rest = " " + rest
 	}
-	return n
+	var fs []string
+	switch key[0] {
+	case 'v':
+		fs = append(fs, plural(first), pastForm(first), ingForm(first))
+	case 'n':
+		fs = append(fs, plural(first))
+	}
+	fs = append(fs, wn.exc[first]...)
+	var out []string
+	for _, f := range fs {
+		f += rest
+		if f == lemma || !wnLemma.MatchString(f) {
+			continue
+		}
+		if m := wn.senses[f]; len(m['n']) > 0 || len(m['v']) > 0 {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func plural(w string) string {
+	switch {
+	case strings.HasSuffix(w, "s") || strings.HasSuffix(w, "x") || strings.HasSuffix(w, "z") || strings.HasSuffix(w, "ch") || strings.HasSuffix(w, "sh"):
+		return w + "es"
+	case strings.HasSuffix(w, "y") && len(w) > 1 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ies"
+	}
+	return w + "s"
+}
+
+func pastForm(w string) string {
+	switch {
+	case strings.HasSuffix(w, "e"):
+		return w + "d"
+	case strings.HasSuffix(w, "y") && len(w) > 1 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ied"
+	}
+	return w + "ed"
+}
+
+func ingForm(w string) string {
+	if strings.HasSuffix(w, "e") && !strings.HasSuffix(w, "ee") && len(w) > 2 {
+		return w[:len(w)-1] + "ing"
+	}
+	return w + "ing"
+}
+
+var wnWord = regexp.MustCompile(`^[a-z]+$`)
+
+// verbs returns every one-word verb lemma, sorted: the stemmer takes an
+// ending off only when what is left (or it with an e, or undoubled) is a
+// verb, so "caring" is "care" and never "car", and "morning" stays.
+func (wn *wordnet) verbs() []string {
+	var out []string
+	for lemma, m := range wn.senses {
+		if len(m['v']) > 0 && wnWord.MatchString(lemma) {
+			out = append(out, lemma)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// keepS returns the one-word lemmas ending in s that cannot be plurals of
+// the word without it, because that word is no noun ("news" beside the
+// adjective "new", "series" beside "sery"), sorted: the stemmer leaves
+// them whole. A plural of a noun ("cards") is still a plural.
+func (wn *wordnet) keepS() []string {
+	var out []string
+	for lemma := range wn.senses {
+		if !wnWord.MatchString(lemma) || len(lemma) < 4 || !strings.HasSuffix(lemma, "s") || strings.HasSuffix(lemma, "ss") {
+			continue
+		}
+		for _, b := range []string{lemma[:len(lemma)-1], strings.TrimSuffix(lemma, "es"), strings.TrimSuffix(lemma, "ies") + "y"} {
+			if m := wn.senses[b]; b != lemma && len(m) > 0 && len(m['n']) == 0 {
+				out = append(out, lemma)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

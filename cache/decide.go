@@ -177,8 +177,19 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	// Stage "verify".
 	if len(above) > 0 {
 		q := signature(question)
+		var qContent []string
+		_, builtin := c.cfg.Embedder.(Builtin)
+		if builtin {
+			qContent = text.Content(norm)
+		}
 		for i, cand := range above {
 			check, why := verifyPair(q, signature(cand.e.question))
+			if check == "" && builtin {
+				// The hashed vectors may have collided: the exact score decides.
+				if s := builtinExactScore(qContent, text.Content(cand.e.normalized)); s < th {
+					check, why = "score", fmt.Sprintf("exact score %.2f < threshold %.2f (the hashed vectors collided at %.2f)", s, th, cand.score)
+				}
+			}
 			v := &Verification{Passed: check == "", Check: check, Reason: why, Question: cand.e.question}
 			if i == 0 || v.Passed {
 				d.verify = v

@@ -96,30 +96,26 @@ const (
 	wFacetsOnly = 1.0
 )
 
-// builtinVector hashes the content of a question (see text.Content) into an
-// L2-normalized vector. A question whose words were all facets or stop
-// words ("IB-5521 收货了吗") gets one shared feature: such questions are
-// equal in wording, and the facets decide (the scan compares only entries
-// of equal facets). The cache never embeds a question with neither content
-// nor facets ("???", "the", "🔥🔥": errNoFeatures), which would match every
-// other such question; Builtin.Embed gives it the zero vector, similar to
-// nothing.
-func builtinVector(content []string) []float32 {
-	v := make([]float32, BuiltinDim)
-	seen := make(map[string]bool, 2*len(content))
+// builtinFeature is one weighted feature of the builtin embedder.
+type builtinFeature struct {
+	name string
+	w    float32
+}
+
+// builtinFeatures returns the weighted features of a question's content
+// (see text.Content), each once, in order. A question whose words were all
+// facets or stop words ("IB-5521 收货了吗") gets one shared feature: such
+// questions are equal in wording, and the facets decide (the scan compares
+// only entries of equal facets).
+func builtinFeatures(content []string) []builtinFeature {
+	fs := make([]builtinFeature, 0, 3*len(content))
+	seen := make(map[string]bool, 3*len(content))
 	add := func(feature string, w float32) {
 		if seen[feature] {
 			return // a repeated feature counts once
 		}
 		seen[feature] = true
-		h := fnv.New64a()
-		h.Write([]byte(feature))
-		x := h.Sum64()
-		i := int(x % BuiltinDim)
-		if x>>63 == 1 {
-			w = -w
-		}
-		v[i] += w
+		fs = append(fs, builtinFeature{feature, w})
 	}
 	prev := ""
 	for _, c := range content {
@@ -152,8 +148,53 @@ func builtinVector(content []string) []float32 {
 	if len(content) == 0 {
 		add("\x00facets", wFacetsOnly)
 	}
+	return fs
+}
+
+// builtinVector hashes the features of a question's content into an
+// L2-normalized vector (the hashing trick: a bucket and a sign per
+// feature). The cache never embeds a question with neither content nor
+// facets ("???", "the", "🔥🔥": errNoFeatures), which would match every
+// other such question; Builtin.Embed gives it the zero vector, similar to
+// nothing.
+func builtinVector(content []string) []float32 {
+	v := make([]float32, BuiltinDim)
+	for _, f := range builtinFeatures(content) {
+		h := fnv.New64a()
+		h.Write([]byte(f.name))
+		x := h.Sum64()
+		w := f.w
+		if x>>63 == 1 {
+			w = -w
+		}
+		v[x%BuiltinDim] += w
+	}
 	normalizeL2(v)
 	return v
+}
+
+// builtinExactScore is the cosine of two questions' builtin features
+// without hashing: what builtinVector's cosine estimates. Two different
+// features can share a bucket of the hashed vectors ("packet" and
+// "package" did), which can make two one-word questions score 1.0; the
+// cache checks a builtin candidate's score again with this before it is
+// served.
+func builtinExactScore(a, b []string) float64 {
+	fa, fb := builtinFeatures(a), builtinFeatures(b)
+	wa := make(map[string]float32, len(fa))
+	var na, nb, dot float64
+	for _, f := range fa {
+		wa[f.name] = f.w
+		na += float64(f.w) * float64(f.w)
+	}
+	for _, f := range fb {
+		nb += float64(f.w) * float64(f.w)
+		dot += float64(wa[f.name]) * float64(f.w)
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }
 
 // normalizeL2 scales v to unit length in place and reports whether it

@@ -3,8 +3,8 @@
 // which must be equal for a semantic hit) and content (the meaning-bearing
 // words the builtin embedder hashes), through one analysis of English and
 // Chinese text driven by a built-in lexicon: hand-written grammar and guards
-// (lexicon.go) and synonyms and antonyms generated from WordNet and
-// CC-CEDICT (lexicon_gen.txt, by the command internal/lexgen).
+// (lexicon.go), and antonym facets and the stemmer's word lists generated
+// from WordNet (lexicon_gen.txt, by the command internal/lexgen).
 //
 // It reads; it does not decide. Package cache keys, embeds, scores and
 // verifies. The verification stage's own reading of a question (the

@@ -354,7 +354,9 @@ func signature(q string) vsig {
 			digits := strings.ContainsAny(t, "0123456789")
 			letters := strings.IndexFunc(t, unicode.IsLetter) >= 0
 			inHan := hasHan && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]) || len(t) > 1)
-			u.named = digits && letters || upper && !first || inHan && letters
+			// An ordinal written with digits ("2nd", "21st") is a number the
+			// facets compare, not a name.
+			u.named = (digits && letters && !ordinalDigits(lt)) || upper && !first || inHan && letters
 			u.poss = strings.HasSuffix(lt, "'s") && !functionWords[lt[:len(lt)-2]] && !imperatives[lt[:len(lt)-2]]
 		}
 		first = false
@@ -1044,4 +1046,18 @@ func isDigits(w string) bool {
 func numberish(w string) bool {
 	_, ok := numerals[w]
 	return ok && w != "a" && w != "an" || w == "half" || isDigits(w)
+}
+
+// ordinalDigits reports whether w is an ordinal written with digits: 1st,
+// 2nd, 3rd, 4th, 21st.
+func ordinalDigits(w string) bool {
+	i := strings.IndexFunc(w, func(r rune) bool { return r < '0' || r > '9' })
+	if i <= 0 {
+		return false
+	}
+	switch w[i:] {
+	case "st", "nd", "rd", "th":
+		return true
+	}
+	return false
 }

@@ -107,9 +107,15 @@ func splitContraction(t token) []token {
 	if strings.HasSuffix(w, "n't") {
 		return []token{{kind: tWord, text: strings.TrimSuffix(w, "n't"), adj: t.adj}, {kind: tWord, text: "not", adj: true}}
 	}
-	for _, suf := range []string{"'s", "'re", "'ll", "'ve", "'d", "'m", "'"} {
-		if strings.HasSuffix(w, suf) && len(w) > len(suf) {
-			return []token{{kind: tWord, text: strings.TrimSuffix(w, suf), adj: t.adj}}
+	// The auxiliaries are spelled out, so that "i'd like to know" is the
+	// stop phrase "i would like to know"; 's (is, has or a possessive) and
+	// 'm are dropped.
+	for _, c := range [...][2]string{{"'re", "are"}, {"'ll", "will"}, {"'ve", "have"}, {"'d", "would"}, {"'s", ""}, {"'m", ""}, {"'", ""}} {
+		if b, ok := strings.CutSuffix(w, c[0]); ok && b != "" {
+			if c[1] == "" {
+				return []token{{kind: tWord, text: b, adj: t.adj}}
+			}
+			return []token{{kind: tWord, text: b, adj: t.adj}, {kind: tWord, text: c[1], adj: true}}
 		}
 	}
 	return []token{t}
@@ -818,6 +824,13 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 		{"年级", "grade:#"}, {"级", "level:#"}, {"班", "class:#"}, {"季度", "quarter:#"},
 		{"期", "phase:#"}, {"届", "cohort:#"}, {"版", "ver:#"},
 		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#"}, {"条", "num:#"}, {"张", "num:#"}, {"台", "num:#"}, {"所", "num:#"}, {"家", "num:#"},
+		// Other common measure words (a closed class): a numeral before one
+		// has one reading, as with a digit (两瓶 = 2瓶).
+		{"瓶", "num:#"}, {"杯", "num:#"}, {"本", "num:#"}, {"辆", "num:#"}, {"只", "num:#"}, {"份", "num:#"},
+		{"双", "num:#"}, {"把", "num:#"}, {"支", "num:#"}, {"盒", "num:#"}, {"袋", "num:#"}, {"套", "num:#"},
+		{"根", "num:#"}, {"颗", "num:#"}, {"片", "num:#"}, {"篇", "num:#"}, {"首", "num:#"}, {"部", "num:#"},
+		{"间", "num:#"}, {"座", "num:#"}, {"栋", "num:#"}, {"棵", "num:#"}, {"头", "num:#"}, {"艘", "num:#"},
+		{"架", "num:#"}, {"趟", "num:#"}, {"顿", "num:#"}, {"场", "num:#"}, {"门", "num:#"}, {"节", "num:#"},
 	} {
 		if has(u.prefix) {
 			return strings.ReplaceAll(u.tpl, "#", v), utf8.RuneCountInString(u.prefix)

@@ -1,0 +1,43 @@
+package text_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/sluice-dev/sluice/cache/text"
+)
+
+// Greetings, the ways of asking "how", spelled-out auxiliaries and Chinese
+// measure words read the same whichever form a question uses. The
+// sentences are made up for the test.
+func TestQuestionGrammarReadsAlike(t *testing.T) {
+	t.Parallel()
+	read := func(q string) [2][]string {
+		n := text.Normalize(q)
+		return [2][]string{text.Content(n), text.Facets(n)}
+	}
+	for _, p := range [][2]string{
+		{"hello, how do I rotate the API key?", "How do I rotate the API key?"},
+		{"thanks! where is the loading bay", "where is the loading bay"},
+		{"您好，怎么开发票", "怎么开发票"},
+		{"What's the way to rotate the API key?", "How do I rotate the API key?"},
+		{"如何导出报表", "怎么导出报表"},
+		{"报表怎样导出", "报表怎么导出"},
+		{"I'd like to know the opening hours of the depot", "I would like to know the opening hours of the depot"},
+		{"I'd like to know the opening hours of the depot", "the opening hours of the depot"},
+		{"三瓶洗洁精多少钱", "3瓶洗洁精多少钱"},
+		{"两辆叉车在充电吗", "2辆叉车在充电吗"},
+	} {
+		if a, b := read(p[0]), read(p[1]); !slices.Equal(a[0], b[0]) || !slices.Equal(a[1], b[1]) {
+			t.Errorf("%q reads %q, %q reads %q; want the same", p[0], a, p[1], b)
+		}
+	}
+	for _, p := range [][2]string{
+		{"三瓶洗洁精多少钱", "四瓶洗洁精多少钱"}, // a numeral before a measure word is a number
+		{"两门课", "三门课"},
+	} {
+		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {
+			t.Errorf("%q and %q: facets %q; want different", p[0], p[1], a[1])
+		}
+	}
+}

@@ -27,6 +27,9 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"I'd like to know the opening hours of the depot", "the opening hours of the depot"},
 		{"三瓶洗洁精多少钱", "3瓶洗洁精多少钱"},
 		{"两辆叉车在充电吗", "2辆叉车在充电吗"},
+		{"盘点是哪天", "盘点是什么时候"},
+		{"卡纸了怎么处理", "卡纸了怎么办"},
+		{"How many credits am I required to take?", "How many credits do I need to take?"},
 	} {
 		if a, b := read(p[0]), read(p[1]); !slices.Equal(a[0], b[0]) || !slices.Equal(a[1], b[1]) {
 			t.Errorf("%q reads %q, %q reads %q; want the same", p[0], a, p[1], b)

@@ -116,6 +116,7 @@ type vsig struct {
 	counts                           map[string][]string // unit word → the numerals that count it ("two codes")
 	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
 	agents                           []vagent            // the agents of its passive clauses
+	subject                          string              // the person of a framed subject pronoun ("can I", "do you"), see framedSubject
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -382,6 +383,7 @@ func signature(q string) vsig {
 		s.index[u.text] = i
 	}
 	s.intent(q, lower)
+	s.subject = persons[text.FramedSubject(lower)]
 	s.grammar()
 	return s
 }
@@ -532,6 +534,13 @@ func hanGoodAtEnd(q string) bool {
 func verifyPair(query, stored vsig) (check, reason string) {
 	if query.long || stored.long {
 		return "length", fmt.Sprintf("too long to verify (over %d tokens or %d KiB)", maxVerifyTokens, maxVerifyBytes>>10)
+	}
+	// The asker's framing: the facets leave out a subject pronoun right
+	// after the question's auxiliary ("where can I find", "do you have"),
+	// so one question may have it and the other not; two that differ ("can
+	// I cancel" / "can you cancel") are two requests.
+	if query.subject != "" && stored.subject != "" && query.subject != stored.subject {
+		return "roles", "roles differ: the questions have different subjects (I, we, you)"
 	}
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {

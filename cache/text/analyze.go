@@ -206,6 +206,9 @@ func (a *analyzer) word(i int) int {
 		if !ok {
 			continue
 		}
+		if n == 1 && e.kind == lexFacet && strings.HasPrefix(e.value, "person:") && a.framedSubject(i) {
+			return 1 // the asker's framing, not the question's scope (FramedSubject)
+		}
 		if n == 1 {
 			if m, month := monthWord(w, a, i); month {
 				return m
@@ -235,6 +238,22 @@ func (a *analyzer) word(i int) int {
 	}
 	a.content("w:" + stem(w))
 	return 1
+}
+
+// framedSubject reports whether word token i is the subject pronoun that
+// FramedSubject finds.
+func (a *analyzer) framedSubject(i int) bool {
+	var ws []string
+	for _, t := range a.toks[:i+1] {
+		if t.kind != tWord {
+			if t.kind == tSym {
+				continue
+			}
+			return false
+		}
+		ws = append(ws, t.text)
+	}
+	return FramedSubject(ws) == a.toks[i].text && len(ws) >= 2 && framingAux[ws[len(ws)-2]]
 }
 
 // words returns the texts of the n word tokens from token i, in a new

@@ -63,3 +63,39 @@ func Facets(normalized string) []string {
 func Content(normalized string) []string {
 	return analyze(normalized).content
 }
+
+// framingAux are the auxiliaries and modals that open an English question.
+var framingAux = map[string]bool{
+	"can": true, "could": true, "do": true, "does": true, "did": true, "should": true, "may": true, "might": true,
+	"will": true, "would": true, "must": true, "shall": true, "am": true, "are": true, "have": true,
+}
+
+// framingLead are the words that may come before that auxiliary: question
+// words and greetings.
+var framingLead = map[string]bool{
+	"how": true, "where": true, "what": true, "when": true, "why": true, "which": true, "who": true,
+	"hi": true, "hello": true, "hey": true, "please": true, "so": true, "and": true, "then": true, "also": true,
+}
+
+// FramedSubject returns the subject pronoun of an English question that
+// frames it as the asker's ("where can I find", "how do we", "do you
+// have"): i, we or you right after the question's opening auxiliary, with
+// only question words or greetings before it; "" when there is none.
+// words are the question's words in lower case, in order. Such a pronoun
+// is not a facet (the scope of the question is its object: "my tickets"
+// still is); the verification compares it when both questions have one.
+func FramedSubject(words []string) string {
+	for i, w := range words {
+		switch {
+		case framingLead[w] || w == "," || w == "":
+			continue
+		case framingAux[w] && i+1 < len(words):
+			switch p := words[i+1]; p {
+			case "i", "we", "you":
+				return p
+			}
+		}
+		return ""
+	}
+	return ""
+}

@@ -35,6 +35,25 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 			t.Errorf("%q reads %q, %q reads %q; want the same", p[0], a, p[1], b)
 		}
 	}
+	// A subject pronoun right after the opening auxiliary is the asker's
+	// framing: no facet. A possessive or an object still is one.
+	for _, p := range [][2]string{
+		{"Where can I find the lost property desk?", "Where is the lost property desk?"},
+		{"Do you have the blue kettle in stock?", "Is the blue kettle in stock?"},
+		{"hi, how do we renew the permit?", "how to renew the permit?"},
+	} {
+		if a, b := read(p[0]), read(p[1]); !slices.Equal(a[1], b[1]) {
+			t.Errorf("%q facets %q, %q facets %q; want the same", p[0], a[1], p[1], b[1])
+		}
+	}
+	for _, p := range [][2]string{
+		{"Where can I find my invoices?", "Where can I find the invoices?"},
+		{"Can you send the file to me?", "Can you send the file?"},
+	} {
+		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {
+			t.Errorf("%q and %q: facets %q; want different", p[0], p[1], a[1])
+		}
+	}
 	for _, p := range [][2]string{
 		{"三瓶洗洁精多少钱", "四瓶洗洁精多少钱"}, // a numeral before a measure word is a number
 		{"两门课", "三门课"},

@@ -192,7 +192,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Was I charged twice for the same order?", "Did I get charged twice for the same order?"},
 		{"我们公司的年假有几天", "我公司的年假有几天"},
 		{"Can I skip the quiz in the 3rd week?", "Can I skip the quiz in the third week?"}, // an ordinal in digits is no name
-		{"Where can I find the lost property desk?", "Where is the lost property desk?"}, // one framed subject: the asker's
+		{"Where can I find the lost property desk?", "Where is the lost property desk?"},   // one framed subject: the asker's
 		{"Do you have the blue kettle in stock?", "Is the blue kettle in stock?"},
 	} {
 		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {

@@ -128,7 +128,7 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 	if !ok {
 		return nil, errNoFeatures
 	}
-	if _, ok := c.cfg.Embedder.(Builtin); ok {
+	if isBuiltin(c.cfg.Embedder) {
 		if c.embedDim.Load() == 0 {
 			c.embedDim.Store(BuiltinDim)
 		}

@@ -40,15 +40,17 @@ func TestHashCollisionIsNotAHit(t *testing.T) {
 	if s := builtinExactScore(ca, cb); s > 0.5 {
 		t.Fatalf("exact score of %q and %q = %.3f; want low", qa, qb, s)
 	}
-	c := New(Config{})
-	ns := Namespace{Namespace: "collide", Model: "m"}
-	c.Store(t.Context(), ns, qa, c.Generation(ns), Answer{Chunks: []string{"x"}})
-	r := c.Explain(t.Context(), ns, qb)
-	if r.Kind != "" {
-		t.Fatalf("%q served the answer of %q: %+v", qb, qa, r)
-	}
-	if r.Verify == nil || r.Verify.Check != "score" {
-		t.Fatalf("verification = %+v; want the exact score to refuse", r.Verify)
+	for _, emb := range []Embedder{nil, Builtin{}, &Builtin{}} { // the default, a value, a pointer
+		c := New(Config{Embedder: emb})
+		ns := Namespace{Namespace: "collide", Model: "m"}
+		c.Store(t.Context(), ns, qa, c.Generation(ns), Answer{Chunks: []string{"x"}})
+		r := c.Explain(t.Context(), ns, qb)
+		if r.Kind != "" {
+			t.Fatalf("embedder %T: %q served the answer of %q: %+v", emb, qb, qa, r)
+		}
+		if r.Verify == nil || r.Verify.Check != "score" {
+			t.Fatalf("embedder %T: verification = %+v; want the exact score to refuse", emb, r.Verify)
+		}
 	}
 	if s := builtinExactScore(ca, ca); s < 0.999 {
 		t.Fatalf("exact score of a question with itself = %.3f", s)

@@ -178,7 +178,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	if len(above) > 0 {
 		q := signature(question)
 		var qContent []string
-		_, builtin := c.cfg.Embedder.(Builtin)
+		builtin := isBuiltin(c.cfg.Embedder)
 		if builtin {
 			qContent = text.Content(norm)
 		}

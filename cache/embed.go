@@ -96,6 +96,17 @@ const (
 	wFacetsOnly = 1.0
 )
 
+// isBuiltin reports whether e is the builtin embedder (as a value or a
+// pointer): the cache then embeds in-process and re-scores candidates
+// without hashing.
+func isBuiltin(e Embedder) bool {
+	switch e.(type) {
+	case Builtin, *Builtin:
+		return true
+	}
+	return false
+}
+
 // builtinFeature is one weighted feature of the builtin embedder.
 type builtinFeature struct {
 	name string

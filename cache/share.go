@@ -325,7 +325,7 @@ func (sh *sharing) queuePut(c *Cache, e *entry, vec []float32, gen Generation) {
 	ch := Change{Op: ChangePut, Origin: sh.cfg.Origin, Gen: gen.n, Scope: e.ns.scope(), Model: e.ns.Model,
 		Context: e.ns.Context, Question: e.question, Chunks: e.answer.Chunks, Created: e.created,
 		Embedder: c.cfg.Embedder.Name(), Dim: len(vec)}
-	if _, builtin := c.cfg.Embedder.(Builtin); !builtin {
+	if !isBuiltin(c.cfg.Embedder) {
 		ch.Vector = vec
 	}
 	maxPuts := sh.cfg.Outbox
@@ -775,7 +775,7 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 	if c.cfg.EmbedTimeout < 0 {
 		return nil
 	}
-	if _, ok := c.cfg.Embedder.(Builtin); ok {
+	if isBuiltin(c.cfg.Embedder) {
 		v, _ := c.embed(ctx, norm) // in-process and fast
 		return v
 	}

@@ -113,10 +113,11 @@ type vsig struct {
 	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
 	future, past                     bool                // an explicit future (will, 会) or past (did, 了吗) marker
+	would                            bool                // a conditional: would, 'd (not after a question word, where 'd is did)
 	counts                           map[string][]string // unit word → the numerals that count it ("two codes")
 	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
 	agents                           []vagent            // the agents of its passive clauses
-	subject                          string              // the person of a framed subject pronoun ("can I", "do you"), see framedSubject
+	subject                          string              // the opening subject (text.OpeningSubject): "1" for i and we, "2" for you, else the word
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -383,7 +384,14 @@ func signature(q string) vsig {
 		s.index[u.text] = i
 	}
 	s.intent(q, lower)
-	s.subject = persons[text.FramedSubject(lower)]
+	switch w := text.OpeningSubject(lower); w {
+	case "i", "we":
+		s.subject = "1"
+	case "you":
+		s.subject = "2"
+	default:
+		s.subject = w
+	}
 	s.grammar()
 	return s
 }
@@ -536,11 +544,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		return "length", fmt.Sprintf("too long to verify (over %d tokens or %d KiB)", maxVerifyTokens, maxVerifyBytes>>10)
 	}
 	// The asker's framing: the facets leave out a subject pronoun right
-	// after the question's auxiliary ("where can I find", "do you have"),
-	// so one question may have it and the other not; two that differ ("can
-	// I cancel" / "can you cancel") are two requests.
-	if query.subject != "" && stored.subject != "" && query.subject != stored.subject {
-		return "roles", "roles differ: the questions have different subjects (I, we, you)"
+	// after the question's opening auxiliary ("where can I find", "do you
+	// have"), so a question without an opening subject ("where is") may
+	// match it; but one whose opening subject is another (can I / can you,
+	// can I / can anyone, can we / can it, can I / can the seller) asks
+	// about someone else.
+	if framedPerson(query.subject) || framedPerson(stored.subject) {
+		if query.subject != "" && stored.subject != "" && query.subject != stored.subject {
+			return "roles", fmt.Sprintf("roles differ: the questions have different subjects (%q, %q)", subjectName(query.subject), subjectName(stored.subject))
+		}
 	}
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {
@@ -597,6 +609,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			return "tense", "tense differs: the question asks about the future (will, going to, 会), the cached one about the past (did, has …ed, 了)"
 		}
 		return "tense", "tense differs: the question asks about the past (did, has …ed, 了), the cached one about the future (will, going to, 会)"
+	}
+	// A conditional against a past: "what would you do" is not "what did
+	// you do".
+	if query.past && !query.would && stored.would && !stored.past || stored.past && !stored.would && query.would && !query.past {
+		return "tense", "tense differs: a conditional (would) against a past (did)"
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one
 	// order" / "one code on two orders").
@@ -800,6 +817,10 @@ func (s *vsig) grammar() {
 			s.future = true // "is it going to drop", not "going to the bank"
 		case !han && pastWords[w]:
 			s.past = true
+		case !han && strings.HasSuffix(w, "'d") && whWords[strings.TrimSuffix(w, "'d")]:
+			s.past = true // what'd, where'd: did
+		case !han && (w == "would" || strings.HasSuffix(w, "'d")):
+			s.would = true
 		case perfectAux[w] && low(i, i+1) != "to" && s.perfect(i):
 			s.past = true // "has it shipped", "why has the price dropped"
 		case w == "会":
@@ -1069,4 +1090,18 @@ func ordinalDigits(w string) bool {
 		return true
 	}
 	return false
+}
+
+// framedPerson reports whether an opening subject is the asker's (I, we)
+// or the service's (you).
+func framedPerson(subject string) bool { return subject == "1" || subject == "2" }
+
+func subjectName(subject string) string {
+	switch subject {
+	case "1":
+		return "I/we"
+	case "2":
+		return "you"
+	}
+	return subject
 }

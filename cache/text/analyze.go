@@ -112,6 +112,9 @@ func splitContraction(t token) []token {
 	// 'm are dropped.
 	for _, c := range [...][2]string{{"'re", "are"}, {"'ll", "will"}, {"'ve", "have"}, {"'d", "would"}, {"'s", ""}, {"'m", ""}, {"'", ""}} {
 		if b, ok := strings.CutSuffix(w, c[0]); ok && b != "" {
+			if c[0] == "'d" && whWords[b] {
+				c[1] = "did" // what'd, where'd, how'd: did, not would
+			}
 			if c[1] == "" {
 				return []token{{kind: tWord, text: b, adj: t.adj}}
 			}
@@ -121,6 +124,9 @@ func splitContraction(t token) []token {
 	return []token{t}
 }
 
+// whWords are the English question words.
+var whWords = map[string]bool{"what": true, "where": true, "when": true, "why": true, "who": true, "how": true, "which": true}
+
 // analyzer holds the state of one analysis.
 type analyzer struct {
 	lx         *lexiconTables
@@ -129,11 +135,13 @@ type analyzer struct {
 	pendingOrd bool   // the previous Han run ended with 第
 	lastFacet  string // the facet emitted by the previous token, "" if none
 	ampmIdx    int    // index in out.ordered of an am/pm facet a clock time may refine, or -1
+	framed     int    // index of the asker's framing pronoun (framedIndex), or -1
 }
 
 // analyze runs the facet and content analysis over a normalized question.
 func analyze(normalized string) analysis {
-	a := &analyzer{lx: lexicon(), toks: lexTokens(normalized), ampmIdx: -1}
+	a := &analyzer{lx: lexicon(), toks: trimGreetings(lexTokens(normalized)), ampmIdx: -1}
+	a.framed = framedIndex(a.toks)
 	for i := 0; i < len(a.toks); {
 		prevFacets := len(a.out.ordered)
 		prevLast := a.lastFacet
@@ -206,7 +214,7 @@ func (a *analyzer) word(i int) int {
 		if !ok {
 			continue
 		}
-		if n == 1 && e.kind == lexFacet && strings.HasPrefix(e.value, "person:") && a.framedSubject(i) {
+		if n == 1 && e.kind == lexFacet && strings.HasPrefix(e.value, "person:") && i == a.framed {
 			return 1 // the asker's framing, not the question's scope (FramedSubject)
 		}
 		if n == 1 {
@@ -240,20 +248,90 @@ func (a *analyzer) word(i int) int {
 	return 1
 }
 
-// framedSubject reports whether word token i is the subject pronoun that
-// FramedSubject finds.
-func (a *analyzer) framedSubject(i int) bool {
+// framedIndex returns the index of the token that FramedSubject finds (the
+// asker's I, we or you right after the opening auxiliary), or -1.
+func framedIndex(toks []token) int {
 	var ws []string
-	for _, t := range a.toks[:i+1] {
-		if t.kind != tWord {
-			if t.kind == tSym {
-				continue
+	var idx []int
+	for i, t := range toks {
+		switch t.kind {
+		case tSym:
+			continue
+		case tWord:
+			ws = append(ws, t.text)
+			idx = append(idx, i)
+			if !framingLead[t.text] && !framingAux[t.text] || len(ws) > 8 {
+				if FramedSubject(ws) != "" {
+					return idx[len(idx)-1]
+				}
+				return -1
 			}
-			return false
+			continue
 		}
-		ws = append(ws, t.text)
+		return -1
 	}
-	return FramedSubject(ws) == a.toks[i].text && len(ws) >= 2 && framingAux[ws[len(ws)-2]]
+	return -1
+}
+
+// greetings open or close a question without asking anything: "hi, how do
+// I …", "…? thanks", "你好，请问 …". Only there are they dropped; inside a
+// question they are what it asks about ("how do I say thanks in French").
+var greetings = map[string]bool{"hi": true, "hello": true, "hey": true, "thanks": true, "thx": true, "你好": true, "您好": true, "谢谢": true, "多谢": true}
+
+// trimGreetings drops greetings at the start and the end of a question's
+// tokens, with the punctuation that follows or precedes them ("hi, …",
+// "… ? thanks!"); other symbols stay ("above 5%").
+func trimGreetings(toks []token) []token {
+	greet := func(i int) int { // how many tokens a greeting at i takes
+		switch t := toks[i]; {
+		case greetings[t.text]:
+			return 1
+		case t.text == "thank" && i+1 < len(toks) && toks[i+1].text == "you":
+			return 2
+		}
+		return 0
+	}
+	start := 0
+	for start < len(toks) {
+		n := greet(start)
+		if n == 0 {
+			break
+		}
+		start += n
+		for start < len(toks) && toks[start].kind == tSym {
+			start++
+		}
+	}
+	if start < len(toks) && toks[start].kind == tHan {
+		for g := range greetings {
+			if rest, ok := strings.CutPrefix(toks[start].text, g); ok && rest != "" && hasHan(g) {
+				toks[start].text = rest
+				break
+			}
+		}
+	}
+	end := len(toks)
+	for end > start {
+		k := end
+		for k > start && toks[k-1].kind == tSym {
+			k--
+		}
+		switch {
+		case k > start && greetings[toks[k-1].text]:
+			end = k - 1
+		case k-1 > start && toks[k-1].text == "you" && toks[k-2].text == "thank":
+			end = k - 2
+		default:
+			k = -1
+		}
+		if k < 0 {
+			break
+		}
+	}
+	if end <= start {
+		return toks // nothing but greetings: read them as they are
+	}
+	return toks[start:end]
 }
 
 // words returns the texts of the n word tokens from token i, in a new
@@ -842,14 +920,17 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
 		{"年级", "grade:#"}, {"级", "level:#"}, {"班", "class:#"}, {"季度", "quarter:#"},
 		{"期", "phase:#"}, {"届", "cohort:#"}, {"版", "ver:#"},
-		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#"}, {"条", "num:#"}, {"张", "num:#"}, {"台", "num:#"}, {"所", "num:#"}, {"家", "num:#"},
-		// Other common measure words (a closed class): a numeral before one
-		// has one reading, as with a digit (两瓶 = 2瓶).
-		{"瓶", "num:#"}, {"杯", "num:#"}, {"本", "num:#"}, {"辆", "num:#"}, {"只", "num:#"}, {"份", "num:#"},
-		{"双", "num:#"}, {"把", "num:#"}, {"支", "num:#"}, {"盒", "num:#"}, {"袋", "num:#"}, {"套", "num:#"},
-		{"根", "num:#"}, {"颗", "num:#"}, {"片", "num:#"}, {"篇", "num:#"}, {"首", "num:#"}, {"部", "num:#"},
-		{"间", "num:#"}, {"座", "num:#"}, {"栋", "num:#"}, {"棵", "num:#"}, {"头", "num:#"}, {"艘", "num:#"},
-		{"架", "num:#"}, {"趟", "num:#"}, {"顿", "num:#"}, {"场", "num:#"}, {"门", "num:#"}, {"节", "num:#"},
+		// A generic measure word (个, and 名 and 位 for people) gives a bare
+		// number; any other keeps its word, which tells what is counted:
+		// 两片药 is not 两盒药, 两张票 not 两台票 (the number is the same, the
+		// thing counted is not, and the measure word leaves the content).
+		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#"},
+		{"条", "num:#条"}, {"张", "num:#张"}, {"台", "num:#台"}, {"所", "num:#所"}, {"家", "num:#家"},
+		{"瓶", "num:#瓶"}, {"杯", "num:#杯"}, {"本", "num:#本"}, {"辆", "num:#辆"}, {"只", "num:#只"}, {"份", "num:#份"},
+		{"双", "num:#双"}, {"把", "num:#把"}, {"支", "num:#支"}, {"盒", "num:#盒"}, {"袋", "num:#袋"}, {"套", "num:#套"},
+		{"根", "num:#根"}, {"颗", "num:#颗"}, {"片", "num:#片"}, {"篇", "num:#篇"}, {"首", "num:#首"}, {"部", "num:#部"},
+		{"间", "num:#间"}, {"座", "num:#座"}, {"栋", "num:#栋"}, {"棵", "num:#棵"}, {"头", "num:#头"}, {"艘", "num:#艘"},
+		{"架", "num:#架"}, {"趟", "num:#趟"}, {"顿", "num:#顿"}, {"场", "num:#场"}, {"门", "num:#门"}, {"节", "num:#节"},
 	} {
 		if has(u.prefix) {
 			return strings.ReplaceAll(u.tpl, "#", v), utf8.RuneCountInString(u.prefix)
@@ -997,7 +1078,7 @@ func (a *analyzer) han(i int) int {
 				p += n
 				continue
 			}
-			if f, m := hanClassifier(v, rest, true, a); m > 0 && !(v == "1" && f == "num:1") && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
+			if f, m := hanClassifier(v, rest, true, a); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
 				flush()
 				if f != "" {
 					a.facet(f)

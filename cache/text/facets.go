@@ -64,10 +64,12 @@ func Content(normalized string) []string {
 	return analyze(normalized).content
 }
 
-// framingAux are the auxiliaries and modals that open an English question.
+// framingAux are the auxiliaries and modals that open an English question
+// with a subject who acts ("can I", "do you"); not the copula ("are you a
+// bot", "am I eligible": the pronoun is what is asked about).
 var framingAux = map[string]bool{
 	"can": true, "could": true, "do": true, "does": true, "did": true, "should": true, "may": true, "might": true,
-	"will": true, "would": true, "must": true, "shall": true, "am": true, "are": true, "have": true,
+	"will": true, "would": true, "must": true, "shall": true, "have": true,
 }
 
 // framingLead are the words that may come before that auxiliary: question
@@ -77,25 +79,34 @@ var framingLead = map[string]bool{
 	"hi": true, "hello": true, "hey": true, "please": true, "so": true, "and": true, "then": true, "also": true,
 }
 
-// FramedSubject returns the subject pronoun of an English question that
-// frames it as the asker's ("where can I find", "how do we", "do you
-// have"): i, we or you right after the question's opening auxiliary, with
-// only question words or greetings before it; "" when there is none.
-// words are the question's words in lower case, in order. Such a pronoun
-// is not a facet (the scope of the question is its object: "my tickets"
-// still is); the verification compares it when both questions have one.
-func FramedSubject(words []string) string {
+// OpeningSubject returns the word right after an English question's
+// opening auxiliary, with only question words or greetings before it:
+// "i" in "where can I find", "you" in "do you have", "anyone" in "can
+// anyone see", "the" in "can the seller change"; "" when the question does
+// not open with an auxiliary. words are the question's words in lower
+// case, in order.
+func OpeningSubject(words []string) string {
 	for i, w := range words {
 		switch {
-		case framingLead[w] || w == "," || w == "":
+		case framingLead[w] || w == ",":
 			continue
 		case framingAux[w] && i+1 < len(words):
-			switch p := words[i+1]; p {
-			case "i", "we", "you":
-				return p
-			}
+			return words[i+1]
 		}
 		return ""
+	}
+	return ""
+}
+
+// FramedSubject returns OpeningSubject when it is i, we or you: the
+// pronoun that frames the question as the asker's ("where can I find",
+// "how do we", "do you have"); "" otherwise. Such a pronoun is not a
+// facet (the scope of the question is its object: "my tickets" still is);
+// the verification compares the opening subjects of the two questions.
+func FramedSubject(words []string) string {
+	switch w := OpeningSubject(words); w {
+	case "i", "we", "you":
+		return w
 	}
 	return ""
 }

@@ -8,9 +8,9 @@ import (
 )
 
 // The generated lexicon holds WordNet's antonyms as facets: a word whose
-// most frequent sense has an antonym is a facet naming the pair and its
-// own sense. Facets only refuse; each sense is its own value, so two
-// different words are never made one. The sentences are made up for the
+// most frequent sense has an antonym is a facet naming the pair and the
+// word. Facets only refuse; each word is its own value, so two different
+// words are never made one. The sentences are made up for the
 // test, not taken from any evaluation file.
 func TestGeneratedAntonymFacets(t *testing.T) {
 	t.Parallel()
@@ -23,14 +23,16 @@ func TestGeneratedAntonymFacets(t *testing.T) {
 		{"prices increased", "prices decreased"}, // inflected forms are listed
 		{"what is on the sixth floor", "what is on the eighth floor"},
 		{"is the product good", "is the product bad"},
+		{"is the box large", "is the box big"},        // each word is its own value, synonyms too:
+		{"is the boat afloat", "is the boat aimless"}, // a facet never makes two words one
 	} {
 		if a, b := facets(p[0]), facets(p[1]); slices.Equal(a, b) {
 			t.Errorf("facets of %q and %q = %q; want different", p[0], p[1], a)
 		}
 	}
 	for _, p := range [][2]string{
-		{"is the box large", "is the box big"}, // one synset: one value
-		{"prices increase", "prices increasing"},
+		{"prices increase", "prices increasing"}, // inflected forms are one word
+		{"is the box large", "is the box large?"},
 	} {
 		if a, b := facets(p[0]), facets(p[1]); !slices.Equal(a, b) {
 			t.Errorf("facets of %q = %q and of %q = %q; want equal", p[0], a, p[1], b)

@@ -17,9 +17,9 @@ import (
 // (docs/cache.md and the generated file's header carry it).
 //
 // What is taken from it is antonymy, as facets: a word whose most frequent
-// sense has an antonym names the pair and its own sense, so two questions
-// that differ by such a word never match. Facets can only refuse a hit, and
-// each sense is its own value, so no two different words are ever made
+// sense has an antonym names the pair and itself, so two questions that
+// differ by such a word never match. Facets can only refuse a hit, and
+// each word is its own value, so no two different words are ever made
 // one. Synonyms are not taken: folding words by their most frequent sense
 // made different questions equal in a review (contribute = lend, shelve =
 // postpone, packet = package) and found no more paraphrases on pairs
@@ -32,14 +32,16 @@ import (
 //   - The antonym is the sense's own (a lexical antonym of the word, or of
 //     the synset), or for a satellite adjective that of its head: huge is
 //     a satellite of large, whose antonym is small. The facet is
-//     "ant.large-small:huge.01385255": the pair, then the word's own sense,
-//     so huge and large differ (a miss), and sixth and eighth, two
-//     satellites of ordinal, differ too.
+//     "ant.large-small:huge": the pair, then the word itself, so every
+//     word is its own value (big and large differ, sixth and eighth differ,
+//     afloat and aimless, one synset, differ): a facet never makes two
+//     different words one.
 //   - An adjective that is also a verb's -ed or -ing form, or an irregular
 //     verb form ("approved", "left"), is read as the verb and left out.
-//   - Inflected forms are written out: -s, -es, -ed, -ing for verbs, -s and
-//     -es for nouns, and WordNet's irregular forms (verb.exc, noun.exc),
-//     except a form that is a noun or verb of its own ("goods", "weed").
+//   - Inflected forms of one-word lemmas are written out: -s, -es, -ed,
+//     -ing for verbs, -s and -es for nouns, and WordNet's irregular forms
+//     (verb.exc, noun.exc), except a form that is a noun or verb of its
+//     own ("goods", "weed"); a phrase is matched as written.
 //   - Proper nouns (capitalised lemmas), phrases of more than three words
 //     and words with anything but letters, hyphens and apostrophes are
 //     left out.
@@ -334,7 +336,7 @@ func (wn *wordnet) antonymFacets(lemmas map[string]string) map[string]string {
 			a, b = b, a
 		}
 		pair := strings.ReplaceAll(a+"-"+b, " ", "_")
-		out[lemma] = "ant." + pair + ":" + strings.ReplaceAll(s.words[0], " ", "_") + "." + key[1:]
+		out[lemma] = "ant." + pair + ":" + strings.ReplaceAll(lemma, " ", "_")
 	}
 	return out
 }
@@ -344,10 +346,10 @@ func (wn *wordnet) antonymFacets(lemmas map[string]string) map[string]string {
 // sense, and WordNet's irregular ones, leaving out a form that is a noun or
 // a verb of its own.
 func (wn *wordnet) forms(lemma, key string) []string {
-	first, rest, _ := strings.Cut(lemma, " ")
-	if rest != "" {
-		rest = " " + rest
+	if strings.Contains(lemma, " ") {
+		return nil // a phrase is matched as written
 	}
+	first, rest := lemma, ""
 	var fs []string
 	switch key[0] {
 	case 'v':

@@ -35,6 +35,15 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 			t.Errorf("%q reads %q, %q reads %q; want the same", p[0], a, p[1], b)
 		}
 	}
+	// A greeting inside a question is what it asks about.
+	for _, p := range [][2]string{
+		{"How do I say thanks in French?", "How do I say hello in French?"},
+		{"怎么用英语说你好", "怎么用英语说谢谢"},
+	} {
+		if a, b := read(p[0]), read(p[1]); slices.Equal(a[0], b[0]) {
+			t.Errorf("%q and %q: content %q; want different", p[0], p[1], a[0])
+		}
+	}
 	// A subject pronoun right after the opening auxiliary is the asker's
 	// framing: no facet. A possessive or an object still is one.
 	for _, p := range [][2]string{
@@ -57,6 +66,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 	for _, p := range [][2]string{
 		{"三瓶洗洁精多少钱", "四瓶洗洁精多少钱"}, // a numeral before a measure word is a number
 		{"两门课", "三门课"},
+		{"每次吃两片药", "每次吃两盒药"},                                 // the measure word tells what is counted
+		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {
 			t.Errorf("%q and %q: facets %q; want different", p[0], p[1], a[1])

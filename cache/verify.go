@@ -113,7 +113,8 @@ type vsig struct {
 	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
 	future, past                     bool                // an explicit future (will, 会) or past (did, 了吗) marker
-	would                            bool                // a conditional: would, 'd (not after a question word, where 'd is did)
+	would                            bool                // a conditional: would, 'd (not opening a request, not before like/love/prefer/mind)
+	whd                              bool                // a question word with 'd (what'd, who'd): did or would
 	counts                           map[string][]string // unit word → the numerals that count it ("two codes")
 	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
 	agents                           []vagent            // the agents of its passive clauses
@@ -384,7 +385,7 @@ func signature(q string) vsig {
 		s.index[u.text] = i
 	}
 	s.intent(q, lower)
-	switch w := text.OpeningSubject(lower); w {
+	switch w := text.OpeningSubjectOf(q); w {
 	case "i", "we":
 		s.subject = "1"
 	case "you":
@@ -610,10 +611,16 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		return "tense", "tense differs: the question asks about the past (did, has …ed, 了), the cached one about the future (will, going to, 会)"
 	}
-	// A conditional against a past: "what would you do" is not "what did
-	// you do".
-	if query.past && !query.would && stored.would && !stored.past || stored.past && !stored.would && query.would && !query.past {
-		return "tense", "tense differs: a conditional (would) against a past (did)"
+	// A conditional against a question without one: "what would you do"
+	// is neither "what did you do" nor "what do you do" (two yes/no
+	// questions may differ so: "would you recommend X" / "do you
+	// recommend X"). A question word with 'd is did or would: it conflicts
+	// with either, explicitly written.
+	if query.would != stored.would && !(query.qtype == "yesno" && stored.qtype == "yesno") && !query.whd && !stored.whd {
+		return "tense", "tense differs: a conditional (would) against a question without one"
+	}
+	if query.whd != stored.whd && (query.past || query.would || stored.past || stored.would) {
+		return "tense", "tense differs: what'd/who'd (did or would) against an explicit did or would"
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one
 	// order" / "one code on two orders").
@@ -750,7 +757,10 @@ var (
 	perfectAux  = setOf("has have hasn't haven't")
 	passiveAux  = setOf("is isn't are aren't am was wasn't were weren't be been being get gets got gotten getting")
 	whWords     = setOf("what which who whom whose where when why how")
-	nominal     = setOf("the a an this that these those it some any every each no all both")
+	// politeAfterWould follow a "would" that asks politely ("I'd like",
+	// "would you mind") rather than supposes.
+	politeAfterWould = setOf("like love prefer mind appreciate rather")
+	nominal          = setOf("the a an this that these those it some any every each no all both")
 	// participles are irregular past participles of common verbs that are
 	// not also a present form (not "read", "set", "come"); a regular one
 	// ends in -ed.
@@ -817,10 +827,12 @@ func (s *vsig) grammar() {
 			s.future = true // "is it going to drop", not "going to the bank"
 		case !han && pastWords[w]:
 			s.past = true
+		case !han && (len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w]) && (low(i, i-1) == "who" || low(i, i-1) == "what"):
+			s.past = true // "who liked", "who brought", "what caused": a past right after the subject's question word
 		case !han && strings.HasSuffix(w, "'d") && whWords[strings.TrimSuffix(w, "'d")]:
-			s.past = true // what'd, where'd: did
-		case !han && (w == "would" || strings.HasSuffix(w, "'d")):
-			s.would = true
+			s.whd = true // what'd, who'd: did or would, unknown
+		case !han && (w == "would" || strings.HasSuffix(w, "'d")) && i > 0 && !politeAfterWould[low(i, i+1)]:
+			s.would = true // not "Would you …" opening a request, not "I'd like"
 		case perfectAux[w] && low(i, i+1) != "to" && s.perfect(i):
 			s.past = true // "has it shipped", "why has the price dropped"
 		case w == "会":

@@ -162,6 +162,10 @@ func TestVerifyGrammar(t *testing.T) {
 		// Two framed subjects that differ: two requests.
 		{"Can I reschedule the delivery?", "Can you reschedule the delivery?", "roles"},
 		{"How do we export the ledger?", "How do you export the ledger?", "roles"},
+		{"Thanks, can we edit the roster?", "Can anyone edit the roster?", "roles"}, // read as the facets read it
+		// A conditional against a question without one; what'd against did or would.
+		{"What would you change in the plan?", "What do you change in the plan?", "tense"},
+		{"Who'd bring the projector?", "Who brought the projector?", "tense"},
 	} {
 		check, why := verifyPair(signature(tc.b), signature(tc.a))
 		if !strings.Contains("|"+tc.check+"|", "|"+check+"|") || check == "" {
@@ -194,6 +198,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I skip the quiz in the 3rd week?", "Can I skip the quiz in the third week?"}, // an ordinal in digits is no name
 		{"Where can I find the lost property desk?", "Where is the lost property desk?"},   // one framed subject: the asker's
 		{"Do you have the blue kettle in stock?", "Is the blue kettle in stock?"},
+		{"Would you recommend the night train?", "Do you recommend the night train?"}, // two yes/no questions
 	} {
 		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {
 			t.Errorf("%q / %q: refused by %s: %s", tc[0], tc[1], check, why)

@@ -273,14 +273,20 @@ func framedIndex(toks []token) int {
 	return -1
 }
 
-// greetings open or close a question without asking anything: "hi, how do
-// I …", "…? thanks", "你好，请问 …". Only there are they dropped; inside a
-// question they are what it asks about ("how do I say thanks in French").
+// greetings open or close a question without asking anything: "hi, how
+// do I …", "… ? thanks", "你好，请问 …". Only there are they dropped:
+// inside a question, or with no break after them, they may be what it
+// asks about ("how do I say thanks", "hello in Japanese", "你好怎么翻译").
 var greetings = map[string]bool{"hi": true, "hello": true, "hey": true, "thanks": true, "thx": true, "你好": true, "您好": true, "谢谢": true, "多谢": true}
 
-// trimGreetings drops greetings at the start and the end of a question's
-// tokens, with the punctuation that follows or precedes them ("hi, …",
-// "… ? thanks!"); other symbols stay ("above 5%").
+// hanGreetings are the Chinese greetings, longest first, for a run that
+// starts with one.
+var hanGreetings = []string{"你好", "您好", "谢谢", "多谢"}
+
+// trimGreetings drops a greeting at the start of a question's tokens when
+// punctuation, a question word, an auxiliary or "please" follows it, or
+// 请问/请 in a Chinese run; and one at the end when punctuation comes
+// before it. Other symbols stay ("above 5%").
 func trimGreetings(toks []token) []token {
 	greet := func(i int) int { // how many tokens a greeting at i takes
 		switch t := toks[i]; {
@@ -291,10 +297,18 @@ func trimGreetings(toks []token) []token {
 		}
 		return 0
 	}
+	opens := func(i int) bool { // a break or a question opener at i
+		if i >= len(toks) {
+			return false
+		}
+		t := toks[i]
+		return t.kind == tSym || whWords[t.text] || framingAux[t.text] || t.text == "please" ||
+			t.text == "is" || t.text == "are" || t.kind == tHan && (strings.HasPrefix(t.text, "请") || strings.HasPrefix(t.text, "怎么") || strings.HasPrefix(t.text, "如何"))
+	}
 	start := 0
 	for start < len(toks) {
 		n := greet(start)
-		if n == 0 {
+		if n == 0 || !opens(start+n) {
 			break
 		}
 		start += n
@@ -303,8 +317,8 @@ func trimGreetings(toks []token) []token {
 		}
 	}
 	if start < len(toks) && toks[start].kind == tHan {
-		for g := range greetings {
-			if rest, ok := strings.CutPrefix(toks[start].text, g); ok && rest != "" && hasHan(g) {
+		for _, g := range hanGreetings {
+			if rest, ok := strings.CutPrefix(toks[start].text, g); ok && strings.HasPrefix(rest, "请") {
 				toks[start].text = rest
 				break
 			}
@@ -313,13 +327,10 @@ func trimGreetings(toks []token) []token {
 	end := len(toks)
 	for end > start {
 		k := end
-		for k > start && toks[k-1].kind == tSym {
-			k--
-		}
 		switch {
-		case k > start && greetings[toks[k-1].text]:
+		case k-1 > start && greetings[toks[k-1].text] && toks[k-2].kind == tSym:
 			end = k - 1
-		case k-1 > start && toks[k-1].text == "you" && toks[k-2].text == "thank":
+		case k-2 > start && toks[k-1].text == "you" && toks[k-2].text == "thank" && toks[k-3].kind == tSym:
 			end = k - 2
 		default:
 			k = -1
@@ -327,11 +338,34 @@ func trimGreetings(toks []token) []token {
 		if k < 0 {
 			break
 		}
+		for end > start && toks[end-1].kind == tSym {
+			end--
+		}
 	}
 	if end <= start {
 		return toks // nothing but greetings: read them as they are
 	}
 	return toks[start:end]
+}
+
+// OpeningSubjectOf returns OpeningSubject of a question as the facets read
+// it: normalized, contractions spelled out, greetings at its ends dropped;
+// the verification compares it.
+func OpeningSubjectOf(question string) string {
+	var ws []string
+	for _, t := range trimGreetings(lexTokens(Normalize(question))) {
+		switch t.kind {
+		case tWord:
+			ws = append(ws, t.text)
+		case tSym:
+		default:
+			return OpeningSubject(ws)
+		}
+		if len(ws) > 8 {
+			break
+		}
+	}
+	return OpeningSubject(ws)
 }
 
 // words returns the texts of the n word tokens from token i, in a new
@@ -920,11 +954,11 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
 		{"年级", "grade:#"}, {"级", "level:#"}, {"班", "class:#"}, {"季度", "quarter:#"},
 		{"期", "phase:#"}, {"届", "cohort:#"}, {"版", "ver:#"},
-		// A generic measure word (个, and 名 and 位 for people) gives a bare
+		// A generic measure word (个, and 名 for people) gives a bare
 		// number; any other keeps its word, which tells what is counted:
 		// 两片药 is not 两盒药, 两张票 not 两台票 (the number is the same, the
 		// thing counted is not, and the measure word leaves the content).
-		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#"},
+		{"个", "num:#"}, {"名", "num:#"}, {"位", "num:#位"},
 		{"条", "num:#条"}, {"张", "num:#张"}, {"台", "num:#台"}, {"所", "num:#所"}, {"家", "num:#家"},
 		{"瓶", "num:#瓶"}, {"杯", "num:#杯"}, {"本", "num:#本"}, {"辆", "num:#辆"}, {"只", "num:#只"}, {"份", "num:#份"},
 		{"双", "num:#双"}, {"把", "num:#把"}, {"支", "num:#支"}, {"盒", "num:#盒"}, {"袋", "num:#袋"}, {"套", "num:#套"},

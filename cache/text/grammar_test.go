@@ -39,6 +39,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 	for _, p := range [][2]string{
 		{"How do I say thanks in French?", "How do I say hello in French?"},
 		{"怎么用英语说你好", "怎么用英语说谢谢"},
+		{"Hello in Japanese?", "Thanks in Japanese?"}, // no break after it: not a greeting
+		{"你好怎么翻译", "谢谢怎么翻译"},
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[0], b[0]) {
 			t.Errorf("%q and %q: content %q; want different", p[0], p[1], a[0])

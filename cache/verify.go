@@ -115,6 +115,7 @@ type vsig struct {
 	future, past                     bool                // an explicit future (will, 会) or past (did, 了吗) marker
 	would                            bool                // a conditional: would, 'd (not opening a request, not before like/love/prefer/mind)
 	whd                              bool                // a question word with 'd (what'd, who'd): did or would
+	modal                            string              // the class of its opening auxiliary (modalClass), or ""
 	counts                           map[string][]string // unit word → the numerals that count it ("two codes")
 	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
 	agents                           []vagent            // the agents of its passive clauses
@@ -385,7 +386,9 @@ func signature(q string) vsig {
 		s.index[u.text] = i
 	}
 	s.intent(q, lower)
-	switch w := text.OpeningSubjectOf(q); w {
+	aux, subject := text.OpeningOf(q)
+	s.modal = modalClass[aux]
+	switch w := subject; w {
 	case "i", "we":
 		s.subject = "1"
 	case "you":
@@ -619,8 +622,16 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.would != stored.would && !(query.qtype == "yesno" && stored.qtype == "yesno") && !query.whd && !stored.whd {
 		return "tense", "tense differs: a conditional (would) against a question without one"
 	}
-	if query.whd != stored.whd && (query.past || query.would || stored.past || stored.would) {
-		return "tense", "tense differs: what'd/who'd (did or would) against an explicit did or would"
+	if query.whd != stored.whd {
+		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"
+	}
+	// The opening auxiliaries of two yes/no questions: ability against
+	// advice, obligation or possibility ("Can I cancel?" / "Should I
+	// cancel?"), a past against a present ("Did you ship it?" / "Do you
+	// ship it?"). An open question asks the same with either ("How do I
+	// reset it?" = "How can I reset it?").
+	if qm, sm := query.modal, stored.modal; query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && qm != sm && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) {
+		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one
 	// order" / "one code on two orders").
@@ -757,6 +768,15 @@ var (
 	perfectAux  = setOf("has have hasn't haven't")
 	passiveAux  = setOf("is isn't are aren't am was wasn't were weren't be been being get gets got gotten getting")
 	whWords     = setOf("what which who whom whose where when why how")
+	// modalClass groups a question's opening auxiliaries by what they ask:
+	// can, could and may ask whether it is possible or allowed; should,
+	// must and might ask other things; did and do/does a past and a
+	// present; have/has a perfect (which, like did, asks about the past).
+	modalClass = map[string]string{
+		"can": "ability", "could": "ability", "may": "ability", "should": "advice", "must": "obligation", "might": "possibility",
+		"did": "past", "do": "present", "does": "present", "have": "perfect",
+	}
+	modalTense = setOf("past present perfect")
 	// politeAfterWould follow a "would" that asks politely ("I'd like",
 	// "would you mind") rather than supposes.
 	politeAfterWould = setOf("like love prefer mind appreciate rather")

@@ -166,6 +166,9 @@ func TestVerifyGrammar(t *testing.T) {
 		// A conditional against a question without one; what'd against did or would.
 		{"What would you change in the plan?", "What do you change in the plan?", "tense"},
 		{"Who'd bring the projector?", "Who brought the projector?", "tense"},
+		// The opening auxiliaries of two yes/no questions.
+		{"Should we renew the lease?", "Can we renew the lease?", "intent"},
+		{"Did you invoice the client?", "Do you invoice the client?", "intent"},
 	} {
 		check, why := verifyPair(signature(tc.b), signature(tc.a))
 		if !strings.Contains("|"+tc.check+"|", "|"+check+"|") || check == "" {
@@ -199,6 +202,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Where can I find the lost property desk?", "Where is the lost property desk?"},   // one framed subject: the asker's
 		{"Do you have the blue kettle in stock?", "Is the blue kettle in stock?"},
 		{"Would you recommend the night train?", "Do you recommend the night train?"}, // two yes/no questions
+		{"How can I rotate the token?", "How do I rotate the token?"},                 // an open question asks the same
 	} {
 		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {
 			t.Errorf("%q / %q: refused by %s: %s", tc[0], tc[1], check, why)

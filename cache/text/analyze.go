@@ -79,6 +79,11 @@ func lexTokens(s string) []token {
 			}
 			toks = append(toks, token{kind: tHan, text: string(rs[i:j]), adj: adj})
 			i, adj = j, true
+		case r == '-' && i+1 < len(rs) && rs[i+1] >= '0' && rs[i+1] <= '9' && (i == 0 || !isAlnum(rs[i-1])):
+			// A minus sign: "-5" (a range "5-10" is one token, or a word
+			// and a number).
+			toks = append(toks, token{kind: tSym, text: "-", adj: adj})
+			i, adj = i+1, true
 		case strings.ContainsRune("%$¥€£#", r):
 			toks = append(toks, token{kind: tSym, text: string(r), adj: adj})
 			i, adj = i+1, true
@@ -140,7 +145,7 @@ type analyzer struct {
 
 // analyze runs the facet and content analysis over a normalized question.
 func analyze(normalized string) analysis {
-	a := &analyzer{lx: lexicon(), toks: trimGreetings(lexTokens(normalized)), ampmIdx: -1}
+	a := &analyzer{lx: lexicon(), toks: lexTokens(trimGreetings(normalized)), ampmIdx: -1}
 	a.framed = framedIndex(a.toks)
 	for i := 0; i < len(a.toks); {
 		prevFacets := len(a.out.ordered)
@@ -150,6 +155,9 @@ func analyze(normalized string) analysis {
 		case tWord:
 			n = a.word(i)
 		case tNum:
+			if i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj) {
+				a.facet("sign:-") // "-5 degrees" is not "5 degrees"; "5-10" is a range
+			}
 			n = a.number(i, t.text, false)
 		case tHan:
 			n = a.han(i)
@@ -273,99 +281,75 @@ func framedIndex(toks []token) int {
 	return -1
 }
 
-// greetings open or close a question without asking anything: "hi, how
-// do I …", "… ? thanks", "你好，请问 …". Only there are they dropped:
-// inside a question, or with no break after them, they may be what it
-// asks about ("how do I say thanks", "hello in Japanese", "你好怎么翻译").
-var greetings = map[string]bool{"hi": true, "hello": true, "hey": true, "thanks": true, "thx": true, "你好": true, "您好": true, "谢谢": true, "多谢": true}
+// greetingWords are the greetings, longest first, so that "thank you" is
+// one.
+var greetingWords = []string{"thank you", "hello", "thanks", "hey", "thx", "hi", "你好", "您好", "谢谢", "多谢"}
 
-// hanGreetings are the Chinese greetings, longest first, for a run that
-// starts with one.
-var hanGreetings = []string{"你好", "您好", "谢谢", "多谢"}
+// greetingBreak reports whether r, right after a greeting, ends it.
+func greetingBreak(r rune) bool { return strings.ContainsRune(",.!;:~，。！；：～、", r) }
 
-// trimGreetings drops a greeting at the start of a question's tokens when
-// punctuation, a question word, an auxiliary or "please" follows it, or
-// 请问/请 in a Chinese run; and one at the end when punctuation comes
-// before it. Other symbols stay ("above 5%").
-func trimGreetings(toks []token) []token {
-	greet := func(i int) int { // how many tokens a greeting at i takes
-		switch t := toks[i]; {
-		case greetings[t.text]:
-			return 1
-		case t.text == "thank" && i+1 < len(toks) && toks[i+1].text == "you":
-			return 2
-		}
-		return 0
-	}
-	opens := func(i int) bool { // a break or a question opener at i
-		if i >= len(toks) {
-			return false
-		}
-		t := toks[i]
-		return t.kind == tSym || whWords[t.text] || framingAux[t.text] || t.text == "please" ||
-			t.text == "is" || t.text == "are" || t.kind == tHan && (strings.HasPrefix(t.text, "请") || strings.HasPrefix(t.text, "怎么") || strings.HasPrefix(t.text, "如何"))
-	}
-	start := 0
-	for start < len(toks) {
-		n := greet(start)
-		if n == 0 || !opens(start+n) {
-			break
-		}
-		start += n
-		for start < len(toks) && toks[start].kind == tSym {
-			start++
-		}
-	}
-	if start < len(toks) && toks[start].kind == tHan {
-		for _, g := range hanGreetings {
-			if rest, ok := strings.CutPrefix(toks[start].text, g); ok && strings.HasPrefix(rest, "请") {
-				toks[start].text = rest
-				break
+// trimGreetings drops a greeting at the start of a normalized question
+// when punctuation, or a space and a question word or an auxiliary,
+// follows it, or 请问 in Chinese; and one at the end when punctuation
+// (and a space) comes before it. Elsewhere a greeting is what the
+// question asks about ("how do I say hello", "hello in Japanese", 你好怎么
+// 翻译).
+func trimGreetings(s string) string {
+	for again := true; again; {
+		again = false
+		for _, g := range greetingWords {
+			rest, ok := strings.CutPrefix(s, g)
+			if !ok || rest == "" {
+				continue
 			}
-		}
-	}
-	end := len(toks)
-	for end > start {
-		k := end
-		switch {
-		case k-1 > start && greetings[toks[k-1].text] && toks[k-2].kind == tSym:
-			end = k - 1
-		case k-2 > start && toks[k-1].text == "you" && toks[k-2].text == "thank" && toks[k-3].kind == tSym:
-			end = k - 2
-		default:
-			k = -1
-		}
-		if k < 0 {
+			r, size := utf8.DecodeRuneInString(rest)
+			han := hasHan(g)
+			switch {
+			case greetingBreak(r):
+				s, again = strings.TrimLeft(rest[size:], " ,.!;:~，。！；：～、"), true
+			case han && strings.HasPrefix(rest, "请问"):
+				s, again = rest, true
+			case !han && r == ' ':
+				w, _, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+				if whWords[w] || framingAux[w] {
+					s, again = strings.TrimLeft(rest, " "), true
+				}
+			case !han && unicode.IsLetter(r):
+				// "history", "hiking": not a greeting
+			}
 			break
 		}
-		for end > start && toks[end-1].kind == tSym {
-			end--
+	}
+	for _, g := range greetingWords {
+		head, ok := strings.CutSuffix(s, g)
+		if !ok || head == "" {
+			continue
 		}
+		trimmed := strings.TrimRight(head, " ")
+		if r, _ := utf8.DecodeLastRuneInString(trimmed); greetingBreak(r) || r == '?' || r == '？' {
+			s = trimmed
+		}
+		break
 	}
-	if end <= start {
-		return toks // nothing but greetings: read them as they are
-	}
-	return toks[start:end]
+	return s
 }
 
-// OpeningSubjectOf returns OpeningSubject of a question as the facets read
-// it: normalized, contractions spelled out, greetings at its ends dropped;
-// the verification compares it.
-func OpeningSubjectOf(question string) string {
+// OpeningOf returns the opening auxiliary of a question and the word
+// after it (see opening) as the facets read the question: normalized,
+// contractions spelled out, greetings at its ends dropped. The
+// verification compares them.
+func OpeningOf(question string) (aux, subject string) {
 	var ws []string
-	for _, t := range trimGreetings(lexTokens(Normalize(question))) {
-		switch t.kind {
-		case tWord:
-			ws = append(ws, t.text)
-		case tSym:
-		default:
-			return OpeningSubject(ws)
+	for _, t := range lexTokens(trimGreetings(Normalize(question))) {
+		if t.kind == tSym {
+			continue
 		}
-		if len(ws) > 8 {
+		if t.kind != tWord || len(ws) > 8 {
 			break
 		}
+		ws = append(ws, t.text)
 	}
-	return OpeningSubject(ws)
+	return opening(ws)
 }
 
 // words returns the texts of the n word tokens from token i, in a new

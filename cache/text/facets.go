@@ -79,23 +79,30 @@ var framingLead = map[string]bool{
 	"hi": true, "hello": true, "hey": true, "please": true, "so": true, "and": true, "then": true, "also": true,
 }
 
-// OpeningSubject returns the word right after an English question's
-// opening auxiliary, with only question words or greetings before it:
-// "i" in "where can I find", "you" in "do you have", "anyone" in "can
-// anyone see", "the" in "can the seller change"; "" when the question does
-// not open with an auxiliary. words are the question's words in lower
-// case, in order.
-func OpeningSubject(words []string) string {
+// opening returns an English question's opening auxiliary and the word
+// right after it, with only question words or greetings before them: "can"
+// and "i" in "where can I find", "do" and "you" in "do you have", "can"
+// and "anyone" in "can anyone see", "can" and "the" in "can the seller
+// change"; "" and "" when the question does not open with an auxiliary.
+// words are the question's words in lower case, in order.
+func opening(words []string) (aux, subject string) {
 	for i, w := range words {
 		switch {
 		case framingLead[w] || w == ",":
 			continue
 		case framingAux[w] && i+1 < len(words):
-			return words[i+1]
+			return w, words[i+1]
 		}
-		return ""
+		return "", ""
 	}
-	return ""
+	return "", ""
+}
+
+// OpeningSubject returns the word right after an English question's
+// opening auxiliary (see opening), or "".
+func OpeningSubject(words []string) string {
+	_, s := opening(words)
+	return s
 }
 
 // FramedSubject returns OpeningSubject when it is i, we or you: the

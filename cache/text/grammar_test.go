@@ -41,6 +41,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"怎么用英语说你好", "怎么用英语说谢谢"},
 		{"Hello in Japanese?", "Thanks in Japanese?"}, // no break after it: not a greeting
 		{"你好怎么翻译", "谢谢怎么翻译"},
+		{"谢谢请客怎么说", "请客怎么说"}, // 请 here is a verb, not 请问
+		{"Hello is spelled how?", "Thanks is spelled how?"},
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[0], b[0]) {
 			t.Errorf("%q and %q: content %q; want different", p[0], p[1], a[0])
@@ -70,6 +72,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"两门课", "三门课"},
 		{"每次吃两片药", "每次吃两盒药"},                                 // the measure word tells what is counted
 		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about
+		{"Is everyone invited?", "Is anyone invited?"},
+		{"Is it -5 degrees outside?", "Is it 5 degrees outside?"}, // a minus sign
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {
 			t.Errorf("%q and %q: facets %q; want different", p[0], p[1], a[1])

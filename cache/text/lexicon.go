@@ -36,7 +36,9 @@ import (
 // light stemming).
 const lexiconText = `
 -|a|an|the|is|am|are|was|were|be|been|being|do|does|did|of|in|on|at|for|by|with|into|onto|about|as|it|its|this|that|these|those|there|here
-f:person:any|anyone|anybody|someone|somebody|everyone|everybody
+f:person:any|anyone|anybody
+f:person:some|someone|somebody
+f:person:all|everyone|everybody
 f:person:1|me|my|mine|myself|i|we|our|ours|us|ourselves
 f:person:2|you|your|yours|yourself
 f:person:3|they|their|theirs|them|he|him|his|she|her|hers

@@ -339,8 +339,23 @@ func trimGreetings(s string) string {
 // contractions spelled out, greetings at its ends dropped. The
 // verification compares them.
 func OpeningOf(question string) (aux, subject string) {
+	// Only its first words matter: read at most 64 bytes of it.
+	if len(question) > 64 {
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(question[cut]) {
+			cut--
+		}
+		question = question[:cut]
+	}
+	norm := strings.ToLower(question) // what Normalize does to ASCII, for the words
+	for i := 0; i < len(question); i++ {
+		if question[i] >= utf8.RuneSelf {
+			norm = Normalize(question)
+			break
+		}
+	}
 	var ws []string
-	for _, t := range lexTokens(trimGreetings(Normalize(question))) {
+	for _, t := range lexTokens(trimGreetings(norm)) {
 		if t.kind == tSym {
 			continue
 		}

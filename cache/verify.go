@@ -119,7 +119,7 @@ type vsig struct {
 	counts                           map[string][]string // unit word → the numerals that count it ("two codes")
 	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
 	agents                           []vagent            // the agents of its passive clauses
-	subject                          string              // the opening subject (text.OpeningSubject): "1" for i and we, "2" for you, else the word
+	subject                          string              // the opening subject (text.OpeningOf): "1" for i and we, "2" for you, else the word
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the

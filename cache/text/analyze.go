@@ -223,7 +223,7 @@ func (a *analyzer) word(i int) int {
 			continue
 		}
 		if n == 1 && e.kind == lexFacet && strings.HasPrefix(e.value, "person:") && i == a.framed {
-			return 1 // the asker's framing, not the question's scope (FramedSubject)
+			return 1 // the asker's framing, not the question's scope (framedIndex)
 		}
 		if n == 1 {
 			if m, month := monthWord(w, a, i); month {
@@ -256,27 +256,14 @@ func (a *analyzer) word(i int) int {
 	return 1
 }
 
-// framedIndex returns the index of the token that FramedSubject finds (the
-// asker's I, we or you right after the opening auxiliary), or -1.
+// framedIndex returns the index of the asker's I, we or you right after
+// the question's opening auxiliary (see opening), or -1.
 func framedIndex(toks []token) int {
-	var ws []string
-	var idx []int
-	for i, t := range toks {
-		switch t.kind {
-		case tSym:
-			continue
-		case tWord:
-			ws = append(ws, t.text)
-			idx = append(idx, i)
-			if !framingLead[t.text] && !framingAux[t.text] || len(ws) > 8 {
-				if FramedSubject(ws) != "" {
-					return idx[len(idx)-1]
-				}
-				return -1
-			}
-			continue
+	if _, i := opening(toks); i >= 0 {
+		switch toks[i].text {
+		case "i", "we", "you":
+			return i
 		}
-		return -1
 	}
 	return -1
 }
@@ -336,8 +323,8 @@ func trimGreetings(s string) string {
 
 // OpeningOf returns the opening auxiliary of a question and the word
 // after it (see opening) as the facets read the question: normalized,
-// contractions spelled out, greetings at its ends dropped. The
-// verification compares them.
+// contractions spelled out, greetings at its ends dropped; "" and "" when
+// it does not open with an auxiliary. The verification compares them.
 func OpeningOf(question string) (aux, subject string) {
 	// Only its first words matter: read at most 64 bytes of it.
 	if len(question) > 64 {
@@ -347,24 +334,12 @@ func OpeningOf(question string) (aux, subject string) {
 		}
 		question = question[:cut]
 	}
-	norm := strings.ToLower(question) // what Normalize does to ASCII, for the words
-	for i := 0; i < len(question); i++ {
-		if question[i] >= utf8.RuneSelf {
-			norm = Normalize(question)
-			break
-		}
+	toks := lexTokens(trimGreetings(Normalize(question)))
+	aux, i := opening(toks)
+	if i < 0 {
+		return "", ""
 	}
-	var ws []string
-	for _, t := range lexTokens(trimGreetings(norm)) {
-		if t.kind == tSym {
-			continue
-		}
-		if t.kind != tWord || len(ws) > 8 {
-			break
-		}
-		ws = append(ws, t.text)
-	}
-	return opening(ws)
+	return aux, toks[i].text
 }
 
 // words returns the texts of the n word tokens from token i, in a new

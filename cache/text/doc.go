@@ -11,8 +11,9 @@
 // signature in cache/verify.go: words as written, role markers, clause
 // breaks, question words) stays in package cache with the checks it feeds,
 // because that reading is shaped by and for those checks alone; it uses
-// IsHan from here so that both readings agree on what is Chinese.
+// IsHan from here so that both readings agree on what is Chinese, and
+// OpeningOf so that it compares the opening subject the facets left out.
 //
-// Its exported surface is four functions: Normalize, Facets, Content and
-// IsHan.
+// Its exported surface is five functions: Normalize, Facets, Content,
+// IsHan and OpeningOf.
 package text

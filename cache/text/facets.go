@@ -79,41 +79,28 @@ var framingLead = map[string]bool{
 	"hi": true, "hello": true, "hey": true, "please": true, "so": true, "and": true, "then": true, "also": true,
 }
 
-// opening returns an English question's opening auxiliary and the word
-// right after it, with only question words or greetings before them: "can"
-// and "i" in "where can I find", "do" and "you" in "do you have", "can"
-// and "anyone" in "can anyone see", "can" and "the" in "can the seller
-// change"; "" and "" when the question does not open with an auxiliary.
-// words are the question's words in lower case, in order.
-func opening(words []string) (aux, subject string) {
-	for i, w := range words {
+// opening returns an English question's opening auxiliary and the index
+// in toks of the word right after it, with only question words or
+// greetings before them (symbols skipped): "can" and "i" in "where can I
+// find", "do" and "you" in "do you have", "can" and "anyone" in "can
+// anyone see", "can" and "the" in "can the seller change"; "" and -1 when
+// the question does not open so. The asker's I, we or you there is its
+// framing, not a facet (framedIndex); the verification compares the
+// opening subjects of two questions (OpeningOf).
+func opening(toks []token) (aux string, subject int) {
+	for i, t := range toks {
 		switch {
-		case framingLead[w] || w == ",":
+		case t.kind == tSym:
 			continue
-		case framingAux[w] && i+1 < len(words):
-			return w, words[i+1]
+		case t.kind != tWord:
+			return "", -1
+		case aux != "":
+			return aux, i
+		case framingAux[t.text]:
+			aux = t.text
+		case !framingLead[t.text]:
+			return "", -1
 		}
-		return "", ""
 	}
-	return "", ""
-}
-
-// OpeningSubject returns the word right after an English question's
-// opening auxiliary (see opening), or "".
-func OpeningSubject(words []string) string {
-	_, s := opening(words)
-	return s
-}
-
-// FramedSubject returns OpeningSubject when it is i, we or you: the
-// pronoun that frames the question as the asker's ("where can I find",
-// "how do we", "do you have"); "" otherwise. Such a pronoun is not a
-// facet (the scope of the question is its object: "my tickets" still is);
-// the verification compares the opening subjects of the two questions.
-func FramedSubject(words []string) string {
-	switch w := OpeningSubject(words); w {
-	case "i", "we", "you":
-		return w
-	}
-	return ""
+	return "", -1
 }

@@ -3,6 +3,7 @@ package text
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -36,11 +37,17 @@ const trailingPunct = ".,;:!?\u3002\u3001~ "
 // from Python's str.lower is the dotted capital I (U+0130), which Go maps to
 // a plain "i" and Python to "i" plus a combining dot.
 func Normalize(q string) string {
-	s := norm.NFKC.String(q)
-	s = strings.ReplaceAll(s, "\u3002", ".")
+	ascii := isASCII(q)
+	s := q
+	if !ascii {
+		// NFKC leaves ASCII as it is, and ASCII has no 。 and no CJK: the
+		// common English question skips both passes.
+		s = norm.NFKC.String(q)
+		s = strings.ReplaceAll(s, "\u3002", ".")
+	}
 	s = strings.ToLower(s)
 	s = strings.Join(strings.FieldsFunc(s, isSpace), " ")
-	if strings.IndexByte(s, ' ') >= 0 {
+	if !ascii && strings.IndexByte(s, ' ') >= 0 {
 		rs := []rune(s)
 		var b strings.Builder
 		b.Grow(len(s))
@@ -53,6 +60,16 @@ func Normalize(q string) string {
 		s = b.String()
 	}
 	return strings.TrimRight(s, trailingPunct)
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isSpace reports white space the way Python's str.isspace does.

@@ -34,7 +34,9 @@ import (
 //     word, a marker, a clause break) stays between them in both questions:
 //     an exchange around a frame ("A reports to B" / "B reports to A"). A
 //     paraphrase moves whole phrases past each other and keeps no such
-//     frame. Repeats are numbered ("to#2") so that they still count;
+//     frame. Repeats are numbered ("to#2") so that they still count. A
+//     lone time adverbial on each side (yesterday, next Friday, 2019)
+//     moves freely and is left out; two are ordered by the facets;
 //   - intent: the kind of question (how many, which, who, where, when, why,
 //     how, yes/no), a yes/no question against an open one, recommendation
 //     (which X is good, 什么牌子好) vs not, identification (what X is this,
@@ -294,7 +296,11 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 			toks = append(toks, q[i:j])
 			i = j
 		case text.IsHan(r):
-			toks = append(toks, q[i:i+n])
+			t := q[i : i+n]
+			if r == '儿' && len(toks) > 0 && strings.Contains("哪这那", toks[len(toks)-1]) {
+				t = "里" // 哪儿 = 哪里: erhua
+			}
+			toks = append(toks, t)
 			hasHan = true
 			i += n
 		default:
@@ -673,8 +679,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			return "roles", fmt.Sprintf("roles differ: %q is %s in the question, %s in the cached one", u.text, roleName(query.seq[a].role), roleName(stored.seq[b].role))
 		}
 	}
+	// One time adverbial on each side moves freely ("Who picked it
+	// yesterday?" / "Yesterday, who picked it?"); two are ordered by the
+	// facets (seq:), so they stay in the check.
+	movable := query.timeWords() == 1 && stored.timeWords() == 1
 	var shared []string // units of both (repeats numbered), in the question's order
-	for _, u := range query.seq {
+	for k, u := range query.seq {
+		if movable && query.timeAdverbial(k) {
+			continue
+		}
 		if j, ok := si[u.text]; ok && u.unit && stored.seq[j].unit && len(shared) < maxVerifyUnits {
 			shared = append(shared, u.text)
 		}
@@ -710,6 +723,39 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 	}
 	return "", "verification passed: same names, roles, order and intent"
+}
+
+// isTimeWord reports an English word that names a time by itself: a
+// relative day, a weekday, a month, a part of the day or a year.
+func isTimeWord(w string) bool {
+	switch strings.TrimSuffix(w, "s") {
+	case "yesterday", "today", "tomorrow", "tonight", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+		"january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december",
+		"morning", "afternoon", "evening", "weekend":
+		return true
+	}
+	return len(w) == 4 && isDigits(w) && (w[:2] == "19" || w[:2] == "20")
+}
+
+// timeWords counts the time words of a question (isTimeWord).
+func (s *vsig) timeWords() int {
+	n := 0
+	for _, u := range s.seq {
+		if isTimeWord(u.word) {
+			n++
+		}
+	}
+	return n
+}
+
+// timeAdverbial reports whether seq[i] is a time word, or next, last or
+// this right before one ("next Friday").
+func (s *vsig) timeAdverbial(i int) bool {
+	w := s.seq[i].word
+	if isTimeWord(w) {
+		return true
+	}
+	return (w == "next" || w == "last" || w == "this") && i+1 < len(s.seq) && isTimeWord(s.seq[i+1].word)
 }
 
 // whichFits reports "which" against who, where or when: "which person",

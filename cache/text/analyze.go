@@ -155,8 +155,10 @@ func analyze(normalized string) analysis {
 		case tWord:
 			n = a.word(i)
 		case tNum:
-			if i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj) {
-				a.facet("sign:-") // "-5 degrees" is not "5 degrees"; "5-10" is a range
+			if i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj && a.toks[i-2].kind != tNum) {
+				// "-5 degrees" is not "5 degrees"; "5-10" and "1903 -1967"
+				// are ranges.
+				a.facet("sign:-")
 			}
 			n = a.number(i, t.text, false)
 		case tHan:
@@ -641,7 +643,17 @@ func (a *analyzer) numberToken(i int, v string) int {
 		if nt, ok := a.next(i); ok && nt.kind == tWord && (nt.text == "pm" || nt.text == "p.m" || nt.text == "am" || nt.text == "a.m") {
 			pm, ampm = nt.text[0] == 'p', true
 		}
+		h, _ := strconv.Atoi(v[:j])
+		before := !ampm && a.ampmIdx >= 0 && a.ampmIdx == len(a.out.ordered)-1 && strings.HasPrefix(a.lastFacet, "ampm:") && h >= 1 && h <= 12
+		if before {
+			// 下午3:30 is 15:30, as 下午三点半 is.
+			pm = a.lastFacet != "ampm:am"
+		}
 		if f, ok := clock(v[:j], v[j+1:], pm); ok && (ampm || strings.HasPrefix(f, "time:")) {
+			if before {
+				a.out.ordered = a.out.ordered[:a.ampmIdx]
+				a.ampmIdx = -1
+			}
 			a.facet(f)
 			if ampm {
 				return 2
@@ -861,6 +873,18 @@ func vagueHanNumber(rs []rune) int {
 	return 0
 }
 
+// approxValue is the facet value of an approximate numeral: 几 after a
+// unit, and 余, mean what 多 means there (十几 = 十多 = 十余, 二十几 = 二十多),
+// so they are written 多. 几十 ("some tens") and 十来 ("about ten") stay as
+// written.
+func approxValue(rs []rune) string {
+	last := len(rs) - 1
+	if last >= 1 && (rs[last] == '几' || rs[last] == '余') && strings.ContainsRune(hanUnits, rs[last-1]) {
+		return string(rs[:last]) + "多"
+	}
+	return string(rs)
+}
+
 // hanMultiplier reads a Chinese unit after an Arabic number ("1.5万",
 // "3千", "2亿") and returns its factor and runes used, or 0. 千 followed by
 // 克, 米, 瓦 or 字节 is a metric prefix, and 百分 a percentage: not read.
@@ -973,26 +997,59 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 	}
 	if has("点") {
 		h, _ := strconv.Atoi(v)
+		m, mn := hanMinutes(rs[1:])
 		if a.ampmIdx >= 0 && a.ampmIdx == len(a.out.ordered)-1 && strings.HasPrefix(a.lastFacet, "ampm:") && h >= 1 && h <= 12 {
 			pm := a.lastFacet != "ampm:am"
-			f, _ := clock(v, "0", pm)
+			f, _ := clock(v, m, pm)
 			a.out.ordered = a.out.ordered[:a.ampmIdx]
 			a.ampmIdx = -1
-			return f, 1
+			return f, 1 + mn
 		}
 		if h >= 13 && h <= 23 || h == 0 {
-			f, _ := clock(v, "0", false)
-			return f, 1
+			f, _ := clock(v, m, false)
+			return f, 1 + mn
 		}
 		return "clock:" + v, 1
 	}
 	return "", 0
 }
 
+// hanMinutes reads the minutes after 点 on a clock: 四十五 or 四十五分,
+// 零五分, 半 (30), 一刻 (15), 三刻 (45). It returns "0" and 0 when none
+// follow. Only a reading already known to be a time calls it: 三点五 alone
+// may be 3.5.
+func hanMinutes(rs []rune) (string, int) {
+	s := string(rs)
+	switch {
+	case strings.HasPrefix(s, "半"):
+		return "30", 1
+	case strings.HasPrefix(s, "一刻"):
+		return "15", 2
+	case strings.HasPrefix(s, "三刻"):
+		return "45", 2
+	}
+	v, n, _ := parseHanNumber(rs)
+	if n == 0 {
+		return "0", 0
+	}
+	if m, err := strconv.Atoi(v); err != nil || m > 59 {
+		return "0", 0
+	}
+	if n < len(rs) && rs[n] == '分' {
+		n++
+	}
+	return v, n
+}
+
 // han handles a run of Han characters and returns the tokens it consumed
 // (always 1, or 2 when a following number was taken, e.g. 仓库3).
 func (a *analyzer) han(i int) int {
 	rs := []rune(a.toks[i].text)
+	for k := 1; k < len(rs); k++ {
+		if rs[k] == '儿' && strings.ContainsRune("哪这那", rs[k-1]) {
+			rs[k] = '里' // 哪儿 = 哪里, 这儿 = 这里: erhua
+		}
+	}
 	var resid []rune
 	flush := func() {
 		if len(resid) > 0 {
@@ -1031,7 +1088,7 @@ func (a *analyzer) han(i int) int {
 		// Approximate numbers (十几, 几十, 三十多) never equal a specific one.
 		if n := vagueHanNumber(rs[p:]); n > 0 {
 			flush()
-			a.facet("approx:" + string(rs[p:p+n]))
+			a.facet("approx:" + approxValue(rs[p:p+n]))
 			p += n
 			continue
 		}

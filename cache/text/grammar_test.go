@@ -30,6 +30,11 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"盘点是哪天", "盘点是什么时候"},
 		{"卡纸了怎么处理", "卡纸了怎么办"},
 		{"How many credits am I required to take?", "How many credits do I need to take?"},
+		{"冷库在哪儿", "冷库在哪里"}, // erhua
+		{"包裹到哪儿了", "包裹到哪了"},
+		{"What caused the outage?", "Why the outage?"},
+		{"What is the cause of the delay?", "What causes the delay?"},
+		{"Was it 1998 -2004?", "Was it 1998 - 2004?"}, // a range, not a minus sign
 	} {
 		if a, b := read(p[0]), read(p[1]); !slices.Equal(a[0], b[0]) || !slices.Equal(a[1], b[1]) {
 			t.Errorf("%q reads %q, %q reads %q; want the same", p[0], a, p[1], b)
@@ -74,6 +79,7 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about
 		{"Is everyone invited?", "Is anyone invited?"},
 		{"Is it -5 degrees outside?", "Is it 5 degrees outside?"}, // a minus sign
+		{"What side effects can ibuprofen cause?", "Why is ibuprofen a problem?"}, // cause after its object: not why
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {
 			t.Errorf("%q and %q: facets %q; want different", p[0], p[1], a[1])

@@ -28,7 +28,9 @@ func TestColloquialNumbers(t *testing.T) {
 		{"三千件货", "qty:3000pcs"},
 		{"两件货", "qty:2pcs"},
 		{"二十秒", "dur:20s"},
-		{"十几个人", "approx:十几"},
+		{"十几个人", "approx:十多"}, // 十几 = 十多 = 十余
+		{"十余个人", "approx:十多"},
+		{"二十几个人", "approx:二十多"},
 		{"几十个人", "approx:几十"},
 		{"三十多个人", "approx:三十多"},
 		{"百分之五的退货率", "pct:5"},
@@ -37,6 +39,14 @@ func TestColloquialNumbers(t *testing.T) {
 		{"一千八一个月的仓位", "num:1800"},
 		{"一千零八一个月的仓位", "num:1008"},
 		{"三万六一年", "num:36000"},
+		// A clock time with its minutes, after 上午/下午 or on a 24-hour
+		// clock, in numerals or digits.
+		{"上午十一点四十五的会", "time:11:45"},
+		{"上午11:45的会", "time:11:45"},
+		{"下午三点半开会", "time:15:30"},
+		{"下午3:30开会", "time:15:30"},
+		{"晚上八点一刻", "time:20:15"},
+		{"十五点零五分", "time:15:05"},
 	} {
 		got := Facets(Normalize(tc.q))
 		if !slices.Contains(got, tc.want) {
@@ -47,6 +57,8 @@ func TestColloquialNumbers(t *testing.T) {
 	for _, pair := range [][2]string{
 		{"十几个人", "十个人"}, {"几十个人", "十个人"}, {"三万六", "三万"}, {"三万六", "3600"},
 		{"一千八", "1008"}, {"两百五", "205"}, {"1.5万", "1500"}, {"3k", "3"}, {"5千克", "5000"},
+		{"十几个人", "几十个人"}, {"十来个人", "十几个人"}, {"上午十一点四十五", "上午十一点"}, {"下午三点半", "上午三点半"},
+		{"三点五公斤", "三点半"},
 	} {
 		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
 		if slices.Equal(a, b) {

@@ -203,8 +203,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I skip the quiz in the 3rd week?", "Can I skip the quiz in the third week?"}, // an ordinal in digits is no name
 		{"Where can I find the lost property desk?", "Where is the lost property desk?"},   // one framed subject: the asker's
 		{"Do you have the blue kettle in stock?", "Is the blue kettle in stock?"},
-		{"Would you recommend the night train?", "Do you recommend the night train?"}, // two yes/no questions
-		{"How can I rotate the token?", "How do I rotate the token?"},                 // an open question asks the same
+		{"Would you recommend the night train?", "Do you recommend the night train?"},             // two yes/no questions
+		{"How can I rotate the token?", "How do I rotate the token?"},                             // an open question asks the same
 		{"Who signed delivery note 5521 yesterday?", "Yesterday, who signed delivery note 5521?"}, // one time adverbial moves freely
 		{"Trains from Leeds to York next Monday", "Trains next Monday to York from Leeds"},
 		{"In 2019, what was the top speed of the Halden ferry?", "What was the top speed of the Halden ferry in 2019?"},

@@ -78,7 +78,7 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"每次吃两片药", "每次吃两盒药"},                                 // the measure word tells what is counted
 		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about
 		{"Is everyone invited?", "Is anyone invited?"},
-		{"Is it -5 degrees outside?", "Is it 5 degrees outside?"}, // a minus sign
+		{"Is it -5 degrees outside?", "Is it 5 degrees outside?"},                 // a minus sign
 		{"What side effects can ibuprofen cause?", "Why is ibuprofen a problem?"}, // cause after its object: not why
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {

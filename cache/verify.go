@@ -45,7 +45,12 @@ import (
 //   - tense: one question explicitly future (will, going to, gonna, 'll,
 //     shall; 会, 将要, 即将, 快要 …了), the other explicitly past (did, was,
 //     were, had, already, a perfect has/have; 了 before the final
-//     particle, 过吗, 已经, 曾经); present against either passes;
+//     particle, 过吗, 已经, 曾经); present against either passes, except a
+//     present in -s right after an opening who/what against a past ("What
+//     happens to X" / "What happened to X");
+//   - persons: the gendered pronouns (he/him/his/他, she/her/hers/她) of
+//     both, in order, when both have any ("Does he know her?" / "Does she
+//     know him?"), part of roles;
 //   - quantity: a unit counted by different numerals in the two ("two
 //     codes on one order" / "one code on two orders", 两张券 / 一张券);
 //   - possessors: a unit owned by different possessors ("my manager's
@@ -115,6 +120,8 @@ type vsig struct {
 	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
 	future, past                     bool                // an explicit future (will, 会) or past (did, 了吗) marker
+	present                          bool                // a present in -s right after an opening who/what ("what happens")
+	gender                           string              // its gendered pronouns in order: "m" for he/him/his/他, "f" for she/her/hers/她
 	would                            bool                // a conditional: would, 'd (not opening a request, not before like/love/prefer/mind)
 	whd                              bool                // a question word with 'd (what'd, who'd): did or would
 	modal                            string              // the class of its opening auxiliary (modalClass), or ""
@@ -392,6 +399,9 @@ func signature(q string) vsig {
 		s.index[u.text] = i
 	}
 	s.intent(q, lower)
+	for _, w := range lower {
+		s.gender += genders[w]
+	}
 	aux, subject := text.OpeningOf(q)
 	s.modal = modalClass[aux]
 	switch w := subject; w {
@@ -564,6 +574,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			return "roles", fmt.Sprintf("roles differ: the questions have different subjects (%q, %q)", subjectName(query.subject), subjectName(stored.subject))
 		}
 	}
+	// He and she: the same persons in the same order ("Does he know her?"
+	// is not "Does she know him?").
+	if query.gender != "" && stored.gender != "" && query.gender != stored.gender {
+		return "roles", fmt.Sprintf("roles differ: he/she in another order or number (%s, %s)", genderName(query.gender), genderName(stored.gender))
+	}
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {
 		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))
@@ -627,6 +642,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// with either, explicitly written.
 	if query.would != stored.would && !(query.qtype == "yesno" && stored.qtype == "yesno") && !query.whd && !stored.whd {
 		return "tense", "tense differs: a conditional (would) against a question without one"
+	}
+	if query.past && stored.present || query.present && stored.past {
+		return "tense", "tense differs: a past (what happened, who owned) against a present (what happens, who owns)"
 	}
 	if query.whd != stored.whd {
 		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"
@@ -756,6 +774,28 @@ func (s *vsig) timeAdverbial(i int) bool {
 		return true
 	}
 	return (w == "next" || w == "last" || w == "this") && i+1 < len(s.seq) && isTimeWord(s.seq[i+1].word)
+}
+
+// genders maps the gendered pronouns to "m" and "f" (vsig.gender).
+var genders = map[string]string{
+	"he": "m", "him": "m", "his": "m", "himself": "m", "他": "m",
+	"she": "f", "her": "f", "hers": "f", "herself": "f", "她": "f",
+}
+
+// auxAfter holds the auxiliaries that, right after "what X", show that X
+// is a noun ("what colors are there").
+var auxAfter = map[string]bool{
+	"are": true, "is": true, "were": true, "was": true, "do": true, "does": true, "did": true, "have": true, "has": true,
+	"can": true, "could": true, "will": true, "would": true, "should": true, "must": true, "might": true, "may": true,
+}
+
+// genderName spells a vsig.gender for a reason: "mf" is "he, she".
+func genderName(g string) string {
+	var out []string
+	for _, r := range g {
+		out = append(out, map[rune]string{'m': "he", 'f': "she"}[r])
+	}
+	return strings.Join(out, ", ")
 }
 
 // whichFits reports "which" against who, where or when: "which person",
@@ -895,6 +935,9 @@ func (s *vsig) grammar() {
 			s.past = true
 		case !han && (len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w]) && (low(i, i-1) == "who" || low(i, i-1) == "what"):
 			s.past = true // "who liked", "who brought", "what caused": a past right after the subject's question word
+		case !han && len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && i == 1 && (low(i, i-1) == "who" || low(i, i-1) == "what") &&
+			!pastWords[w] && !futureWords[w] && !perfectAux[w] && !auxAfter[low(i, i+1)]:
+			s.present = true // "what happens", "who owns": a present right after the opening question word ("what colors are": a noun)
 		case !han && strings.HasSuffix(w, "'d") && whWords[strings.TrimSuffix(w, "'d")]:
 			s.whd = true // what'd, who'd: did or would, unknown
 		case !han && (w == "would" || strings.HasSuffix(w, "'d")) && i > 0 && !politeAfterWould[low(i, i+1)]:

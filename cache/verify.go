@@ -269,6 +269,12 @@ func stemLight(w string) string {
 	w = strings.TrimSuffix(w, "'s")
 	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 		w = w[:len(w)-1]
+		// inches, boxes, dishes, classes: the -es plural of a sibilant.
+		for _, sib := range []string{"che", "she", "xe", "sse", "zze"} {
+			if len(w) > len(sib)+1 && strings.HasSuffix(w, sib) {
+				return w[:len(w)-1]
+			}
+		}
 	}
 	return w
 }

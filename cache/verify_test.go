@@ -175,6 +175,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"他认识她吗", "她认识他吗", "roles"},
 		{"What happened to the Lisbon contract?", "What happens to the Lisbon contract?", "tense"},
 		{"Who owns the blue van?", "Who owned the blue van?", "tense"},
+		// Units exchanged around a frame, one in an -es plural.
+		{"How many cm are in an inch?", "How many inches are in a cm?", "roles"},
+		{"How many boxes fit in a crate?", "How many crates fit in a box?", "roles"},
 		// A moved time adverbial leaves the rest in the check.
 		{"Did Priya call Tomasz yesterday?", "Yesterday, did Tomasz call Priya?", "order"},
 	} {

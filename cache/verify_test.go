@@ -163,6 +163,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I reschedule the delivery?", "Can you reschedule the delivery?", "roles"},
 		{"How do we export the ledger?", "How do you export the ledger?", "roles"},
 		{"Thanks, can we edit the roster?", "Can anyone edit the roster?", "roles"}, // read as the facets read it
+		{"What documents do I need for the visa?", "What documents do you need for the visa?", "roles"},
+		{"How many shifts should we cover?", "How many shifts should they cover?", "roles"},
 		// A conditional against a question without one; what'd against did or would.
 		{"What would you change in the plan?", "What do you change in the plan?", "tense"},
 		{"Who'd bring the projector?", "Who brought the projector?", "tense"},

@@ -59,6 +59,9 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"Where can I find the lost property desk?", "Where is the lost property desk?"},
 		{"Do you have the blue kettle in stock?", "Is the blue kettle in stock?"},
 		{"hi, how do we renew the permit?", "how to renew the permit?"},
+		{"How many credits do I need to graduate?", "How many credits are needed to graduate?"}, // after a short question phrase
+		{"Which documents should we bring to the embassy?", "Which documents to bring to the embassy?"},
+		{"Am I allowed to park on the ramp?", "Is parking on the ramp allowed?"},
 	} {
 		if a, b := read(p[0]), read(p[1]); !slices.Equal(a[1], b[1]) {
 			t.Errorf("%q facets %q, %q facets %q; want the same", p[0], a[1], p[1], b[1])

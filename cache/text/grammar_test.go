@@ -30,6 +30,9 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"盘点是哪天", "盘点是什么时候"},
 		{"卡纸了怎么处理", "卡纸了怎么办"},
 		{"How many credits am I required to take?", "How many credits do I need to take?"},
+		{"What's the procedure for renewing a work permit?", "How do I renew a work permit?"},
+		{"What are the steps to pair the scanner?", "How to pair the scanner?"},
+		{"Which people can sign for a delivery?", "Who can sign for a delivery?"},
 		{"冷库在哪儿", "冷库在哪里"}, // erhua
 		{"包裹到哪儿了", "包裹到哪了"},
 		{"What caused the outage?", "Why the outage?"},

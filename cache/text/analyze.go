@@ -249,6 +249,9 @@ func (a *analyzer) word(i int) int {
 			return n + a.entry(e, i+n-1, false)
 		}
 	}
+	if w == "one" {
+		return 1 // not before a unit (numberWords): an article or a pronoun, "one session" = "a session", "which one"
+	}
 	if strings.HasPrefix(w, "non-") && len(w) > 4 {
 		a.facet("neg")
 		a.content("w:" + stem(w[4:]))

@@ -33,6 +33,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"What's the procedure for renewing a work permit?", "How do I renew a work permit?"},
 		{"What are the steps to pair the scanner?", "How to pair the scanner?"},
 		{"Which people can sign for a delivery?", "Who can sign for a delivery?"},
+		{"How long does one inspection take?", "How long does an inspection take?"}, // one, not before a unit
+		{"Is the ninth aisle blocked?", "Is the 9th aisle blocked?"},
 		{"冷库在哪儿", "冷库在哪里"}, // erhua
 		{"包裹到哪儿了", "包裹到哪了"},
 		{"What caused the outage?", "Why the outage?"},
@@ -81,6 +83,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 	for _, p := range [][2]string{
 		{"三瓶洗洁精多少钱", "四瓶洗洁精多少钱"}, // a numeral before a measure word is a number
 		{"两门课", "三门课"},
+		{"Is the seventh aisle blocked?", "Is the eleventh aisle blocked?"},
+		{"Does one pallet weigh 2 tonnes?", "Does one pallet weigh 3 tonnes?"},
 		{"每次吃两片药", "每次吃两盒药"},                                 // the measure word tells what is counted
 		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about
 		{"Is everyone invited?", "Is anyone invited?"},

@@ -54,6 +54,15 @@ f:ord:2|second|2nd
 f:ord:3|third|3rd
 f:ord:4|fourth|4th
 f:ord:5|fifth|5th
+f:ord:6|sixth|6th
+f:ord:7|seventh|7th
+f:ord:8|eighth|8th
+f:ord:9|ninth|9th
+f:ord:10|tenth|10th
+f:ord:11|eleventh|11th
+f:ord:12|twelfth|12th
+f:ord:20|twentieth|20th
+f:ord:30|thirtieth|30th
 f:ord:last|last one|最后一个
 f:dir:up|increase|increases|increased|raise|raised|grow|grows|提高|上升|上调|增长|调高|调大
 f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|drop|drops|降低|减少|下降|下调|调低|调小

@@ -249,6 +249,17 @@ func (a *analyzer) word(i int) int {
 			return n + a.entry(e, i+n-1, false)
 		}
 	}
+	if whatOpens := len(a.toks) > 0 && (a.toks[0].text == "what" || a.toks[0].text == "which"); whatOpens {
+		switch w {
+		case "date", "dates":
+			// "What is the start date of the term?" asks when the term
+			// starts.
+			a.facet("ask:when")
+			return 1
+		case "deadline", "deadlines":
+			a.facet("ask:when") // "what is the deadline" = "when is the deadline"
+		}
+	}
 	if w == "one" {
 		return 1 // not before a unit (numberWords): an article or a pronoun, "one session" = "a session", "which one"
 	}

@@ -35,6 +35,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"Which people can sign for a delivery?", "Who can sign for a delivery?"},
 		{"How long does one inspection take?", "How long does an inspection take?"}, // one, not before a unit
 		{"Is the ninth aisle blocked?", "Is the 9th aisle blocked?"},
+		{"What is the start date of the spring term?", "When does the spring term start?"},
+		{"What's the deadline for the VAT return?", "When is the deadline for the VAT return?"},
 		{"冷库在哪儿", "冷库在哪里"}, // erhua
 		{"包裹到哪儿了", "包裹到哪了"},
 		{"What caused the outage?", "Why the outage?"},
@@ -84,6 +86,7 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"三瓶洗洁精多少钱", "四瓶洗洁精多少钱"}, // a numeral before a measure word is a number
 		{"两门课", "三门课"},
 		{"Is the seventh aisle blocked?", "Is the eleventh aisle blocked?"},
+		{"Can I move the date of the audit?", "When can I move the audit?"}, // a date that is not asked about
 		{"Does one pallet weigh 2 tonnes?", "Does one pallet weigh 3 tonnes?"},
 		{"每次吃两片药", "每次吃两盒药"},                                 // the measure word tells what is counted
 		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about

@@ -310,7 +310,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 			i = j
 		case text.IsHan(r):
 			t := q[i : i+n]
-			if r == '儿' && len(toks) > 0 && strings.Contains("哪这那", toks[len(toks)-1]) {
+			if r == '儿' && len(toks) > 0 && toks[len(toks)-1] == "哪" {
 				t = "里" // 哪儿 = 哪里: erhua
 			}
 			toks = append(toks, t)
@@ -542,7 +542,7 @@ const hanClassifiers = "个件箱托天次位名条台种家所年周层辆张�
 func hanCountQuestion(zh string) bool {
 	rs := []rune(zh)
 	for i := 0; i+1 < len(rs); i++ {
-		if rs[i] == '几' && (i == 0 || rs[i-1] != '哪') && strings.ContainsRune(hanClassifiers, rs[i+1]) {
+		if rs[i] == '几' && (i == 0 || rs[i-1] != '哪' && !strings.ContainsRune("十百千万", rs[i-1])) && strings.ContainsRune(hanClassifiers, rs[i+1]) {
 			return true
 		}
 	}
@@ -705,11 +705,14 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	// One time adverbial on each side moves freely ("Who picked it
 	// yesterday?" / "Yesterday, who picked it?"); two are ordered by the
-	// facets (seq:), so they stay in the check.
-	movable := query.timeWords() == 1 && stored.timeWords() == 1
+	// facets (seq:), so they stay in the check, and so does a time word
+	// that is not an adverbial in both ("Did April email Tomasz?", "Is the
+	// weekend rate higher than the weekday rate?").
+	qt, st := query.adverbialTime(), stored.adverbialTime()
+	movable := qt >= 0 && st >= 0
 	var shared []string // units of both (repeats numbered), in the question's order
 	for k, u := range query.seq {
-		if movable && query.timeAdverbial(k) {
+		if movable && (k == qt || k == qt-1 && timeModifier(u.word)) {
 			continue
 		}
 		if j, ok := si[u.text]; ok && u.unit && stored.seq[j].unit && len(shared) < maxVerifyUnits {
@@ -761,25 +764,54 @@ func isTimeWord(w string) bool {
 	return len(w) == 4 && isDigits(w) && (w[:2] == "19" || w[:2] == "20")
 }
 
-// timeWords counts the time words of a question (isTimeWord).
-func (s *vsig) timeWords() int {
-	n := 0
-	for _, u := range s.seq {
+func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
+
+// adverbialTime returns the seq index of the question's one time word
+// (isTimeWord) when it is used as an adverbial, else -1: after on, in,
+// at or during ("on Friday", "in 2019"); a day adverb (yesterday, today,
+// tomorrow, tonight) or a phrase opened by next, last or this with no
+// content word after it ("picked yesterday?", "next Friday to Dublin");
+// or a clause's opening time before a clause break ("Yesterday, …"). Not
+// a possessive ("today's"), not a name or a noun's modifier ("Did April
+// email Tomasz?", "the weekend rate").
+func (s *vsig) adverbialTime() int {
+	at := -1
+	for i, u := range s.seq {
 		if isTimeWord(u.word) {
-			n++
+			if at >= 0 {
+				return -1 // two time words: the facets order them
+			}
+			at = i
 		}
 	}
-	return n
+	if at < 0 || s.seq[at].poss {
+		return -1
+	}
+	start := at
+	if at > 0 && timeModifier(s.seq[at-1].word) {
+		start = at - 1
+	}
+	prev, next := "", "|"
+	if start > 0 && s.seq[start-1].text[0] != '|' {
+		prev = s.seq[start-1].low
+	}
+	if at+1 < len(s.seq) {
+		next = s.seq[at+1].text
+	}
+	freeAfter := next[0] == '|' || !s.seq[at+1].unit
+	switch {
+	case prev == "on" || prev == "in" || prev == "at" || prev == "during":
+		return at
+	case (dayAdverb(s.seq[at].word) || start < at) && freeAfter:
+		return at
+	case prev == "" && next[0] == '|' && at+1 < len(s.seq):
+		return at
+	}
+	return -1
 }
 
-// timeAdverbial reports whether seq[i] is a time word, or next, last or
-// this right before one ("next Friday").
-func (s *vsig) timeAdverbial(i int) bool {
-	w := s.seq[i].word
-	if isTimeWord(w) {
-		return true
-	}
-	return (w == "next" || w == "last" || w == "this") && i+1 < len(s.seq) && isTimeWord(s.seq[i+1].word)
+func dayAdverb(w string) bool {
+	return w == "yesterday" || w == "today" || w == "tomorrow" || w == "tonight"
 }
 
 // genders maps the gendered pronouns to "m" and "f" (vsig.gender).

@@ -28,7 +28,7 @@ const (
 	tWord tokKind = iota // Latin letters, maybe with digits: "zone", "sku-10234"
 	tNum                 // starts with a digit: "20", "16:00", "20s", "2024-06-11"
 	tHan                 // a run of Han characters
-	tSym                 // one of % $ ¥ € £ #
+	tSym                 // one of % $ ¥ € £ #, a minus sign, or an operator (< >= != + * / ^ …)
 )
 
 // token is one lexical token of a normalized question.
@@ -69,6 +69,8 @@ func lexTokens(s string) []token {
 			k := tWord
 			if r >= '0' && r <= '9' {
 				k = tNum
+			} else if n := langSuffix(rs[j:]); n > 0 {
+				j += n // c++, c#, f#: a language, not c
 			}
 			toks = append(toks, splitContraction(token{kind: k, text: string(rs[i:j]), adj: adj})...)
 			i, adj = j, true
@@ -87,11 +89,48 @@ func lexTokens(s string) []token {
 		case strings.ContainsRune("%$¥€£#", r):
 			toks = append(toks, token{kind: tSym, text: string(r), adj: adj})
 			i, adj = i+1, true
+		case strings.ContainsRune(operatorRunes, r):
+			j := i + 1
+			for j < len(rs) && j-i < 3 && strings.ContainsRune(operatorRunes, rs[j]) {
+				j++
+			}
+			if operators[string(rs[i:j])] {
+				toks = append(toks, token{kind: tSym, text: string(rs[i:j]), adj: adj})
+			}
+			i, adj = j, true
 		default:
 			i, adj = i+1, false
 		}
 	}
 	return toks
+}
+
+// operatorRunes are the characters of the operators a question may
+// compare with: "stock < 10" is not "stock > 10", "x << 2" not "x >> 2".
+const operatorRunes = "<>=!+*/^&|"
+
+// operators are the operators read as facets ("op:<="); other runs of
+// operatorRunes are separators.
+var operators = map[string]bool{
+	"<": true, ">": true, "<=": true, ">=": true, "=": true, "==": true, "===": true, "!=": true, "!==": true,
+	"<<": true, ">>": true, "+": true, "*": true, "**": true, "/": true, "//": true, "^": true,
+	"&&": true, "||": true, "&": true, "|": true, "!": false, "=>": true, "->": false, "+=": true, "*=": true, "/=": true,
+}
+
+// langSuffix returns the length of "++" or "#" right after a word when
+// nothing alphanumeric follows it (c++, c#, f#, notepad++), else 0.
+func langSuffix(rs []rune) int {
+	n := 0
+	switch {
+	case len(rs) >= 2 && rs[0] == '+' && rs[1] == '+':
+		n = 2
+	case len(rs) >= 1 && rs[0] == '#':
+		n = 1
+	}
+	if n > 0 && n < len(rs) && (unicode.IsLetter(rs[n]) || unicode.IsDigit(rs[n])) {
+		return 0
+	}
+	return n
 }
 
 // splitContraction turns "isn't" into "is" + "not" and drops the clitics
@@ -141,6 +180,7 @@ type analyzer struct {
 	lastFacet  string // the facet emitted by the previous token, "" if none
 	ampmIdx    int    // index in out.ordered of an am/pm facet a clock time may refine, or -1
 	framed     int    // index of the asker's framing pronoun (framedIndex), or -1
+	minus      bool   // a minus sign came before the number being read: its facet gets it
 }
 
 // analyze runs the facet and content analysis over a normalized question.
@@ -155,12 +195,12 @@ func analyze(normalized string) analysis {
 		case tWord:
 			n = a.word(i)
 		case tNum:
-			if i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj && a.toks[i-2].kind != tNum) {
-				// "-5 degrees" is not "5 degrees"; "5-10" and "1903 -1967"
-				// are ranges.
-				a.facet("sign:-")
-			}
+			// A minus sign goes into the number's facet ("num:-5"): "-5
+			// degrees" is not "5 degrees", "-3 + 5" not "3 + -5"; "5-10"
+			// is a range.
+			a.minus = i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj)
 			n = a.number(i, t.text, false)
+			a.minus = false
 		case tHan:
 			n = a.han(i)
 		case tSym:
@@ -181,6 +221,14 @@ func analyze(normalized string) analysis {
 }
 
 func (a *analyzer) facet(f string) {
+	if a.minus {
+		if k := strings.IndexByte(f, ':'); k >= 0 {
+			f = f[:k+1] + "-" + f[k+1:]
+		} else {
+			f = "-" + f
+		}
+		a.minus = false
+	}
 	a.out.ordered = append(a.out.ordered, f)
 	a.lastFacet = f
 	if strings.HasPrefix(f, "ampm:") {
@@ -657,17 +705,7 @@ func (a *analyzer) numberToken(i int, v string) int {
 		if nt, ok := a.next(i); ok && nt.kind == tWord && (nt.text == "pm" || nt.text == "p.m" || nt.text == "am" || nt.text == "a.m") {
 			pm, ampm = nt.text[0] == 'p', true
 		}
-		h, _ := strconv.Atoi(v[:j])
-		before := !ampm && a.ampmIdx >= 0 && a.ampmIdx == len(a.out.ordered)-1 && strings.HasPrefix(a.lastFacet, "ampm:") && h >= 1 && h <= 12
-		if before {
-			// 下午3:30 is 15:30, as 下午三点半 is.
-			pm = a.lastFacet != "ampm:am"
-		}
 		if f, ok := clock(v[:j], v[j+1:], pm); ok && (ampm || strings.HasPrefix(f, "time:")) {
-			if before {
-				a.out.ordered = a.out.ordered[:a.ampmIdx]
-				a.ampmIdx = -1
-			}
 			a.facet(f)
 			if ampm {
 				return 2
@@ -755,6 +793,10 @@ func pad2(n int) string {
 // sym handles a symbol token.
 func (a *analyzer) sym(i int) int {
 	t := a.toks[i]
+	if operators[t.text] {
+		a.facet("op:" + t.text)
+		return 1
+	}
 	nt, ok := a.next(i)
 	if !ok || nt.kind != tNum || !nt.adj {
 		return 1
@@ -882,7 +924,11 @@ func vagueHanNumber(rs []rune) int {
 		return n // 十几, 几十, 二十几万
 	}
 	if hasUnit && !hasJi && n < len(rs) && strings.ContainsRune("多余来", rs[n]) && strings.ContainsRune(hanUnits, rs[n-1]) {
-		return n + 1 // 三十多, 百余, 十来
+		n++ // 三十多, 百余, 十来
+		for n < len(rs) && strings.ContainsRune("万亿", rs[n]) {
+			n++ // 十多万
+		}
+		return n
 	}
 	return 0
 }
@@ -892,11 +938,13 @@ func vagueHanNumber(rs []rune) int {
 // so they are written 多. 几十 ("some tens") and 十来 ("about ten") stay as
 // written.
 func approxValue(rs []rune) string {
-	last := len(rs) - 1
-	if last >= 1 && (rs[last] == '几' || rs[last] == '余') && strings.ContainsRune(hanUnits, rs[last-1]) {
-		return string(rs[:last]) + "多"
+	out := []rune(string(rs))
+	for k := 1; k < len(out); k++ {
+		if (out[k] == '几' || out[k] == '余') && strings.ContainsRune(hanUnits, out[k-1]) {
+			out[k] = '多' // 十几万 = 十多万
+		}
 	}
-	return string(rs)
+	return string(out)
 }
 
 // hanMultiplier reads a Chinese unit after an Arabic number ("1.5万",
@@ -1011,15 +1059,19 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 	}
 	if has("点") {
 		h, _ := strconv.Atoi(v)
-		m, mn := hanMinutes(rs[1:])
 		if a.ampmIdx >= 0 && a.ampmIdx == len(a.out.ordered)-1 && strings.HasPrefix(a.lastFacet, "ampm:") && h >= 1 && h <= 12 {
+			m, mn := hanMinutes(rs[1:], true)
 			pm := a.lastFacet != "ampm:am"
+			if h == 12 && (a.lastFacet == "ampm:am" || a.lastFacet == "ampm:evening") {
+				v, pm = "0", false // 凌晨十二点半 is 0:30, 晚上十二点 midnight
+			}
 			f, _ := clock(v, m, pm)
 			a.out.ordered = a.out.ordered[:a.ampmIdx]
 			a.ampmIdx = -1
 			return f, 1 + mn
 		}
 		if h >= 13 && h <= 23 || h == 0 {
+			m, mn := hanMinutes(rs[1:], false)
 			f, _ := clock(v, m, false)
 			return f, 1 + mn
 		}
@@ -1028,11 +1080,14 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 	return "", 0
 }
 
-// hanMinutes reads the minutes after 点 on a clock: 四十五 or 四十五分,
-// 零五分, 半 (30), 一刻 (15), 三刻 (45). It returns "0" and 0 when none
-// follow. Only a reading already known to be a time calls it: 三点五 alone
-// may be 3.5.
-func hanMinutes(rs []rune) (string, int) {
+// hanMinutes reads the minutes after 点 on a clock: 半 (30), 一刻 (15),
+// 三刻 (45), a numeral with 分 (零五分, 四十五分) and, when loose is true
+// (the hour followed 上午/下午/晚上 …), a two-digit numeral without 分
+// (四十五) that no measure word or unit follows (上午十点十个人 counts
+// people). It returns "0" and 0 when none follow. Only a reading already
+// known to be a time calls it; even so a single digit without 分 is left
+// alone: 二十点五公斤 is 20.5 kg.
+func hanMinutes(rs []rune, loose bool) (string, int) {
 	s := string(rs)
 	switch {
 	case strings.HasPrefix(s, "半"):
@@ -1049,19 +1104,27 @@ func hanMinutes(rs []rune) (string, int) {
 	if m, err := strconv.Atoi(v); err != nil || m > 59 {
 		return "0", 0
 	}
-	if n < len(rs) && rs[n] == '分' {
-		n++
+	switch {
+	case n < len(rs) && rs[n] == '分':
+		return v, n + 1
+	case loose && strings.ContainsRune(string(rs[:n]), '十') && (n == len(rs) || !strings.ContainsRune(hanAfterQuantity, rs[n])):
+		return v, n
 	}
-	return v, n
+	return "0", 0
 }
+
+// hanAfterQuantity are characters that, right after a numeral, make it a
+// quantity rather than minutes: measure words and the first characters of
+// units (个, 人, 公斤, 元, 米, 块 …).
+const hanAfterQuantity = "个件箱托天次位名条台种家所年周层辆张本只门口间道块份批单笔斤米步遍趟场期节根套瓶包杯首部座棵双样项款级页章秒岁人公千克元角毛度月吨升号楼"
 
 // han handles a run of Han characters and returns the tokens it consumed
 // (always 1, or 2 when a following number was taken, e.g. 仓库3).
 func (a *analyzer) han(i int) int {
 	rs := []rune(a.toks[i].text)
 	for k := 1; k < len(rs); k++ {
-		if rs[k] == '儿' && strings.ContainsRune("哪这那", rs[k-1]) {
-			rs[k] = '里' // 哪儿 = 哪里, 这儿 = 这里: erhua
+		if rs[k] == '儿' && rs[k-1] == '哪' {
+			rs[k] = '里' // 哪儿 = 哪里: erhua (not 那儿子, 那 + 儿子)
 		}
 	}
 	var resid []rune
@@ -1077,6 +1140,12 @@ func (a *analyzer) han(i int) int {
 		if rs[p] == '第' {
 			if v, n, _ := parseHanNumber(rs[p+1:]); n > 0 {
 				flush()
+				if k := p + 1 + n; k < len(rs) && strings.ContainsRune("几多余来", rs[k]) {
+					// 第十几名: some rank past ten, never 第十名.
+					a.facet("ord:approx:" + approxValue(rs[p+1:k+1]))
+					p = k + 1
+					continue
+				}
 				a.facet("ord:" + v)
 				p += 1 + n
 				continue

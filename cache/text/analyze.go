@@ -2,6 +2,7 @@ package text
 
 import (
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,13 +180,18 @@ type analyzer struct {
 	pendingOrd bool   // the previous Han run ended with 第
 	lastFacet  string // the facet emitted by the previous token, "" if none
 	ampmIdx    int    // index in out.ordered of an am/pm facet a clock time may refine, or -1
-	framed     int    // index of the asker's framing pronoun (framedIndex), or -1
-	minus      bool   // a minus sign came before the number being read: its facet gets it
+	// ampmTok and ampmEnd locate the Chinese am/pm word (上午, 下午, 晚上 …)
+	// last read: its Han token and the rune after it; numTok and numAt the
+	// numeral being read (numAt -1 for a digit token). A clock is read on
+	// the 24-hour clock only right after such a word (ampmAdjacent).
+	ampmTok, ampmEnd, numTok, numAt int
+	framed                          int  // index of the asker's framing pronoun (framedIndex), or -1
+	minus                           bool // a minus sign came before the number being read: its facet gets it
 }
 
 // analyze runs the facet and content analysis over a normalized question.
 func analyze(normalized string) analysis {
-	a := &analyzer{lx: lexicon(), toks: lexTokens(trimGreetings(normalized)), ampmIdx: -1}
+	a := &analyzer{lx: lexicon(), toks: lexTokens(trimGreetings(normalized)), ampmIdx: -1, ampmTok: -1}
 	a.framed = framedIndex(a.toks)
 	for i := 0; i < len(a.toks); {
 		prevFacets := len(a.out.ordered)
@@ -620,6 +626,7 @@ func isDigits(s string) bool {
 // number handles a number at token i (text v, which for number words is
 // already the value) and returns how many tokens it consumed.
 func (a *analyzer) number(i int, v string, fromWords bool) int {
+	a.numTok, a.numAt = i, -1
 	if a.pendingOrd {
 		a.pendingOrd = false
 		a.facet("ord:" + v)
@@ -705,6 +712,21 @@ func (a *analyzer) numberToken(i int, v string) int {
 		if nt, ok := a.next(i); ok && nt.kind == tWord && (nt.text == "pm" || nt.text == "p.m" || nt.text == "am" || nt.text == "a.m") {
 			pm, ampm = nt.text[0] == 'p', true
 		}
+		h, _ := strconv.Atoi(v[:j])
+		a.numTok, a.numAt = i, -1
+		if half := a.ampmAdjacent(); half != "" && !ampm && h >= 1 && h <= 12 {
+			if f, ok := clock24(v[:j], v[j+1:], half); ok {
+				a.dropAmPm()
+				a.facet(f) // 下午3:30 is 15:30, as 下午三点半 is
+				return 1
+			}
+		}
+		if !ampm && h >= 1 && h <= 12 && v[0] != '0' {
+			// 5:00 with no half of the day may be 5 am or 5 pm (下午3:30到5:00):
+			// never equal to either; 05:00 is on the 24-hour clock.
+			a.facet("clock:" + v)
+			return 1
+		}
 		if f, ok := clock(v[:j], v[j+1:], pm); ok && (ampm || strings.HasPrefix(f, "time:")) {
 			a.facet(f)
 			if ampm {
@@ -761,6 +783,44 @@ func (a *analyzer) numberToken(i int, v string) int {
 	}
 	a.facet(v)
 	return 1
+}
+
+// ampmAdjacent returns the am/pm facet ("ampm:pm") of the Chinese half of
+// the day written right before the numeral being read (下午两点, 下午2点,
+// 下午2:30), or "": the clock then reads on the 24-hour clock and the facet
+// goes (dropAmPm), so that 下午4点 = 4 pm = 16:00. A half of the day
+// elsewhere in the question (下午下的单8:00前) is no such word.
+func (a *analyzer) ampmAdjacent() string {
+	if a.ampmTok < 0 || a.ampmIdx < 0 || a.ampmIdx >= len(a.out.ordered) {
+		return ""
+	}
+	half := a.out.ordered[a.ampmIdx]
+	switch {
+	case a.numAt >= 0 && a.numTok == a.ampmTok && a.numAt == a.ampmEnd:
+		return half // 下午两点: one Han run
+	case a.numAt < 0 && a.numTok == a.ampmTok+1 && a.toks[a.numTok].adj && a.ampmEnd == utf8.RuneCountInString(a.toks[a.ampmTok].text):
+		return half // 下午2点, 下午2:30: the digits right after the run
+	}
+	return ""
+}
+
+// dropAmPm removes the am/pm facet a clock time has taken in.
+func (a *analyzer) dropAmPm() {
+	a.out.ordered = slices.Delete(a.out.ordered, a.ampmIdx, a.ampmIdx+1)
+	a.ampmIdx, a.ampmTok = -1, -1
+}
+
+// clock24 is clock on the 24-hour clock for an hour 1..12 said with a half
+// of the day: pm, evening and noon add 12 except to 12; 12 in the morning
+// (凌晨十二点半) or at night (晚上十二点) is 0.
+func clock24(h, m, half string) (string, bool) {
+	if h == "12" {
+		if half == "ampm:am" || half == "ampm:evening" {
+			h = "0"
+		}
+		return clock(h, m, false)
+	}
+	return clock(h, m, half != "ampm:am")
 }
 
 // clock returns the facet of hour h (and minute m) on a 12-hour clock with
@@ -1059,15 +1119,10 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 	}
 	if has("点") {
 		h, _ := strconv.Atoi(v)
-		if a.ampmIdx >= 0 && a.ampmIdx == len(a.out.ordered)-1 && strings.HasPrefix(a.lastFacet, "ampm:") && h >= 1 && h <= 12 {
+		if half := a.ampmAdjacent(); half != "" && h >= 1 && h <= 12 {
 			m, mn := hanMinutes(rs[1:], true)
-			pm := a.lastFacet != "ampm:am"
-			if h == 12 && (a.lastFacet == "ampm:am" || a.lastFacet == "ampm:evening") {
-				v, pm = "0", false // 凌晨十二点半 is 0:30, 晚上十二点 midnight
-			}
-			f, _ := clock(v, m, pm)
-			a.out.ordered = a.out.ordered[:a.ampmIdx]
-			a.ampmIdx = -1
+			f, _ := clock24(v, m, half)
+			a.dropAmPm()
 			return f, 1 + mn
 		}
 		if h >= 13 && h <= 23 || h == 0 {
@@ -1208,6 +1263,9 @@ func (a *analyzer) han(i int) int {
 				a.content("c:" + e.value)
 			} else {
 				a.entry(e, i, true)
+				if strings.HasPrefix(a.lastFacet, "ampm:") {
+					a.ampmTok, a.ampmEnd = i, p+n
+				}
 			}
 			p += n
 			matched = true
@@ -1226,6 +1284,7 @@ func (a *analyzer) han(i int) int {
 				p += n
 				continue
 			}
+			a.numTok, a.numAt = i, p
 			if f, m := hanClassifier(v, rest, true, a); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
 				flush()
 				if f != "" {

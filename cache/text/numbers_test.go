@@ -45,6 +45,10 @@ func TestColloquialNumbers(t *testing.T) {
 		{"下午三点半开会", "time:15:30"},
 		{"晚上八点一刻", "time:20:15"},
 		{"十五点零五分", "time:15:05"},
+		{"下午3:30开会", "time:15:30"},
+		{"下午2点开会", "time:14:00"},
+		{"上午11:45的会", "time:11:45"},
+		{"凌晨0:30有车吗", "time:0:30"},
 		{"凌晨十二点半", "time:0:30"},
 		{"中午十二点半", "time:12:30"},
 		{"十几万的车", "approx:十多万"},
@@ -64,6 +68,7 @@ func TestColloquialNumbers(t *testing.T) {
 		// Review round 5: a numeral after 点 that is no minutes.
 		{"包裹重二十点五公斤", "包裹重二十点零五公斤"}, {"上午十点十个人够不够", "上午十点十分人够不够"},
 		{"晚上十二点半", "中午十二点半"}, {"十九点九元的套餐", "十九点零九元的套餐"},
+		{"下午3:30到5:00", "下午3:30到凌晨5:00"}, {"Is the dock open at 9:30?", "Is the dock open at 9:30 pm?"}, {"下午下的单8:00前能发出吗", "下的单晚上8:00前能发出吗"},
 	} {
 		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
 		if slices.Equal(a, b) {

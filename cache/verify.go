@@ -427,6 +427,10 @@ func isHanTok(t string) bool {
 	return text.IsHan(r)
 }
 
+// approxJi removes the 几 of vague numbers (十几, 几十, 几百 …), which ask
+// nothing.
+var approxJi = strings.NewReplacer("十几", "十", "百几", "百", "千几", "千", "万几", "万", "几十", "十", "几百", "百", "几千", "千", "几万", "万")
+
 // intent sets the question-intent flags of s from the question's words.
 func (s *vsig) intent(q string, lower []string) {
 	// English phrases (one or two words) are looked up among the words and
@@ -455,7 +459,8 @@ func (s *vsig) intent(q string, lower []string) {
 		}
 		return false
 	}
-	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "几", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥")
+	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥") ||
+		strings.ContainsRune(approxJi.Replace(zh), '几') // 十几, 几十: a vague number, not a question
 	s.open = wh
 	yesno := false
 	if len(lower) > 0 {

@@ -224,6 +224,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Trains from Leeds to York next Monday", "Trains next Monday to York from Leeds"},
 		{"In 2019, what was the top speed of the Halden ferry?", "What was the top speed of the Halden ferry in 2019?"},
 		{"仓库在哪儿", "仓库在哪里"},                                          // erhua
+		{"十几个人能住下吗", "十多个人能住下吗"},                                    // a vague number asks nothing
 		{"What colors are in stock?", "What colors were in stock?"}, // "colors" before an auxiliary is a noun, not a present in -s (and a past against no marker passes)
 		{"Does he still work here?", "Is he still working here?"},
 	} {

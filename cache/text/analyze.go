@@ -115,7 +115,7 @@ const operatorRunes = "<>=!+*/^&|"
 var operators = map[string]bool{
 	"<": true, ">": true, "<=": true, ">=": true, "=": true, "==": true, "===": true, "!=": true, "!==": true,
 	"<<": true, ">>": true, "+": true, "*": true, "**": true, "/": true, "//": true, "^": true,
-	"&&": true, "||": true, "&": true, "|": true, "!": false, "=>": true, "->": false, "+=": true, "*=": true, "/=": true,
+	"&&": true, "||": true, "&": true, "|": true, "=>": true, "+=": true, "*=": true, "/=": true,
 }
 
 // langSuffix returns the length of "++" or "#" right after a word when
@@ -824,9 +824,9 @@ func clock24(h, m, half string) (string, bool) {
 }
 
 // clock returns the facet of hour h (and minute m) on a 12-hour clock with
-// a known half ("time:15:00"), or on a 24-hour clock when pm is false and
-// the hour is 13..23 or 0. An hour 1..12 without am/pm is ambiguous:
-// clock() then returns "clock:H:MM", which never equals a time: facet.
+// a known half ("time:15:00"), or on a 24-hour clock when pm is false. The
+// callers leave an hour 1..12 without a half of the day out ("clock:5:00"
+// or "clock:5"), which never equals a time: facet.
 func clock(h, m string, pm bool) (string, bool) {
 	hh, err1 := strconv.Atoi(h)
 	mm, err2 := strconv.Atoi(m)

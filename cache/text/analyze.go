@@ -647,7 +647,7 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 				return 2
 			}
 			if nt.text == "pm" || nt.text == "p.m" || nt.text == "am" || nt.text == "a.m" {
-				if f, ok := clock(v, "0", nt.text[0] == 'p'); ok {
+				if f, ok := clock12(v, "0", nt.text[0] == 'p'); ok {
 					a.facet(f)
 					return 2
 				}
@@ -727,7 +727,7 @@ func (a *analyzer) numberToken(i int, v string) int {
 			a.facet("clock:" + v)
 			return 1
 		}
-		if f, ok := clock(v[:j], v[j+1:], pm); ok && (ampm || strings.HasPrefix(f, "time:")) {
+		if f, ok := clock12(v[:j], v[j+1:], pm); ok && (ampm || strings.HasPrefix(f, "time:")) {
 			a.facet(f)
 			if ampm {
 				return 2
@@ -754,7 +754,7 @@ func (a *analyzer) numberToken(i int, v string) int {
 			return a.number(i, num, true) // a decimal: same unit handling
 		}
 		if suf == "pm" || suf == "am" {
-			if f, ok := clock(num, "0", suf == "pm"); ok {
+			if f, ok := clock12(num, "0", suf == "pm"); ok {
 				a.facet(f)
 				return 1
 			}
@@ -821,6 +821,18 @@ func clock24(h, m, half string) (string, bool) {
 		return clock(h, m, false)
 	}
 	return clock(h, m, half != "ampm:am")
+}
+
+// clock12 is clock for an hour written with am or pm: 12 am is 0, 12 pm
+// is 12 (a 24-hour hour 13..23 is taken as written).
+func clock12(h, m string, pm bool) (string, bool) {
+	if h == "12" {
+		if !pm {
+			h = "0"
+		}
+		return clock(h, m, false)
+	}
+	return clock(h, m, pm)
 }
 
 // clock returns the facet of hour h (and minute m) on a 12-hour clock with

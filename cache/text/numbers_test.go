@@ -49,6 +49,8 @@ func TestColloquialNumbers(t *testing.T) {
 		{"下午2点开会", "time:14:00"},
 		{"上午11:45的会", "time:11:45"},
 		{"凌晨0:30有车吗", "time:0:30"},
+		{"the 12:30 am train", "time:0:30"},
+		{"lunch at 12 pm", "time:12:00"},
 		{"凌晨十二点半", "time:0:30"},
 		{"中午十二点半", "time:12:30"},
 		{"十几万的车", "approx:十多万"},

@@ -372,8 +372,13 @@ func signature(q string) vsig {
 		u := vunit{text: lt, role: role, clause: clause, low: lt}
 		if !han {
 			s.latin = s.latin || strings.IndexFunc(t, unicode.IsLetter) >= 0
-			u.text = stemLight(lt)
 			upper := unicode.IsUpper([]rune(t)[0])
+			u.text = stemLight(lt)
+			if upper && strings.HasSuffix(lt, "es") {
+				// A name keeps its -e: "the Bushes" are not "Bush", nor
+				// "Matches" the site "Match".
+				u.text = strings.TrimSuffix(lt, "s")
+			}
 			digits := strings.ContainsAny(t, "0123456789")
 			letters := strings.IndexFunc(t, unicode.IsLetter) >= 0
 			inHan := hasHan && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]) || len(t) > 1)

@@ -163,8 +163,6 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I reschedule the delivery?", "Can you reschedule the delivery?", "roles"},
 		{"How do we export the ledger?", "How do you export the ledger?", "roles"},
 		{"Thanks, can we edit the roster?", "Can anyone edit the roster?", "roles"}, // read as the facets read it
-		{"What documents do I need for the visa?", "What documents do you need for the visa?", "roles"},
-		{"How many shifts should we cover?", "How many shifts should they cover?", "roles"},
 		// A conditional against a question without one; what'd against did or would.
 		{"What would you change in the plan?", "What do you change in the plan?", "tense"},
 		{"Who'd bring the projector?", "Who brought the projector?", "tense"},
@@ -180,6 +178,7 @@ func TestVerifyGrammar(t *testing.T) {
 		// Units exchanged around a frame, one in an -es plural.
 		{"How many cm are in an inch?", "How many inches are in a cm?", "roles"},
 		{"How many boxes fit in a crate?", "How many crates fit in a box?", "roles"},
+		{"Do the Foxes play at home on Saturday?", "Does Fox play at home on Saturday?", "names"}, // a name keeps its -e
 		// A moved time adverbial leaves the rest in the check; a time word
 		// that is a name or a noun's modifier stays in it.
 		{"Did Priya call Tomasz yesterday?", "Yesterday, did Tomasz call Priya?", "order"},

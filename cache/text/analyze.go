@@ -82,7 +82,11 @@ func lexTokens(s string) []token {
 			}
 			toks = append(toks, token{kind: tHan, text: string(rs[i:j]), adj: adj})
 			i, adj = j, true
-		case r == '-' && i+1 < len(rs) && rs[i+1] >= '0' && rs[i+1] <= '9' && (i == 0 || !isAlnum(rs[i-1])):
+		case r == '-' && i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '-'):
+			// -> and --: operators ("--i" is not "++i").
+			toks = append(toks, token{kind: tSym, text: string(rs[i : i+2]), adj: adj})
+			i, adj = i+2, true
+		case (r == '-' || r == '−') && i+1 < len(rs) && (rs[i+1] >= '0' && rs[i+1] <= '9' || i+2 < len(rs) && strings.ContainsRune("$¥€£", rs[i+1]) && rs[i+2] >= '0' && rs[i+2] <= '9') && (i == 0 || !isAlnum(rs[i-1])):
 			// A minus sign: "-5" (a range "5-10" is one token, or a word
 			// and a number).
 			toks = append(toks, token{kind: tSym, text: "-", adj: adj})
@@ -114,8 +118,10 @@ const operatorRunes = "<>=!+*/^&|"
 // operatorRunes are separators.
 var operators = map[string]bool{
 	"<": true, ">": true, "<=": true, ">=": true, "=": true, "==": true, "===": true, "!=": true, "!==": true,
-	"<<": true, ">>": true, "+": true, "*": true, "**": true, "/": true, "//": true, "^": true,
+	"<<": true, ">>": true, "+": true, "++": true, "*": true, "**": true, "/": true, "//": true, "^": true,
 	"&&": true, "||": true, "&": true, "|": true, "=>": true, "+=": true, "*=": true, "/=": true,
+	"<<=": true, ">>=": true, "&&=": true, "||=": true, "&=": true, "|=": true, "^=": true, "<=>": true, "<>": true,
+	"->": true, "--": true,
 }
 
 // langSuffix returns the length of "++" or "#" right after a word when
@@ -185,6 +191,7 @@ type analyzer struct {
 	// numeral being read (numAt -1 for a digit token). A clock is read on
 	// the 24-hour clock only right after such a word (ampmAdjacent).
 	ampmTok, ampmEnd, numTok, numAt int
+	ampmWord                        string // that word as written
 	framed                          int  // index of the asker's framing pronoun (framedIndex), or -1
 	minus                           bool // a minus sign came before the number being read: its facet gets it
 }
@@ -204,13 +211,16 @@ func analyze(normalized string) analysis {
 			// A minus sign goes into the number's facet ("num:-5"): "-5
 			// degrees" is not "5 degrees", "-3 + 5" not "3 + -5"; "5-10"
 			// is a range.
-			a.minus = i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj)
+			a.minus = i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tSym)
 			n = a.number(i, t.text, false)
 			a.minus = false
 		case tHan:
 			n = a.han(i)
 		case tSym:
+			// -$50: the minus goes into the amount's facet.
+			a.minus = i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tSym)
 			n = a.sym(i)
+			a.minus = false
 		}
 		if n < 1 {
 			n = 1
@@ -303,19 +313,8 @@ func (a *analyzer) word(i int) int {
 			return n + a.entry(e, i+n-1, false)
 		}
 	}
-	if whatOpens := len(a.toks) > 0 && (a.toks[0].text == "what" || a.toks[0].text == "which"); whatOpens {
-		switch w {
-		case "date", "dates":
-			// "What is the start date of the term?" asks when the term
-			// starts.
-			a.facet("ask:when")
-			return 1
-		case "deadline", "deadlines":
-			a.facet("ask:when") // "what is the deadline" = "when is the deadline"
-		}
-	}
-	if w == "one" {
-		return 1 // not before a unit (numberWords): an article or a pronoun, "one session" = "a session", "which one"
+	if (w == "deadline" || w == "deadlines") && len(a.toks) > 0 && (a.toks[0].text == "what" || a.toks[0].text == "which") {
+		a.facet("ask:when") // "what is the deadline" = "when is the deadline"; the word stays
 	}
 	if strings.HasPrefix(w, "non-") && len(w) > 4 {
 		a.facet("neg")
@@ -715,7 +714,7 @@ func (a *analyzer) numberToken(i int, v string) int {
 		h, _ := strconv.Atoi(v[:j])
 		a.numTok, a.numAt = i, -1
 		if half := a.ampmAdjacent(); half != "" && !ampm && h >= 1 && h <= 12 {
-			if f, ok := clock24(v[:j], v[j+1:], half); ok {
+			if f, ok := clock24(v[:j], v[j+1:], half, a.ampmWord); ok {
 				a.dropAmPm()
 				a.facet(f) // 下午3:30 is 15:30, as 下午三点半 is
 				return 1
@@ -811,12 +810,23 @@ func (a *analyzer) dropAmPm() {
 }
 
 // clock24 is clock on the 24-hour clock for an hour 1..12 said with a half
-// of the day: pm, evening and noon add 12 except to 12; 12 in the morning
-// (凌晨十二点半) or at night (晚上十二点) is 0.
-func clock24(h, m, half string) (string, bool) {
+// of the day (its facet, and the word as written): pm, evening and noon
+// add 12, except to 12. Twelve is noon after 中午 or 下午, 0 after 凌晨 (the
+// night's first hours), and 24 at night (晚上十二点 ends the day: 周五晚上十二点
+// is not 周五零点, a day earlier); after 上午 or 早上 it may be noon or
+// midnight, and is not read (false).
+func clock24(h, m, half, word string) (string, bool) {
 	if h == "12" {
-		if half == "ampm:am" || half == "ampm:evening" {
+		switch {
+		case word == "凌晨":
 			h = "0"
+		case half == "ampm:am":
+			return "", false
+		case half == "ampm:evening":
+			if mm, err := strconv.Atoi(m); err == nil && mm <= 59 {
+				return "time:24:" + pad2(mm), true
+			}
+			return "", false
 		}
 		return clock(h, m, false)
 	}
@@ -1133,13 +1143,17 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 		h, _ := strconv.Atoi(v)
 		if half := a.ampmAdjacent(); half != "" && h >= 1 && h <= 12 {
 			m, mn := hanMinutes(rs[1:], true)
-			f, _ := clock24(v, m, half)
-			a.dropAmPm()
-			return f, 1 + mn
+			if f, ok := clock24(v, m, half, a.ampmWord); ok {
+				a.dropAmPm()
+				return f, 1 + mn
+			}
 		}
 		if h >= 13 && h <= 23 || h == 0 {
-			m, mn := hanMinutes(rs[1:], false)
+			m, mn := hanMinutes(rs[1:], a.ampmAdjacent() != "")
 			f, _ := clock(v, m, false)
+			if a.ampmAdjacent() != "" {
+				a.dropAmPm() // 凌晨零点半 = 零点半, 晚上二十点 = 二十点
+			}
 			return f, 1 + mn
 		}
 		return "clock:" + v, 1
@@ -1276,7 +1290,7 @@ func (a *analyzer) han(i int) int {
 			} else {
 				a.entry(e, i, true)
 				if strings.HasPrefix(a.lastFacet, "ampm:") {
-					a.ampmTok, a.ampmEnd = i, p+n
+					a.ampmTok, a.ampmEnd, a.ampmWord = i, p+n, string(rs[p:p+n])
 				}
 			}
 			p += n

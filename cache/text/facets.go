@@ -88,7 +88,6 @@ var framingLead = map[string]bool{
 // framing, not a facet (framedIndex); the verification compares the
 // opening subjects of two questions (OpeningOf).
 func opening(toks []token) (aux string, subject int) {
-	wh, phrase := false, 0 // a question word seen; words after it
 	for i, t := range toks {
 		switch {
 		case t.kind == tSym:
@@ -99,31 +98,9 @@ func opening(toks []token) (aux string, subject int) {
 			return aux, i
 		case framingAux[t.text]:
 			aux = t.text
-		case (t.text == "am" || t.text == "are") && i+2 < len(toks) && framingPassive[toks[i+2].text]:
-			aux = t.text // "am I required to", "are we allowed to": the asker's framing too
-		case framingLead[t.text] && phrase == 0:
-			wh = wh || whLead[t.text]
-		case wh && phrase < maxWhPhrase:
-			phrase++ // "how many credits do I need", "which form should I use"
-		default:
+		case !framingLead[t.text]:
 			return "", -1
 		}
 	}
 	return "", -1
 }
-
-// framingPassive are the participles after "am I" or "are we" that make
-// the pronoun the asker's framing, as after can or do: "am I allowed to
-// park here" asks what "can I park here" asks.
-var framingPassive = map[string]bool{
-	"required": true, "allowed": true, "permitted": true, "supposed": true, "able": true, "expected": true,
-}
-
-// whLead are the question words that a short phrase may follow before the
-// opening auxiliary: "how many credits do I need", "what documents should
-// I bring", "which dock can we use".
-var whLead = map[string]bool{"how": true, "what": true, "which": true}
-
-// maxWhPhrase is the number of words that may stand between such a
-// question word and the auxiliary.
-const maxWhPhrase = 2

@@ -192,8 +192,8 @@ type analyzer struct {
 	// the 24-hour clock only right after such a word (ampmAdjacent).
 	ampmTok, ampmEnd, numTok, numAt int
 	ampmWord                        string // that word as written
-	framed                          int  // index of the asker's framing pronoun (framedIndex), or -1
-	minus                           bool // a minus sign came before the number being read: its facet gets it
+	framed                          int    // index of the asker's framing pronoun (framedIndex), or -1
+	minus                           bool   // a minus sign came before the number being read: its facet gets it
 }
 
 // analyze runs the facet and content analysis over a normalized question.

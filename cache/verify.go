@@ -45,9 +45,7 @@ import (
 //   - tense: one question explicitly future (will, going to, gonna, 'll,
 //     shall; 会, 将要, 即将, 快要 …了), the other explicitly past (did, was,
 //     were, had, already, a perfect has/have; 了 before the final
-//     particle, 过吗, 已经, 曾经); present against either passes, except a
-//     present in -s right after an opening who/what against a past ("What
-//     happens to X" / "What happened to X");
+//     particle, 过吗, 已经, 曾经); present against either passes;
 //   - persons: the gendered pronouns (he/him/his/他, she/her/hers/她) of
 //     both, in order, when both have any ("Does he know her?" / "Does she
 //     know him?"), part of roles;
@@ -120,7 +118,6 @@ type vsig struct {
 	long                             bool           // past maxVerifyBytes or maxVerifyTokens: not read
 	recommend, identify, comparative bool
 	future, past                     bool                // an explicit future (will, 会) or past (did, 了吗) marker
-	present                          bool                // a present in -s right after an opening who/what ("what happens")
 	gender                           string              // its gendered pronouns in order: "m" for he/him/his/他, "f" for she/her/hers/她
 	would                            bool                // a conditional: would, 'd (not opening a request, not before like/love/prefer/mind)
 	whd                              bool                // a question word with 'd (what'd, who'd): did or would
@@ -659,9 +656,6 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.would != stored.would && !(query.qtype == "yesno" && stored.qtype == "yesno") && !query.whd && !stored.whd {
 		return "tense", "tense differs: a conditional (would) against a question without one"
 	}
-	if query.past && stored.present || query.present && stored.past {
-		return "tense", "tense differs: a past (what happened, who owned) against a present (what happens, who owns)"
-	}
 	if query.whd != stored.whd {
 		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"
 	}
@@ -777,13 +771,14 @@ func isTimeWord(w string) bool {
 func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
 
 // adverbialTime returns the seq index of the question's one time word
-// (isTimeWord) when it is used as an adverbial, else -1: after on, in,
-// at or during ("on Friday", "in 2019"); a day adverb (yesterday, today,
-// tomorrow, tonight) or a phrase opened by next, last or this with no
-// content word after it ("picked yesterday?", "next Friday to Dublin");
-// or a clause's opening time before a clause break ("Yesterday, …"). Not
-// a possessive ("today's"), not a name or a noun's modifier ("Did April
-// email Tomasz?", "the weekend rate").
+// (isTimeWord) when it is an adverbial at an edge of the question, else
+// -1: at its end after on, in, at or during ("… in 2019?"), or a day
+// adverb (yesterday, today, tomorrow, tonight) or a next/last/this phrase
+// there ("picked yesterday?", "to Dublin next Friday"); or its opening
+// time before a clause break ("Yesterday, …", "In 2019, …"). Not a
+// possessive ("today's"), not a name or a noun's modifier ("Did April
+// email Tomasz?", "the weekend rate"), and not in a comparison or a choice
+// ("busier at night than on Sunday").
 func (s *vsig) adverbialTime() int {
 	at := -1
 	for i, u := range s.seq {
@@ -794,7 +789,7 @@ func (s *vsig) adverbialTime() int {
 			at = i
 		}
 	}
-	if at < 0 || s.seq[at].poss {
+	if at < 0 || s.seq[at].poss || s.contrast() {
 		return -1
 	}
 	start := at
@@ -808,16 +803,30 @@ func (s *vsig) adverbialTime() int {
 	if at+1 < len(s.seq) {
 		next = s.seq[at+1].text
 	}
-	freeAfter := next[0] == '|' || !s.seq[at+1].unit
+	// At an edge of the question: its last words, or its first before a
+	// clause break ("Yesterday, who …").
+	last := at+1 == len(s.seq) || at+2 == len(s.seq) && next[0] == '|'
+	first := start == 0 && next[0] == '|' && at+1 < len(s.seq)
 	switch {
-	case prev == "on" || prev == "in" || prev == "at" || prev == "during":
+	case last && (prev == "on" || prev == "in" || prev == "at" || prev == "during" || dayAdverb(s.seq[at].word) || start < at):
 		return at
-	case (dayAdverb(s.seq[at].word) || start < at) && freeAfter:
-		return at
-	case prev == "" && next[0] == '|' && at+1 < len(s.seq):
+	case first:
 		return at
 	}
 	return -1
+}
+
+// contrast reports a comparison or a choice (than, or, but, versus,
+// instead, rather, 比, 还是, 或): a time word there is one of the things
+// compared ("busier at night than on Sunday"), never free to move.
+func (s *vsig) contrast() bool {
+	for _, u := range s.seq {
+		switch u.low {
+		case "than", "or", "but", "versus", "vs", "instead", "rather", "and", "比", "还", "或":
+			return true
+		}
+	}
+	return false
 }
 
 func dayAdverb(w string) bool {
@@ -828,13 +837,6 @@ func dayAdverb(w string) bool {
 var genders = map[string]string{
 	"he": "m", "him": "m", "his": "m", "himself": "m", "他": "m",
 	"she": "f", "her": "f", "hers": "f", "herself": "f", "她": "f",
-}
-
-// auxAfter holds the auxiliaries that, right after "what X", show that X
-// is a noun ("what colors are there").
-var auxAfter = map[string]bool{
-	"are": true, "is": true, "were": true, "was": true, "do": true, "does": true, "did": true, "have": true, "has": true,
-	"can": true, "could": true, "will": true, "would": true, "should": true, "must": true, "might": true, "may": true,
 }
 
 // genderName spells a vsig.gender for a reason: "mf" is "he, she".
@@ -983,9 +985,6 @@ func (s *vsig) grammar() {
 			s.past = true
 		case !han && (len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w]) && (low(i, i-1) == "who" || low(i, i-1) == "what"):
 			s.past = true // "who liked", "who brought", "what caused": a past right after the subject's question word
-		case !han && len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && i == 1 && (low(i, i-1) == "who" || low(i, i-1) == "what") &&
-			!pastWords[w] && !futureWords[w] && !perfectAux[w] && !auxAfter[low(i, i+1)]:
-			s.present = true // "what happens", "who owns": a present right after the opening question word ("what colors are": a noun)
 		case !han && strings.HasSuffix(w, "'d") && whWords[strings.TrimSuffix(w, "'d")]:
 			s.whd = true // what'd, who'd: did or would, unknown
 		case !han && (w == "would" || strings.HasSuffix(w, "'d")) && i > 0 && !politeAfterWould[low(i, i+1)]:

@@ -169,12 +169,10 @@ func TestVerifyGrammar(t *testing.T) {
 		// The opening auxiliaries of two yes/no questions.
 		{"Should we renew the lease?", "Can we renew the lease?", "intent"},
 		{"Did you invoice the client?", "Do you invoice the client?", "intent"},
-		// He and she exchanged; a past against a present in -s.
+		// He and she exchanged.
 		{"Does he trust her?", "Does she trust him?", "roles"},
 		{"Did his sister invite him?", "Did her sister invite her?", "roles"},
 		{"他认识她吗", "她认识他吗", "roles"},
-		{"What happened to the Lisbon contract?", "What happens to the Lisbon contract?", "tense"},
-		{"Who owns the blue van?", "Who owned the blue van?", "tense"},
 		// Units exchanged around a frame, one in an -es plural.
 		{"How many cm are in an inch?", "How many inches are in a cm?", "roles"},
 		{"How many boxes fit in a crate?", "How many crates fit in a box?", "roles"},
@@ -220,7 +218,6 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Would you recommend the night train?", "Do you recommend the night train?"},             // two yes/no questions
 		{"How can I rotate the token?", "How do I rotate the token?"},                             // an open question asks the same
 		{"Who signed delivery note 5521 yesterday?", "Yesterday, who signed delivery note 5521?"}, // one time adverbial moves freely
-		{"Trains from Leeds to York next Monday", "Trains next Monday to York from Leeds"},
 		{"In 2019, what was the top speed of the Halden ferry?", "What was the top speed of the Halden ferry in 2019?"},
 		{"仓库在哪儿", "仓库在哪里"},                                          // erhua
 		{"十几个人能住下吗", "十多个人能住下吗"},                                    // a vague number asks nothing

@@ -211,14 +211,14 @@ func analyze(normalized string) analysis {
 			// A minus sign goes into the number's facet ("num:-5"): "-5
 			// degrees" is not "5 degrees", "-3 + 5" not "3 + -5"; "5-10"
 			// is a range.
-			a.minus = i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tSym)
+			a.minus = a.signed(i)
 			n = a.number(i, t.text, false)
 			a.minus = false
 		case tHan:
 			n = a.han(i)
 		case tSym:
 			// -$50: the minus goes into the amount's facet.
-			a.minus = i > 0 && t.adj && a.toks[i-1].kind == tSym && a.toks[i-1].text == "-" && (i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tSym)
+			a.minus = a.signed(i)
 			n = a.sym(i)
 			a.minus = false
 		}
@@ -234,6 +234,16 @@ func analyze(normalized string) analysis {
 		i += n
 	}
 	return a.out
+}
+
+// signed reports a minus sign right before token i: at the start, after a
+// space, or right after an operator (x^-2, 5+-3); not after a word or a
+// number ("5-10", "5%-10%": ranges).
+func (a *analyzer) signed(i int) bool {
+	if i == 0 || !a.toks[i].adj || a.toks[i-1].kind != tSym || a.toks[i-1].text != "-" {
+		return false
+	}
+	return i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tSym && operators[a.toks[i-2].text]
 }
 
 func (a *analyzer) facet(f string) {
@@ -312,9 +322,6 @@ func (a *analyzer) word(i int) int {
 		if e, ok := a.lx.lookupEn(a.words(i, n), true); ok {
 			return n + a.entry(e, i+n-1, false)
 		}
-	}
-	if (w == "deadline" || w == "deadlines") && len(a.toks) > 0 && (a.toks[0].text == "what" || a.toks[0].text == "which") {
-		a.facet("ask:when") // "what is the deadline" = "when is the deadline"; the word stays
 	}
 	if strings.HasPrefix(w, "non-") && len(w) > 4 {
 		a.facet("neg")
@@ -810,27 +817,42 @@ func (a *analyzer) dropAmPm() {
 }
 
 // clock24 is clock on the 24-hour clock for an hour 1..12 said with a half
-// of the day (its facet, and the word as written): pm, evening and noon
-// add 12, except to 12. Twelve is noon after 中午 or 下午, 0 after 凌晨 (the
-// night's first hours), and 24 at night (晚上十二点 ends the day: 周五晚上十二点
-// is not 周五零点, a day earlier); after 上午 or 早上 it may be noon or
-// midnight, and is not read (false).
+// of the day (its facet, and the word as written), where the two agree on
+// one hour: the morning 1–11 (and 凌晨十二点, 0), 下午 any (12 stays noon),
+// 中午 11, 12, 1 and 2, the evening 6–11 (18–23) and 12 (24: 晚上十二点
+// ends the day, 周五晚上十二点 is not 周五零点, a day earlier). Any other
+// pairing (晚上一点, 上午十二点) is not read (false): the half's facet stays
+// beside an ambiguous clock.
 func clock24(h, m, half, word string) (string, bool) {
-	if h == "12" {
+	hh, _ := strconv.Atoi(h)
+	switch half {
+	case "ampm:am":
 		switch {
+		case hh < 12:
+			return clock(h, m, false)
 		case word == "凌晨":
-			h = "0"
-		case half == "ampm:am":
-			return "", false
-		case half == "ampm:evening":
+			return clock("0", m, false)
+		}
+	case "ampm:pm":
+		return clock(h, m, true) // 下午一点 13:00, 下午十二点 12:00
+	case "ampm:noon":
+		switch {
+		case hh >= 11:
+			return clock(h, m, false) // 中午十一点半, 中午十二点
+		case hh <= 2:
+			return clock(h, m, true) // 中午一点 13:00
+		}
+	case "ampm:evening":
+		switch {
+		case hh >= 6 && hh < 12:
+			return clock(h, m, true) // 晚上八点 20:00
+		case hh == 12:
 			if mm, err := strconv.Atoi(m); err == nil && mm <= 59 {
 				return "time:24:" + pad2(mm), true
 			}
-			return "", false
 		}
-		return clock(h, m, false)
 	}
-	return clock(h, m, half != "ampm:am")
+	return "", false // 晚上一点 (1 am or 1 pm?), 上午十二点, 中午八点: not read
 }
 
 // clock12 is clock for an hour written with am or pm: 12 am is 0, 12 pm
@@ -1142,17 +1164,17 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 	if has("点") {
 		h, _ := strconv.Atoi(v)
 		if half := a.ampmAdjacent(); half != "" && h >= 1 && h <= 12 {
-			m, mn := hanMinutes(rs[1:], true)
+			m, mn := hanMinutes(rs[1:])
 			if f, ok := clock24(v, m, half, a.ampmWord); ok {
 				a.dropAmPm()
 				return f, 1 + mn
 			}
 		}
 		if h >= 13 && h <= 23 || h == 0 {
-			m, mn := hanMinutes(rs[1:], a.ampmAdjacent() != "")
+			m, mn := hanMinutes(rs[1:])
 			f, _ := clock(v, m, false)
-			if a.ampmAdjacent() != "" {
-				a.dropAmPm() // 凌晨零点半 = 零点半, 晚上二十点 = 二十点
+			if half := a.ampmAdjacent(); h >= 13 && (half == "ampm:pm" || half == "ampm:evening") {
+				a.dropAmPm() // 晚上二十点 = 二十点; 晚上零点 and 凌晨零点 keep theirs (a day apart)
 			}
 			return f, 1 + mn
 		}
@@ -1162,13 +1184,10 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 }
 
 // hanMinutes reads the minutes after 点 on a clock: 半 (30), 一刻 (15),
-// 三刻 (45), a numeral with 分 (零五分, 四十五分) and, when loose is true
-// (the hour followed 上午/下午/晚上 …), a two-digit numeral without 分
-// (四十五) that no measure word or unit follows (上午十点十个人 counts
-// people). It returns "0" and 0 when none follow. Only a reading already
-// known to be a time calls it; even so a single digit without 分 is left
-// alone: 二十点五公斤 is 20.5 kg.
-func hanMinutes(rs []rune, loose bool) (string, int) {
+// 三刻 (45) or a numeral with 分 (零五分, 四十五分). It returns "0" and 0
+// when none follow. A numeral without 分 is not read: 二十点五公斤 is 20.5
+// kg, 下午两点二十几度 a temperature, 晚上七点三十桌菜 thirty tables.
+func hanMinutes(rs []rune) (string, int) {
 	s := string(rs)
 	switch {
 	case strings.HasPrefix(s, "半"):
@@ -1185,19 +1204,11 @@ func hanMinutes(rs []rune, loose bool) (string, int) {
 	if m, err := strconv.Atoi(v); err != nil || m > 59 {
 		return "0", 0
 	}
-	switch {
-	case n < len(rs) && rs[n] == '分':
+	if n < len(rs) && rs[n] == '分' {
 		return v, n + 1
-	case loose && strings.ContainsRune(string(rs[:n]), '十') && (n == len(rs) || !strings.ContainsRune(hanAfterQuantity, rs[n])):
-		return v, n
 	}
 	return "0", 0
 }
-
-// hanAfterQuantity are characters that, right after a numeral, make it a
-// quantity rather than minutes: measure words and the first characters of
-// units (个, 人, 公斤, 元, 米, 块 …).
-const hanAfterQuantity = "个件箱托天次位名条台种家所年周层辆张本只门口间道块份批单笔斤米步遍趟场期节根套瓶包杯首部座棵双样项款级页章秒岁人公千克元角毛度月吨升号楼"
 
 // han handles a run of Han characters and returns the tokens it consumed
 // (always 1, or 2 when a following number was taken, e.g. 仓库3).

@@ -30,12 +30,9 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"盘点是哪天", "盘点是什么时候"},
 		{"卡纸了怎么处理", "卡纸了怎么办"},
 		{"How many credits am I required to take?", "How many credits do I need to take?"},
-		{"What's the procedure for renewing a work permit?", "How do I renew a work permit?"},
-		{"What are the steps to pair the scanner?", "How to pair the scanner?"},
 		{"Which people can sign for a delivery?", "Who can sign for a delivery?"},
 		{"Is 3 * 4 equal to 12?", "is 3 * 4 equal to 12"},
 		{"Is the ninth aisle blocked?", "Is the 9th aisle blocked?"},
-		{"What's the deadline for the VAT return?", "When is the deadline for the VAT return?"},
 		{"冷库在哪儿", "冷库在哪里"}, // erhua
 		{"What caused the outage?", "Why the outage?"},
 		{"What is the cause of the delay?", "What causes the delay?"},

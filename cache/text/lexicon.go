@@ -70,7 +70,7 @@ f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|dro
 -|的|了|吗|呢|吧|啊|呀|嘛|么|是|都|在|位于|处于|为|给|把|和|跟|与|及|以及|或|这|那|这个|那个|这张|那张|这些|那些|这里|那里|个|一个|一张|一条|一些|一共|共|总共|现在|目前|当前|已经|已|在哪个|上|里|中|内|还|也|就|又|再|会|能|要|需要|应该|该|得|地|着|过|等|下设|设有|开设|有|拥有|包括|包含|请帮我|帮我看看|帮我查查|帮我查一下|非常|无论|否则|不过|不仅|不断|不错
 -|哪些|有哪些|都有哪些|哪个|哪一个|哪|什么|是什么|啥|有何|怎么样
 q:qty|how many|how much|what number of|what quantity of|number of|quantity|quantities|amount|count|多少|几个|几|数量|多少个|多少钱|是多少|要多少钱|多少分
-q:how|how|how to|how do i|how can i|way to|ways to|the way to|process for|process to|the process for|the process to|procedure for|procedure to|the procedure for|the procedure to|the steps to|the steps for|what are the steps to|怎么|怎么办|怎样做|如何做|要怎么|如何|怎样|该如何|要如何|怎么处理|如何处理|怎么解决|如何解决
+q:how|how|how to|how do i|how can i|way to|ways to|the way to|怎么|怎么办|怎样做|如何做|要怎么|如何|怎样|该如何|要如何|怎么处理|如何处理|怎么解决|如何解决
 f:ask:who|who|whom|whose|which person|which people|谁|哪位
 f:ask:when|when|what time|是什么时候|时候|什么时候|何时|时间|几点|啥时候|哪天|哪一天|是哪天
 f:ask:where|where|location|locations|located|whereabouts|哪里|哪儿|在哪|在哪里|在哪儿|位置|什么地方

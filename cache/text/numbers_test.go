@@ -41,7 +41,7 @@ func TestColloquialNumbers(t *testing.T) {
 		{"三万六一年", "num:36000"},
 		// A clock time with its minutes, after 上午/下午 or on a 24-hour
 		// clock, in numerals or digits.
-		{"上午十一点四十五的会", "time:11:45"},
+		{"上午十一点四十五分的会", "time:11:45"},
 		{"下午三点半开会", "time:15:30"},
 		{"晚上八点一刻", "time:20:15"},
 		{"十五点零五分", "time:15:05"},

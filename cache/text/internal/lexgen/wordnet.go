@@ -336,9 +336,6 @@ func (wn *wordnet) antonymFacets(lemmas map[string]string) map[string]string {
 			a, b = b, a
 		}
 		pair := strings.ReplaceAll(a+"-"+b, " ", "_")
-		if pair == "cardinal-ordinal" && head != key {
-			continue // a numeral (one, eighth): the number reader's, not an antonym
-		}
 		out[lemma] = "ant." + pair + ":" + strings.ReplaceAll(lemma, " ", "_")
 	}
 	return out

@@ -34,7 +34,9 @@ import (
 //     word, a marker, a clause break) stays between them in both questions:
 //     an exchange around a frame ("A reports to B" / "B reports to A"). A
 //     paraphrase moves whole phrases past each other and keeps no such
-//     frame. Repeats are numbered ("to#2") so that they still count. A
+//     frame. Personal pronouns are units too, one per person (I = me), so
+//     "My sister owes me" / "I owe my sister" exchange around "owe".
+//     Repeats are numbered ("to#2") so that they still count. A
 //     lone time adverbial on each side (yesterday, next Friday, 2019)
 //     moves freely and is left out; two are ordered by the facets;
 //   - intent: the kind of question (how many, which, who, where, when, why,
@@ -357,6 +359,14 @@ func signature(q string) vsig {
 		if r, ok := roleMarkers[lt]; ok {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			role = r
+			first = false
+			continue
+		}
+		if p := participantPronoun(lt); p != "" {
+			// A personal pronoun is a participant, one per
+			// person (I = me): "My sister owes me" / "I owe my sister"
+			// exchange the sister and me around "owe".
+			s.seq = append(s.seq, vunit{text: p, role: role, clause: clause, low: lt, unit: true})
 			first = false
 			continue
 		}
@@ -831,6 +841,17 @@ func (s *vsig) contrast() bool {
 
 func dayAdverb(w string) bool {
 	return w == "yesterday" || w == "today" || w == "tomorrow" || w == "tonight"
+}
+
+// participantPronoun returns the person ("p:1s") of an English subject or
+// object pronoun, or "". Her (object or possessive) and the possessives
+// are left out: they belong to a noun.
+func participantPronoun(w string) string {
+	switch w {
+	case "i", "me", "we", "us", "you", "he", "him", "she", "they", "them":
+		return "p:" + persons[w]
+	}
+	return ""
 }
 
 // genders maps the gendered pronouns to "m" and "f" (vsig.gender).

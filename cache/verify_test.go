@@ -169,6 +169,9 @@ func TestVerifyGrammar(t *testing.T) {
 		// The opening auxiliaries of two yes/no questions.
 		{"Should we renew the lease?", "Can we renew the lease?", "intent"},
 		{"Did you invoice the client?", "Do you invoice the client?", "intent"},
+		// A pronoun and a noun exchanged around the verb.
+		{"My landlord owes me a deposit refund, what now?", "I owe my landlord a deposit refund, what now?", "order|roles"},
+		{"Does our supplier owe us a credit note?", "Do we owe our supplier a credit note?", "order|roles"},
 		// He and she exchanged.
 		{"Does he trust her?", "Does she trust him?", "roles"},
 		{"Did his sister invite him?", "Did her sister invite her?", "roles"},

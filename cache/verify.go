@@ -268,11 +268,20 @@ func stemLight(w string) string {
 	w = strings.TrimSuffix(w, "'s")
 	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 		w = w[:len(w)-1]
-		// inches, boxes, dishes, classes: the -es plural of a sibilant.
-		for _, sib := range []string{"che", "she", "xe", "sse", "zze"} {
-			if len(w) > len(sib)+1 && strings.HasSuffix(w, sib) {
-				return w[:len(w)-1]
-			}
+	}
+	return w
+}
+
+// stemWord is stemLight for a word that is no name, with an -e after a
+// sibilant taken off too, singular or plural alike: inch and inches are
+// "inch", cache and caches "cach", box and boxes "box". (A plural in -es
+// may come from a singular with or without the e; reading both as the
+// stem without it keeps them one word either way.)
+func stemWord(w string) string {
+	w = stemLight(w)
+	for _, sib := range []string{"che", "she", "xe", "sse", "zze"} {
+		if len(w) > len(sib)+1 && strings.HasSuffix(w, sib) {
+			return w[:len(w)-1]
 		}
 	}
 	return w
@@ -315,6 +324,18 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 			toks = append(toks, t)
 			hasHan = true
 			i += n
+		case strings.ContainsRune(verifyOperatorRunes, r) || r == '!' && strings.HasPrefix(q[i+n:], "="):
+			// An operator is a frame: "2^x" / "x^2" exchange around "^".
+			j := i + n
+			for k := 1; j < len(q) && k < 3; k++ {
+				r2, n2 := utf8.DecodeRuneInString(q[j:])
+				if !strings.ContainsRune(verifyOperatorRunes, r2) {
+					break
+				}
+				j += n2
+			}
+			toks = append(toks, "o:"+q[i:j])
+			i = j
 		default:
 			if strings.ContainsRune(",;.?!:()[]{}\n\"“”，；。？！：（）【】", r) {
 				toks = append(toks, "|")
@@ -324,6 +345,10 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 	}
 	return toks, hasHan
 }
+
+// verifyOperatorRunes are the characters of operators, which the
+// verification reads as frame tokens ("o:^").
+const verifyOperatorRunes = "<>=+*/^&|%~≥≤≠×÷→"
 
 // signature reads a question for verification.
 func signature(q string) vsig {
@@ -356,6 +381,10 @@ func signature(q string) vsig {
 		if !han {
 			tok = stemLight(lt)
 		}
+		if strings.HasPrefix(lt, "o:") {
+			s.seq = append(s.seq, vunit{text: lt, role: role, clause: clause, low: lt}) // an operator: a frame, no unit
+			continue
+		}
 		if r, ok := roleMarkers[lt]; ok {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			role = r
@@ -380,18 +409,18 @@ func signature(q string) vsig {
 		if !han {
 			s.latin = s.latin || strings.IndexFunc(t, unicode.IsLetter) >= 0
 			upper := unicode.IsUpper([]rune(t)[0])
-			u.text = stemLight(lt)
-			if upper && strings.HasSuffix(lt, "es") {
-				// A name keeps its -e: "the Bushes" are not "Bush", nor
-				// "Matches" the site "Match".
-				u.text = strings.TrimSuffix(lt, "s")
-			}
 			digits := strings.ContainsAny(t, "0123456789")
 			letters := strings.IndexFunc(t, unicode.IsLetter) >= 0
 			inHan := hasHan && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]) || len(t) > 1)
 			// An ordinal written with digits ("2nd", "21st") is a number the
 			// facets compare, not a name.
 			u.named = (digits && letters && !ordinalDigits(lt)) || upper && !first || inHan && letters
+			u.text = stemWord(lt)
+			if u.named {
+				// A name keeps its e: "the Bushes" are not "Bush", nor
+				// "switches" in Chinese text "switch".
+				u.text = stemLight(lt)
+			}
 			u.poss = strings.HasSuffix(lt, "'s") && !functionWords[lt[:len(lt)-2]] && !imperatives[lt[:len(lt)-2]]
 		}
 		first = false

@@ -176,7 +176,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Does he trust her?", "Does she trust him?", "roles"},
 		{"Did his sister invite him?", "Did her sister invite her?", "roles"},
 		{"他认识她吗", "她认识他吗", "roles"},
+		// Operands exchanged around an operator.
+		{"How do I plot y = 3^x in Sheets?", "How do I plot y = x^3 in Sheets?", "order"},
+		{"Solve 6 / x = 3", "Solve x / 6 = 3", "order"},
 		// Units exchanged around a frame, one in an -es plural.
+		{"Do caches slow down the disk?", "Does the disk slow down the cache?", "order|roles"},
 		{"How many cm are in an inch?", "How many inches are in a cm?", "roles"},
 		{"How many boxes fit in a crate?", "How many crates fit in a box?", "roles"},
 		{"Do the Foxes play at home on Saturday?", "Does Fox play at home on Saturday?", "names"}, // a name keeps its -e

@@ -86,7 +86,7 @@ func lexTokens(s string) []token {
 			// -> and --: operators ("--i" is not "++i").
 			toks = append(toks, token{kind: tSym, text: string(rs[i : i+2]), adj: adj})
 			i, adj = i+2, true
-		case (r == '-' || r == '−') && i+1 < len(rs) && (rs[i+1] >= '0' && rs[i+1] <= '9' || i+2 < len(rs) && strings.ContainsRune("$¥€£", rs[i+1]) && rs[i+2] >= '0' && rs[i+2] <= '9') && (i == 0 || !isAlnum(rs[i-1])):
+		case (r == '-' || r == '−' || r == '–') && i+1 < len(rs) && (rs[i+1] >= '0' && rs[i+1] <= '9' || i+2 < len(rs) && strings.ContainsRune("$¥€£", rs[i+1]) && rs[i+2] >= '0' && rs[i+2] <= '9') && (i == 0 || !isAlnum(rs[i-1])):
 			// A minus sign: "-5" (a range "5-10" is one token, or a word
 			// and a number).
 			toks = append(toks, token{kind: tSym, text: "-", adj: adj})
@@ -94,13 +94,16 @@ func lexTokens(s string) []token {
 		case strings.ContainsRune("%$¥€£#", r):
 			toks = append(toks, token{kind: tSym, text: string(r), adj: adj})
 			i, adj = i+1, true
+		case unicodeOperators[r] != "":
+			toks = append(toks, token{kind: tSym, text: unicodeOperators[r], adj: adj})
+			i, adj = i+1, true
 		case strings.ContainsRune(operatorRunes, r):
 			j := i + 1
 			for j < len(rs) && j-i < 3 && strings.ContainsRune(operatorRunes, rs[j]) {
 				j++
 			}
-			if operators[string(rs[i:j])] {
-				toks = append(toks, token{kind: tSym, text: string(rs[i:j]), adj: adj})
+			if op := string(rs[i:j]); operators[op] && !emphasis(rs, i, j) {
+				toks = append(toks, token{kind: tSym, text: op, adj: adj})
 			}
 			i, adj = j, true
 		default:
@@ -114,7 +117,8 @@ func lexTokens(s string) []token {
 // compare with: "stock < 10" is not "stock > 10", "x << 2" not "x >> 2".
 const operatorRunes = "<>=!+*/^&|"
 
-// operators are the operators read as facets ("op:<="); other runs of
+// operators are the operators read as facets ("sym:<="; not "op:", which
+// names warehouse operations like op:ship); other runs of
 // operatorRunes are separators.
 var operators = map[string]bool{
 	"<": true, ">": true, "<=": true, ">=": true, "=": true, "==": true, "===": true, "!=": true, "!==": true,
@@ -122,6 +126,22 @@ var operators = map[string]bool{
 	"&&": true, "||": true, "&": true, "|": true, "=>": true, "+=": true, "*=": true, "/=": true,
 	"<<=": true, ">>=": true, "&&=": true, "||=": true, "&=": true, "|=": true, "^=": true, "<=>": true, "<>": true,
 	"->": true, "--": true,
+}
+
+// unicodeOperators are operator characters read as their ASCII spelling
+// (≥ is >=).
+var unicodeOperators = map[rune]string{'≥': ">=", '≤': "<=", '≠': "!=", '×': "*", '÷': "/", '→': "->"}
+
+// emphasis reports a run of * between rs[i] and rs[j] that marks emphasis
+// rather than multiplies: a letter or digit on one side only, a space or
+// the end on the other ("*still*", "**30 days**").
+func emphasis(rs []rune, i, j int) bool {
+	if rs[i] != '*' {
+		return false
+	}
+	word := func(k int) bool { return k >= 0 && k < len(rs) && (unicode.IsLetter(rs[k]) || unicode.IsDigit(rs[k])) }
+	blank := func(k int) bool { return k < 0 || k >= len(rs) || unicode.IsSpace(rs[k]) || unicode.IsPunct(rs[k]) }
+	return word(i-1) && blank(j) || blank(i-1) && word(j)
 }
 
 // langSuffix returns the length of "++" or "#" right after a word when
@@ -134,7 +154,7 @@ func langSuffix(rs []rune) int {
 	case len(rs) >= 1 && rs[0] == '#':
 		n = 1
 	}
-	if n > 0 && n < len(rs) && (unicode.IsLetter(rs[n]) || unicode.IsDigit(rs[n])) {
+	if n > 0 && n < len(rs) && (unicode.IsLetter(rs[n]) && !IsHan(rs[n]) || unicode.IsDigit(rs[n])) {
 		return 0
 	}
 	return n
@@ -243,7 +263,9 @@ func (a *analyzer) signed(i int) bool {
 	if i == 0 || !a.toks[i].adj || a.toks[i-1].kind != tSym || a.toks[i-1].text != "-" {
 		return false
 	}
-	return i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tSym && operators[a.toks[i-2].text]
+	// After Chinese text a minus is a sign too (冷库-18度): no range starts
+	// with a character.
+	return i == 1 || !a.toks[i-1].adj || a.toks[i-2].kind == tHan || a.toks[i-2].kind == tSym && operators[a.toks[i-2].text]
 }
 
 func (a *analyzer) facet(f string) {
@@ -898,7 +920,7 @@ func pad2(n int) string {
 func (a *analyzer) sym(i int) int {
 	t := a.toks[i]
 	if operators[t.text] {
-		a.facet("op:" + t.text)
+		a.facet("sym:" + t.text)
 		return 1
 	}
 	nt, ok := a.next(i)

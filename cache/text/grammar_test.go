@@ -32,6 +32,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"How many credits am I required to take?", "How many credits do I need to take?"},
 		{"Which people can sign for a delivery?", "Who can sign for a delivery?"},
 		{"Is 3 * 4 equal to 12?", "is 3 * 4 equal to 12"},
+		{"Is 7 ≥ 7 true?", "Is 7 >= 7 true?"},                                    // a Unicode operator
+		{"Why is my parcel *still* missing?", "Why is my parcel still missing?"}, // emphasis, not an operator
 		{"Is the ninth aisle blocked?", "Is the 9th aisle blocked?"},
 		{"冷库在哪儿", "冷库在哪里"}, // erhua
 		{"What caused the outage?", "Why the outage?"},
@@ -51,6 +53,7 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"Hello is spelled how?", "Thanks is spelled how?"},
 		{"How do I declare a string in C++?", "How do I declare a string in C?"}, // c++, c#, f# are languages
 		{"Is C# slower than F#?", "Is C slower than F?"},
+		{"C#怎么读取文件", "C怎么读取文件"},
 		{"什么导致了延误", "延误导致了什么"}, // 导致 asks why only after 什么
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[0], b[0]) {
@@ -94,6 +97,7 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"What does x << 2 do?", "What does x >> 2 do?"},
 		{"Is a >= b here?", "Is a != b here?"},
 		{"排在第十几名", "排在第十名"},                                                       // an approximate ordinal
+		{"冷库-18度正常吗", "冷库18度正常吗"},                                                 // a minus after Chinese text
 		{"What side effects can ibuprofen cause?", "Why is ibuprofen a problem?"}, // cause after its object: not why
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {

@@ -106,6 +106,7 @@ type vunit struct {
 	rep    bool   // its word occurs more than once in the question
 	reps   int    // how often its word occurs in the question
 	low    string // the token in lower case, not stemmed
+	alt    string // the token stemmed as a name is (stemLight), to match a name against a word
 	poss   bool   // an English possessive ("manager's")
 }
 
@@ -150,10 +151,13 @@ var persons = map[string]string{
 // partKey names a participant of the voice check: a unit that occurs once,
 // or a personal pronoun; "" for anything else.
 func (u *vunit) partKey() string {
+	if p := persons[u.low]; p != "" {
+		return p // "she" and "her" are one participant
+	}
 	if u.unit && !u.rep {
 		return u.word
 	}
-	return persons[u.low]
+	return ""
 }
 
 // voiceSwap reports an agent of a passive clause of s that is an unmarked
@@ -324,18 +328,6 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 			toks = append(toks, t)
 			hasHan = true
 			i += n
-		case strings.ContainsRune(verifyOperatorRunes, r) || r == '!' && strings.HasPrefix(q[i+n:], "="):
-			// An operator is a frame: "2^x" / "x^2" exchange around "^".
-			j := i + n
-			for k := 1; j < len(q) && k < 3; k++ {
-				r2, n2 := utf8.DecodeRuneInString(q[j:])
-				if !strings.ContainsRune(verifyOperatorRunes, r2) {
-					break
-				}
-				j += n2
-			}
-			toks = append(toks, "o:"+q[i:j])
-			i = j
 		default:
 			if strings.ContainsRune(",;.?!:()[]{}\n\"“”，；。？！：（）【】", r) {
 				toks = append(toks, "|")
@@ -345,10 +337,6 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 	}
 	return toks, hasHan
 }
-
-// verifyOperatorRunes are the characters of operators, which the
-// verification reads as frame tokens ("o:^").
-const verifyOperatorRunes = "<>=+*/^&|%~≥≤≠×÷→"
 
 // signature reads a question for verification.
 func signature(q string) vsig {
@@ -381,10 +369,6 @@ func signature(q string) vsig {
 		if !han {
 			tok = stemLight(lt)
 		}
-		if strings.HasPrefix(lt, "o:") {
-			s.seq = append(s.seq, vunit{text: lt, role: role, clause: clause, low: lt}) // an operator: a frame, no unit
-			continue
-		}
 		if r, ok := roleMarkers[lt]; ok {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			role = r
@@ -415,7 +399,7 @@ func signature(q string) vsig {
 			// An ordinal written with digits ("2nd", "21st") is a number the
 			// facets compare, not a name.
 			u.named = (digits && letters && !ordinalDigits(lt)) || upper && !first || inHan && letters
-			u.text = stemWord(lt)
+			u.text, u.alt = stemWord(lt), stemLight(lt)
 			if u.named {
 				// A name keeps its e: "the Bushes" are not "Bush", nor
 				// "switches" in Chinese text "switch".
@@ -483,6 +467,18 @@ func (s *vsig) intent(q string, lower []string) {
 		}
 	}
 	zh := zhb.String()
+	// zhClauses is the Han text with a "|" wherever anything else stands
+	// between two runs, so that 一百，几个 keeps its 几 apart from 百.
+	var zc strings.Builder
+	for _, r := range q {
+		switch {
+		case text.IsHan(r):
+			zc.WriteRune(r)
+		case zc.Len() > 0 && !strings.HasSuffix(zc.String(), "|"):
+			zc.WriteByte('|')
+		}
+	}
+	zhClauses := zc.String()
 	hasEN := func(p string) bool {
 		first, second, two := strings.Cut(p, " ")
 		for i, w := range lower {
@@ -501,7 +497,7 @@ func (s *vsig) intent(q string, lower []string) {
 		return false
 	}
 	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥") ||
-		strings.ContainsRune(approxJi.Replace(zh), '几') // 十几, 几十: a vague number, not a question
+		strings.ContainsRune(approxJi.Replace(zhClauses), '几') // 十几, 几十: a vague number, not a question
 	s.open = wh
 	yesno := false
 	if len(lower) > 0 {
@@ -517,7 +513,7 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	// The kind of question, the most specific first.
 	switch {
-	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || hanCountQuestion(zh):
+	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || hanCountQuestion(zhClauses):
 		s.qtype = "count"
 	case yesno:
 		s.qtype = "yesno"
@@ -939,7 +935,7 @@ func roleName(r string) string {
 // lightly stemmed), whatever its kind.
 func (s *vsig) hasWord(w string) bool {
 	for i := range s.seq {
-		if s.seq[i].word == w {
+		if s.seq[i].word == w || s.seq[i].alt == w { // "porsche" the word, "Porsche" the name
 			return true
 		}
 	}

@@ -176,9 +176,6 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Does he trust her?", "Does she trust him?", "roles"},
 		{"Did his sister invite him?", "Did her sister invite her?", "roles"},
 		{"他认识她吗", "她认识他吗", "roles"},
-		// Operands exchanged around an operator.
-		{"How do I plot y = 3^x in Sheets?", "How do I plot y = x^3 in Sheets?", "order"},
-		{"Solve 6 / x = 3", "Solve x / 6 = 3", "order"},
 		// Units exchanged around a frame, one in an -es plural.
 		{"Do caches slow down the disk?", "Does the disk slow down the cache?", "order|roles"},
 		{"How many cm are in an inch?", "How many inches are in a cm?", "roles"},
@@ -188,6 +185,7 @@ func TestVerifyGrammar(t *testing.T) {
 		// that is a name or a noun's modifier stays in it.
 		{"Did Priya call Tomasz yesterday?", "Yesterday, did Tomasz call Priya?", "order"},
 		{"Did April invite Kofi to the launch?", "Did Kofi invite April to the launch?", "order|roles"},
+		{"每天发货三千，几个人够用？", "每天发货三千，人够用吗？", "intent"}, // 几 after a number in another clause still asks
 		{"Does Noor report to June?", "Does June report to Noor?", "order|roles"},
 		{"Is the weekend fee higher than the holiday fee?", "Is the holiday fee higher than the weekend fee?", "order|roles"},
 	} {
@@ -226,9 +224,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How can I rotate the token?", "How do I rotate the token?"},                             // an open question asks the same
 		{"Who signed delivery note 5521 yesterday?", "Yesterday, who signed delivery note 5521?"}, // one time adverbial moves freely
 		{"In 2019, what was the top speed of the Halden ferry?", "What was the top speed of the Halden ferry in 2019?"},
-		{"仓库在哪儿", "仓库在哪里"},                                          // erhua
-		{"十几个人能住下吗", "十多个人能住下吗"},                                    // a vague number asks nothing
-		{"What colors are in stock?", "What colors were in stock?"}, // "colors" before an auxiliary is a noun, not a present in -s (and a past against no marker passes)
+		{"仓库在哪儿", "仓库在哪里"},                                                         // erhua
+		{"十几个人能住下吗", "十多个人能住下吗"},                                                   // a vague number asks nothing
+		{"Was she hired by Tomas?", "Did Tomas hire her?"},                         // she and her are one participant of the voice check
+		{"How do I reset a porsche key fob?", "How do I reset a Porsche key fob?"}, // a name against the same word
+		{"What colors are in stock?", "What colors were in stock?"},                // "colors" before an auxiliary is a noun, not a present in -s (and a past against no marker passes)
 		{"Does he still work here?", "Is he still working here?"},
 	} {
 		if check, why := verifyPair(signature(tc[1]), signature(tc[0])); check != "" {

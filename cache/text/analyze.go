@@ -916,11 +916,34 @@ func pad2(n int) string {
 	return strconv.Itoa(n)
 }
 
+// operand returns token k as an operand of an operator: a number (with
+// its minus sign) or a word (x, price); else "".
+func (a *analyzer) operand(k int) string {
+	if k < 0 || k >= len(a.toks) {
+		return ""
+	}
+	t := a.toks[k]
+	switch {
+	case t.kind == tSym && t.text == "-" && k+1 < len(a.toks) && a.toks[k+1].kind == tNum && a.toks[k+1].adj:
+		return "-" + a.toks[k+1].text
+	case t.kind == tNum:
+		return t.text
+	case t.kind == tWord:
+		return t.text
+	}
+	return ""
+}
+
 // sym handles a symbol token.
 func (a *analyzer) sym(i int) int {
 	t := a.toks[i]
 	if operators[t.text] {
 		a.facet("sym:" + t.text)
+		// Its operands, in order: "2^x" is not
+		// "x^2", "x > 5" not "5 > x".
+		if l, r := a.operand(i-1), a.operand(i+1); l != "" && r != "" {
+			a.facet("expr:" + l + t.text + r)
+		}
 		return 1
 	}
 	nt, ok := a.next(i)

@@ -95,6 +95,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"What is -3 + 5?", "What is 3 + -5?"},                                      // which number is negative
 		{"How many SKUs have stock < 10?", "How many SKUs have stock > 10?"},        // operators
 		{"What does x << 2 do?", "What does x >> 2 do?"},
+		{"How do I plot y = 3^x in Sheets?", "How do I plot y = x^3 in Sheets?"}, // operands in order
+		{"Solve 6 / x = 3", "Solve x / 6 = 3"},
 		{"Is a >= b here?", "Is a != b here?"},
 		{"排在第十几名", "排在第十名"},                                                       // an approximate ordinal
 		{"冷库-18度正常吗", "冷库18度正常吗"},                                                 // a minus after Chinese text

@@ -47,7 +47,10 @@ import (
 //   - tense: one question explicitly future (will, going to, gonna, 'll,
 //     shall; 会, 将要, 即将, 快要 …了), the other explicitly past (did, was,
 //     were, had, already, a perfect has/have; 了 before the final
-//     particle, 过吗, 已经, 曾经); present against either passes;
+//     particle, 过吗, 已经, 曾经, a clause-final 的 after 是 and a content
+//     word: 是什么时候出库的); present against either passes, except in two
+//     when-questions, where a past against no marker asks about another
+//     time ("When did the store open?" / "When does the store open?");
 //   - persons: the gendered pronouns (he/him/his/他, she/her/hers/她) of
 //     both, in order, when both have any ("Does he know her?" / "Does she
 //     know him?"), part of roles;
@@ -683,6 +686,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		return "tense", "tense differs: the question asks about the past (did, has …ed, 了), the cached one about the future (will, going to, 会)"
 	}
+	// When-questions: a past against no tense marker asks about another
+	// time ("When did the store open?" is its history, "When does the
+	// store open?" its hours; 是什么时候出库的 / 什么时候出库).
+	if query.qtype == "when" && stored.qtype == "when" && query.past != stored.past && !query.future && !stored.future {
+		return "tense", "tense differs: one when-question asks about the past (did, was, 是…的), the other does not"
+	}
 	// A conditional against a question without one: "what would you do"
 	// is neither "what did you do" nor "what do you do" (two yes/no
 	// questions may differ so: "would you recommend X" / "do you
@@ -942,6 +951,22 @@ func (s *vsig) hasWord(w string) bool {
 	return false
 }
 
+// shiDe reports a clause-final 的 at seq[i] (only particles after it)
+// with 是 earlier in its clause and a content word between them: the
+// 是…的 of a past event (是什么时候出库的, 是谁批的), not 这是我的.
+func (s *vsig) shiDe(i int) bool {
+	content := false
+	for k := i - 1; k >= 0 && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k-- {
+		switch {
+		case s.seq[k].low == "是":
+			return content
+		case s.seq[k].unit:
+			content = true
+		}
+	}
+	return false
+}
+
 // Closed classes the grammar reading uses: tense markers, passive
 // auxiliaries, numerals and possessive pronouns.
 var (
@@ -1047,6 +1072,8 @@ func (s *vsig) grammar() {
 			s.past = true // 已经, 已发货; not 而已, 不得已
 		case w == "曾" && low(i, i+1) == "经":
 			s.past = true
+		case w == "的" && (low(i, i+1) == "" || oneOf(hanParticles, low(i, i+1))) && s.shiDe(i):
+			s.past = true // 是什么时候出库的: 是…的 tells of a done thing
 		case w == "了" || w == "过" && low(i, i-1) != "不":
 			next := low(i, i+1)
 			if next != "" && !oneOf(hanParticles+"了", next) {

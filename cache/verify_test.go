@@ -155,6 +155,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"明天的航班会延误吗", "明天的航班延误了吗", "tense"},
 		{"这批货即将到港吗", "这批货已经到港了吗", "tense"},
 		{"这个漏洞修复过吗", "这个漏洞即将修复吗", "tense"},
+		{"订单9921是什么时候发货的", "订单9921什么时候会发货", "tense"},                                                       // 是…的: a done thing
+		{"When did the Harbour Street branch open?", "When does the Harbour Street branch open?", "tense"}, // when: past against none
+		{"订单9921是什么时候发货的", "订单9921什么时候发货", "tense"},
 		// Possessor against subject.
 		{"Can my sister use my gym membership?", "Can I use my sister's gym membership?", "roles"},
 		{"Does my tutor need to check my essay?", "Do I need to check my tutor’s essay?", "roles"},

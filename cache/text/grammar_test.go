@@ -90,6 +90,8 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"每次吃两片药", "每次吃两盒药"},                                 // the measure word tells what is counted
 		{"Are you open on Sunday?", "Is it open on Sunday?"}, // the copula's pronoun is what is asked about
 		{"Is everyone invited?", "Is anyone invited?"},
+		{"Are all the cartons on dock 2 damaged?", "Are any cartons on dock 2 damaged?"}, // all, every, each
+		{"Does every invoice need a PO number?", "Does an invoice need a PO number?"},
 		{"Is it -5 degrees outside?", "Is it 5 degrees outside?"},                   // a minus sign
 		{"What city is at 40.7128, -74.0060?", "What city is at 40.7128, 74.0060?"}, // after a comma too
 		{"What is -3 + 5?", "What is 3 + -5?"},                                      // which number is negative

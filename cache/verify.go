@@ -47,8 +47,7 @@ import (
 //   - tense: one question explicitly future (will, going to, gonna, 'll,
 //     shall; 会, 将要, 即将, 快要 …了), the other explicitly past (did, was,
 //     were, had, already, a perfect has/have; 了 before the final
-//     particle, 过吗, 已经, 曾经, a clause-final 的 after 是 and a content
-//     word: 是什么时候出库的); present against either passes, except in two
+//     particle, 过吗, 已经, 曾经); present against either passes, except in two
 //     when-questions, where a past against no marker asks about another
 //     time ("When did the store open?" / "When does the store open?");
 //   - persons: the gendered pronouns (he/him/his/他, she/her/hers/她) of
@@ -688,9 +687,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	// When-questions: a past against no tense marker asks about another
 	// time ("When did the store open?" is its history, "When does the
-	// store open?" its hours; 是什么时候出库的 / 什么时候出库).
+	// store open?" its hours).
 	if query.qtype == "when" && stored.qtype == "when" && query.past != stored.past && !query.future && !stored.future {
-		return "tense", "tense differs: one when-question asks about the past (did, was, 是…的), the other does not"
+		return "tense", "tense differs: one when-question asks about the past (did, was, 了), the other does not"
 	}
 	// A conditional against a question without one: "what would you do"
 	// is neither "what did you do" nor "what do you do" (two yes/no
@@ -951,22 +950,6 @@ func (s *vsig) hasWord(w string) bool {
 	return false
 }
 
-// shiDe reports a clause-final 的 at seq[i] (only particles after it)
-// with 是 earlier in its clause and a content word between them: the
-// 是…的 of a past event (是什么时候出库的, 是谁批的), not 这是我的.
-func (s *vsig) shiDe(i int) bool {
-	content := false
-	for k := i - 1; k >= 0 && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k-- {
-		switch {
-		case s.seq[k].low == "是":
-			return content
-		case s.seq[k].unit:
-			content = true
-		}
-	}
-	return false
-}
-
 // Closed classes the grammar reading uses: tense markers, passive
 // auxiliaries, numerals and possessive pronouns.
 var (
@@ -1072,8 +1055,6 @@ func (s *vsig) grammar() {
 			s.past = true // 已经, 已发货; not 而已, 不得已
 		case w == "曾" && low(i, i+1) == "经":
 			s.past = true
-		case w == "的" && (low(i, i+1) == "" || oneOf(hanParticles, low(i, i+1))) && s.shiDe(i):
-			s.past = true // 是什么时候出库的: 是…的 tells of a done thing
 		case w == "了" || w == "过" && low(i, i-1) != "不":
 			next := low(i, i+1)
 			if next != "" && !oneOf(hanParticles+"了", next) {

@@ -941,7 +941,15 @@ func (a *analyzer) sym(i int) int {
 		a.facet("sym:" + t.text)
 		// Its operands, in order: "2^x" is not
 		// "x^2", "x > 5" not "5 > x".
-		if l, r := a.operand(i-1), a.operand(i+1); l != "" && r != "" {
+		switch l, r := a.operand(i-1), a.operand(i+1); {
+		case t.text == "++" || t.text == "--":
+			// Unary: on the operand it touches, i++ is not ++i.
+			if t.adj && l != "" {
+				a.facet("expr:" + l + t.text)
+			} else if i+1 < len(a.toks) && a.toks[i+1].adj && r != "" {
+				a.facet("expr:" + t.text + r)
+			}
+		case l != "" && r != "":
 			a.facet("expr:" + l + t.text + r)
 		}
 		return 1

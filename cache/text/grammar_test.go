@@ -92,6 +92,7 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"Is everyone invited?", "Is anyone invited?"},
 		{"Are all the cartons on dock 2 damaged?", "Are any cartons on dock 2 damaged?"}, // all, every, each
 		{"Does every invoice need a PO number?", "Does an invoice need a PO number?"},
+		{"How much are the mangoes each?", "How much are all the mangoes?"},         // each is per item
 		{"Is it -5 degrees outside?", "Is it 5 degrees outside?"},                   // a minus sign
 		{"What city is at 40.7128, -74.0060?", "What city is at 40.7128, 74.0060?"}, // after a comma too
 		{"What is -3 + 5?", "What is 3 + -5?"},                                      // which number is negative

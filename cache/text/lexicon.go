@@ -45,7 +45,8 @@ f:person:3|they|their|theirs|them|he|him|his|she|her|hers
 -|please|kindly|could|would|can|will|shall|should|might|must|let|tell|show|list|give|get|gets|got|find|check|see|look|know|want|help|need|needs
 -|need to|needs to|required to|is required to|are required to|to be|have to|has to|going to|want to|wants to|used to
 -|just|currently|now|still|already|also|any|some|which|what|whats|so|then|both|either|one of|out|up|at all|after all|first of all|all right|all in all
-f:quant:all|all|every|each|all of|each of|every one of
+f:quant:all|all|every|all of|every one of
+f:quant:each|each|each of
 -|could you|can you|would you|will you|please tell me|tell me|show me|let me know|i want to know|i would like to know|i'd like to know|do you know|help me|give me|explain
 -|located|located in|situated|situated in|based in|lies in|to|into|onto
 -|there are|there is|are there|is there|right now|at the moment|at present|so far|in total|in all

@@ -36,9 +36,10 @@ import (
 //     paraphrase moves whole phrases past each other and keeps no such
 //     frame. Personal pronouns are units too, one per person (I = me), so
 //     "My sister owes me" / "I owe my sister" exchange around "owe".
-//     Repeats are numbered ("to#2") so that they still count. A
-//     lone time adverbial on each side (yesterday, next Friday, 2019)
-//     moves freely and is left out; two are ordered by the facets;
+//     Repeats are numbered ("to#2") so that they still count. One time
+//     adverbial on each side, at an edge of the question and in no
+//     comparison (adverbialTime: "… yesterday?", "Yesterday, …"), moves
+//     freely and is left out; two are ordered by the facets;
 //   - intent: the kind of question (how many, which, who, where, when, why,
 //     how, yes/no), a yes/no question against an open one, recommendation
 //     (which X is good, 什么牌子好) vs not, identification (what X is this,
@@ -849,7 +850,8 @@ func (s *vsig) adverbialTime() int {
 	// At an edge of the question: its last words, or its first before a
 	// clause break ("Yesterday, who …").
 	last := at+1 == len(s.seq) || at+2 == len(s.seq) && next[0] == '|'
-	first := start == 0 && next[0] == '|' && at+1 < len(s.seq)
+	opening := start == 0 || start == 1 && (prev == "on" || prev == "in" || prev == "at" || prev == "during")
+	first := opening && next[0] == '|' && at+1 < len(s.seq)
 	switch {
 	case last && (prev == "on" || prev == "in" || prev == "at" || prev == "during" || dayAdverb(s.seq[at].word) || start < at):
 		return at

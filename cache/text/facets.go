@@ -41,6 +41,10 @@ package text
 //     "role:picker", "role:packer"), and the dimension asked about
 //     ("dim:tuition", "dim:city", "dim:college", "dim:major",
 //     "lvl:ug"/"lvl:grad", "track:sci"/"track:arts");
+//   - operators: "sym:<" (<, >=, !=, <<, ^, ≥ as >= …) and, with an operand
+//     on each side, "expr:2^x" in order ("expr:i++" for ++ and -- on the
+//     operand they touch); a minus sign is part of its number ("num:-5");
+//   - quantifiers: "quant:all" (all, every), "quant:each" (each);
 //   - "seq:TYPE:v1>v2" when a type occurs with several values, in their
 //     order, so that swapping two values changes the facets.
 //

@@ -470,18 +470,24 @@ func (s *vsig) intent(q string, lower []string) {
 		}
 	}
 	zh := zhb.String()
-	// zhClauses is the Han text with a "|" wherever anything else stands
-	// between two runs, so that 一百，几个 keeps its 几 apart from 百.
+	// zhJi is the Han text with a "|" wherever anything else stands between
+	// two runs (一百，几个 keeps its 几 apart from 百) and the 几 of vague
+	// numbers taken out: what is left of 几 asks how many.
 	var zc strings.Builder
+	gap := false
 	for _, r := range q {
 		switch {
 		case text.IsHan(r):
+			if gap && zc.Len() > 0 {
+				zc.WriteByte('|')
+			}
 			zc.WriteRune(r)
-		case zc.Len() > 0 && !strings.HasSuffix(zc.String(), "|"):
-			zc.WriteByte('|')
+			gap = false
+		default:
+			gap = true
 		}
 	}
-	zhClauses := zc.String()
+	zhJi := approxJi.Replace(zc.String())
 	hasEN := func(p string) bool {
 		first, second, two := strings.Cut(p, " ")
 		for i, w := range lower {
@@ -500,7 +506,7 @@ func (s *vsig) intent(q string, lower []string) {
 		return false
 	}
 	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥") ||
-		strings.ContainsRune(approxJi.Replace(zhClauses), '几') // 十几, 几十: a vague number, not a question
+		strings.ContainsRune(zhJi, '几')
 	s.open = wh
 	yesno := false
 	if len(lower) > 0 {
@@ -516,7 +522,7 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	// The kind of question, the most specific first.
 	switch {
-	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || hanCountQuestion(zhClauses):
+	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || hanCountQuestion(zhJi):
 		s.qtype = "count"
 	case yesno:
 		s.qtype = "yesno"
@@ -587,7 +593,7 @@ const hanClassifiers = "个件箱托天次位名条台种家所年周层辆张�
 func hanCountQuestion(zh string) bool {
 	rs := []rune(zh)
 	for i := 0; i+1 < len(rs); i++ {
-		if rs[i] == '几' && (i == 0 || rs[i-1] != '哪' && !strings.ContainsRune("十百千万", rs[i-1])) && strings.ContainsRune(hanClassifiers, rs[i+1]) {
+		if rs[i] == '几' && (i == 0 || rs[i-1] != '哪') && strings.ContainsRune(hanClassifiers, rs[i+1]) {
 			return true
 		}
 	}
@@ -849,11 +855,12 @@ func (s *vsig) adverbialTime() int {
 	}
 	// At an edge of the question: its last words, or its first before a
 	// clause break ("Yesterday, who …").
+	timePrep := prev == "on" || prev == "in" || prev == "at" || prev == "during"
 	last := at+1 == len(s.seq) || at+2 == len(s.seq) && next[0] == '|'
-	opening := start == 0 || start == 1 && (prev == "on" || prev == "in" || prev == "at" || prev == "during")
+	opening := start == 0 || start == 1 && timePrep
 	first := opening && next[0] == '|' && at+1 < len(s.seq)
 	switch {
-	case last && (prev == "on" || prev == "in" || prev == "at" || prev == "during" || dayAdverb(s.seq[at].word) || start < at):
+	case last && (timePrep || dayAdverb(s.seq[at].word) || start < at):
 		return at
 	case first:
 		return at
@@ -861,13 +868,14 @@ func (s *vsig) adverbialTime() int {
 	return -1
 }
 
-// contrast reports a comparison or a choice (than, or, but, versus,
-// instead, rather, 比, 还是, 或): a time word there is one of the things
-// compared ("busier at night than on Sunday"), never free to move.
+// contrast reports a comparison, a choice or a list (than, or, but, and,
+// versus, instead, rather): a time word there is one of the things
+// compared ("busier at night than on Sunday"), never free to move. (The
+// time words are English: so are these.)
 func (s *vsig) contrast() bool {
 	for _, u := range s.seq {
 		switch u.low {
-		case "than", "or", "but", "versus", "vs", "instead", "rather", "and", "比", "还", "或":
+		case "than", "or", "but", "versus", "vs", "instead", "rather", "and":
 			return true
 		}
 	}
@@ -897,9 +905,13 @@ var genders = map[string]string{
 
 // genderName spells a vsig.gender for a reason: "mf" is "he, she".
 func genderName(g string) string {
-	var out []string
+	out := make([]string, 0, len(g))
 	for _, r := range g {
-		out = append(out, map[rune]string{'m': "he", 'f': "she"}[r])
+		if r == 'm' {
+			out = append(out, "he")
+		} else {
+			out = append(out, "she")
+		}
 	}
 	return strings.Join(out, ", ")
 }

@@ -207,13 +207,12 @@ type analyzer struct {
 	lastFacet  string // the facet emitted by the previous token, "" if none
 	ampmIdx    int    // index in out.ordered of an am/pm facet a clock time may refine, or -1
 	// ampmTok and ampmEnd locate the Chinese am/pm word (上午, 下午, 晚上 …)
-	// last read: its Han token and the rune after it; numTok and numAt the
-	// numeral being read (numAt -1 for a digit token). A clock is read on
+	// last read: its Han token and the rune after it. A clock is read on
 	// the 24-hour clock only right after such a word (ampmAdjacent).
-	ampmTok, ampmEnd, numTok, numAt int
-	ampmWord                        string // that word as written
-	framed                          int    // index of the asker's framing pronoun (framedIndex), or -1
-	minus                           bool   // a minus sign came before the number being read: its facet gets it
+	ampmTok, ampmEnd int
+	ampmWord         string // that word as written
+	framed           int    // index of the asker's framing pronoun (framedIndex), or -1
+	minus            bool   // a minus sign came before the number being read: its facet gets it
 }
 
 // analyze runs the facet and content analysis over a normalized question.
@@ -224,24 +223,21 @@ func analyze(normalized string) analysis {
 		prevFacets := len(a.out.ordered)
 		prevLast := a.lastFacet
 		var n int
+		// A minus sign goes into the facet of the number or amount after
+		// it ("num:-5", "usd:-50"): "-5 degrees" is not "5 degrees", "-3 +
+		// 5" not "3 + -5"; "5-10" is a range.
+		a.minus = a.signed(i)
 		switch t := a.toks[i]; t.kind {
 		case tWord:
 			n = a.word(i)
 		case tNum:
-			// A minus sign goes into the number's facet ("num:-5"): "-5
-			// degrees" is not "5 degrees", "-3 + 5" not "3 + -5"; "5-10"
-			// is a range.
-			a.minus = a.signed(i)
 			n = a.number(i, t.text, false)
-			a.minus = false
 		case tHan:
 			n = a.han(i)
 		case tSym:
-			// -$50: the minus goes into the amount's facet.
-			a.minus = a.signed(i)
 			n = a.sym(i)
-			a.minus = false
 		}
+		a.minus = false
 		if n < 1 {
 			n = 1
 		}
@@ -654,7 +650,6 @@ func isDigits(s string) bool {
 // number handles a number at token i (text v, which for number words is
 // already the value) and returns how many tokens it consumed.
 func (a *analyzer) number(i int, v string, fromWords bool) int {
-	a.numTok, a.numAt = i, -1
 	if a.pendingOrd {
 		a.pendingOrd = false
 		a.facet("ord:" + v)
@@ -693,7 +688,7 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 					rest := len([]rune(nt.text)) > m
 					a.consumeHanPrefix(i+1, m)
 					if nt2, ok := a.next(i); ok && rest {
-						if cf, n := hanClassifier(sv, []rune(nt2.text), false, a); n > 0 && cf != "" {
+						if cf, n := hanClassifier(sv, []rune(nt2.text), a, numeral{i, -1}); n > 0 && cf != "" {
 							a.facet(cf)
 							a.consumeHanPrefix(i+1, n)
 							return 1
@@ -703,7 +698,7 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 					return 1
 				}
 			}
-			if f, n := hanClassifier(v, []rune(nt.text), false, a); n > 0 {
+			if f, n := hanClassifier(v, []rune(nt.text), a, numeral{i, -1}); n > 0 {
 				if f != "" {
 					a.facet(f)
 				}
@@ -741,8 +736,7 @@ func (a *analyzer) numberToken(i int, v string) int {
 			pm, ampm = nt.text[0] == 'p', true
 		}
 		h, _ := strconv.Atoi(v[:j])
-		a.numTok, a.numAt = i, -1
-		if half := a.ampmAdjacent(); half != "" && !ampm && h >= 1 && h <= 12 {
+		if half := a.ampmAdjacent(numeral{i, -1}); half != "" && !ampm && h >= 1 && h <= 12 {
 			if f, ok := clock24(v[:j], v[j+1:], half, a.ampmWord); ok {
 				a.dropAmPm()
 				a.facet(f) // 下午3:30 is 15:30, as 下午三点半 is
@@ -813,20 +807,25 @@ func (a *analyzer) numberToken(i int, v string) int {
 	return 1
 }
 
+// numeral is where a number being read stands: its token and, for Chinese
+// numerals inside a Han run, the rune it starts at (at is -1 for a digit
+// token).
+type numeral struct{ tok, at int }
+
 // ampmAdjacent returns the am/pm facet ("ampm:pm") of the Chinese half of
-// the day written right before the numeral being read (下午两点, 下午2点,
-// 下午2:30), or "": the clock then reads on the 24-hour clock and the facet
-// goes (dropAmPm), so that 下午4点 = 4 pm = 16:00. A half of the day
-// elsewhere in the question (下午下的单8:00前) is no such word.
-func (a *analyzer) ampmAdjacent() string {
+// the day written right before the numeral n (下午两点, 下午2点, 下午2:30),
+// or "": the clock then reads on the 24-hour clock and the facet goes
+// (dropAmPm), so that 下午4点 = 4 pm = 16:00. A half of the day elsewhere
+// in the question (下午下的单8:00前) is no such word.
+func (a *analyzer) ampmAdjacent(n numeral) string {
 	if a.ampmTok < 0 || a.ampmIdx < 0 || a.ampmIdx >= len(a.out.ordered) {
 		return ""
 	}
 	half := a.out.ordered[a.ampmIdx]
 	switch {
-	case a.numAt >= 0 && a.numTok == a.ampmTok && a.numAt == a.ampmEnd:
+	case n.at >= 0 && n.tok == a.ampmTok && n.at == a.ampmEnd:
 		return half // 下午两点: one Han run
-	case a.numAt < 0 && a.numTok == a.ampmTok+1 && a.toks[a.numTok].adj && a.ampmEnd == utf8.RuneCountInString(a.toks[a.ampmTok].text):
+	case n.at < 0 && n.tok == a.ampmTok+1 && a.toks[n.tok].adj && a.ampmEnd == utf8.RuneCountInString(a.toks[a.ampmTok].text):
 		return half // 下午2点, 下午2:30: the digits right after the run
 	}
 	return ""
@@ -1152,9 +1151,10 @@ func scaleDecimal(v string, f int64) string {
 
 // hanClassifier reads a Chinese classifier or unit at the start of rs,
 // after the number v, and returns the facet and the runes it used (0 when
-// rs does not start with one). han is true when v was written in Chinese
-// numerals; raw is then the numeral as written.
-func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
+// rs does not start with one). pos is where the number stands: inside a
+// Han run (pos.at >= 0) it was written in Chinese numerals.
+func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) {
+	han := pos.at >= 0
 	s := string(rs)
 	has := func(p string) bool { return strings.HasPrefix(s, p) }
 	type unit struct{ prefix, tpl string }
@@ -1216,7 +1216,7 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 	}
 	if has("点") {
 		h, _ := strconv.Atoi(v)
-		if half := a.ampmAdjacent(); half != "" && h >= 1 && h <= 12 {
+		if half := a.ampmAdjacent(pos); half != "" && h >= 1 && h <= 12 {
 			m, mn := hanMinutes(rs[1:])
 			if f, ok := clock24(v, m, half, a.ampmWord); ok {
 				a.dropAmPm()
@@ -1226,7 +1226,7 @@ func hanClassifier(v string, rs []rune, han bool, a *analyzer) (string, int) {
 		if h >= 13 && h <= 23 || h == 0 {
 			m, mn := hanMinutes(rs[1:])
 			f, _ := clock(v, m, false)
-			if half := a.ampmAdjacent(); h >= 13 && (half == "ampm:pm" || half == "ampm:evening") {
+			if half := a.ampmAdjacent(pos); h >= 13 && (half == "ampm:pm" || half == "ampm:evening") {
 				a.dropAmPm() // 晚上二十点 = 二十点; 晚上零点 and 凌晨零点 keep theirs (a day apart)
 			}
 			return f, 1 + mn
@@ -1374,8 +1374,7 @@ func (a *analyzer) han(i int) int {
 				p += n
 				continue
 			}
-			a.numTok, a.numAt = i, p
-			if f, m := hanClassifier(v, rest, true, a); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
+			if f, m := hanClassifier(v, rest, a, numeral{i, p}); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
 				flush()
 				if f != "" {
 					a.facet(f)

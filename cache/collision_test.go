@@ -37,7 +37,7 @@ func TestHashCollisionIsNotAHit(t *testing.T) {
 	if s := dot(builtinVector(ca), builtinVector(cb)); s < 0.99 {
 		t.Fatalf("premise: hashed score of %q and %q = %.3f, want a collision", qa, qb, s)
 	}
-	if s := builtinExactScore(ca, cb); s > 0.5 {
+	if s := builtinExactScore(builtinFeatures(ca), builtinFeatures(cb)); s > 0.5 {
 		t.Fatalf("exact score of %q and %q = %.3f; want low", qa, qb, s)
 	}
 	for _, emb := range []Embedder{nil, Builtin{}, &Builtin{}} { // the default, a value, a pointer
@@ -52,7 +52,7 @@ func TestHashCollisionIsNotAHit(t *testing.T) {
 			t.Fatalf("embedder %T: verification = %+v; want the exact score to refuse", emb, r.Verify)
 		}
 	}
-	if s := builtinExactScore(ca, ca); s < 0.999 {
+	if s := builtinExactScore(builtinFeatures(ca), builtinFeatures(ca)); s < 0.999 {
 		t.Fatalf("exact score of a question with itself = %.3f", s)
 	}
 }

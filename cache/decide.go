@@ -177,16 +177,16 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	// Stage "verify".
 	if len(above) > 0 {
 		q := signature(question)
-		var qContent []string
+		var qFeatures []builtinFeature // read once for up to maxVerify candidates
 		builtin := isBuiltin(c.cfg.Embedder)
 		if builtin {
-			qContent = text.Content(norm)
+			qFeatures = builtinFeatures(text.Content(norm))
 		}
 		for i, cand := range above {
 			check, why := verifyPair(q, signature(cand.e.question))
 			if check == "" && builtin {
 				// The hashed vectors may have collided: the exact score decides.
-				if s := builtinExactScore(qContent, text.Content(cand.e.normalized)); s < th {
+				if s := builtinExactScore(qFeatures, builtinFeatures(text.Content(cand.e.normalized))); s < th {
 					check, why = "score", fmt.Sprintf("exact score %.2f < threshold %.2f (the hashed vectors collided at %.2f)", s, th, cand.score)
 				}
 			}

@@ -185,13 +185,12 @@ func builtinVector(content []string) []float32 {
 }
 
 // builtinExactScore is the cosine of two questions' builtin features
-// without hashing: what builtinVector's cosine estimates. Two different
-// features can share a bucket of the hashed vectors ("packet" and
-// "package" did), which can make two one-word questions score 1.0; the
-// cache checks a builtin candidate's score again with this before it is
-// served.
-func builtinExactScore(a, b []string) float64 {
-	fa, fb := builtinFeatures(a), builtinFeatures(b)
+// (builtinFeatures) without hashing: what builtinVector's cosine
+// estimates. Two different features can share a bucket of the hashed
+// vectors ("packet" and "package" did), which can make two one-word
+// questions score 1.0; the cache checks a builtin candidate's score again
+// with this before it is served.
+func builtinExactScore(fa, fb []builtinFeature) float64 {
 	wa := make(map[string]float32, len(fa))
 	var na, nb, dot float64
 	for _, f := range fa {

@@ -132,6 +132,8 @@ type vsig struct {
 	owners                           map[string][]string // unit word → its possessors ("my manager's timesheet")
 	agents                           []vagent            // the agents of its passive clauses
 	subject                          string              // the opening subject (text.OpeningOf): "1" for i and we, "2" for you, else the word
+	than                             bool                // it compares: than, or 比 between two things (hanThan)
+	can                              bool                // a Chinese ability modal: 能, 可以, 可否
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -238,6 +240,15 @@ var roleMarkers = map[string]string{
 	"从": "from", "自": "from", "在": "at", "于": "at", "比": "than",
 	"和": "and", "与": "and", "跟": "and", "同": "and", "及": "and", "或": "and",
 	"为": "for", "替": "for", "的": "of",
+}
+
+// hanThan reports whether the 比 at toks[i] compares two things (A比B贵),
+// not part of a word (比较, 比如, 比例, 比赛, 对比, 相比, 占比, 百分比).
+func hanThan(toks []string, i int) bool {
+	if i+1 < len(toks) && strings.Contains("较如例赛方分特率重值喻拟", toks[i+1]) {
+		return false
+	}
+	return i == 0 || !strings.Contains("对相好无类评排攀可正反占分", toks[i-1])
 }
 
 // directional role classes: a unit moving between two of them changes who
@@ -372,7 +383,8 @@ func signature(q string) vsig {
 		if !han {
 			tok = stemLight(lt)
 		}
-		if r, ok := roleMarkers[lt]; ok {
+		if r, ok := roleMarkers[lt]; ok && (lt != "比" || hanThan(toks, i)) {
+			s.than = s.than || r == "than"
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			role = r
 			first = false
@@ -706,6 +718,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.would != stored.would && !(query.qtype == "yesno" && stored.qtype == "yesno") && !query.whd && !stored.whd {
 		return "tense", "tense differs: a conditional (would) against a question without one"
 	}
+	// A Chinese yes/no question about what happened against one about
+	// what can happen (批下来了吗 / 能批下来吗); English opening auxiliaries
+	// are compared below.
+	if query.qtype == "yesno" && stored.qtype == "yesno" && query.past != stored.past && query.can != stored.can && query.past != query.can {
+		return "tense", "the questions ask differently: whether it happened (了, 过) against whether it can (能, 可以)"
+	}
 	if query.whd != stored.whd {
 		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"
 	}
@@ -755,6 +773,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		if okA && okB && query.seq[a].role != stored.seq[b].role && directional[query.seq[a].role] && directional[stored.seq[b].role] {
 			return "roles", fmt.Sprintf("roles differ: %q is %s in the question, %s in the cached one", u.text, roleName(query.seq[a].role), roleName(stored.seq[b].role))
+		}
+		// Both compare, and a unit is what one compares against and not
+		// the other (金卡的年费比白金卡高吗 / 白金卡的年费比金卡高吗: 白
+		// crossed 比 alone, its partner repeated on both sides).
+		if okA && okB && query.than && stored.than && (query.seq[a].role == "than") != (stored.seq[b].role == "than") {
+			return "roles", fmt.Sprintf("roles differ: %q is compared against (after than/比) in one question only", u.text)
 		}
 	}
 	// One time adverbial on each side moves freely ("Who picked it
@@ -1079,6 +1103,11 @@ func (s *vsig) grammar() {
 			} else {
 				s.past = true // 降价了吗, 去过吗
 			}
+		}
+		// Ability: 能, 可以, 可否 (not 可能, 功能, 能力).
+		if w == "能" && !oneOf("可功性智才技体本职效热动潜万全", low(i, i-1)) && !oneOf("力源量耗", low(i, i+1)) ||
+			w == "可" && oneOf("以否", low(i, i+1)) {
+			s.can = true
 		}
 		// Passive agent: the units after by in a clause with a passive
 		// auxiliary before it ("was it paid by X", "did I get paid by X"),

@@ -204,12 +204,21 @@ func TestVerifyGrammar(t *testing.T) {
 		{"每天发货三千，几个人够用？", "每天发货三千，人够用吗？", "intent"}, // 几 after a number in another clause still asks
 		{"Does Noor report to June?", "Does June report to Noor?", "order|roles"},
 		{"Is the weekend fee higher than the holiday fee?", "Is the holiday fee higher than the weekend fee?", "order|roles"},
+		// A name inside the other one crosses 比 or than alone.
+		{"金卡的年费比白金卡高吗？", "白金卡的年费比金卡高吗？", "roles"},
+		{"Is the gold card fee higher than the platinum gold card fee?", "Is the platinum gold card fee higher than the gold card fee?", "order|roles"},
+		// Whether it happened against whether it can.
+		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "tense"},
+		{"这个订单退款了吗", "这个订单可以退款吗", "tense"},
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
 	for _, tc := range [][2]string{
 		{"When will the store open?", "When does the store open?"},
 		{"Has my order shipped?", "Did my order ship?"},
+		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
+		{"这个订单能退款吗", "这个订单可以退款吗"},
+		{"我的贷款批下来了吗", "我的贷款已经批下来了吗"},
 		{"Is it going to snow in Oslo tomorrow?", "Will it snow in Oslo tomorrow?"},
 		{"Was the Arden grant approved by Mila Ortiz?", "Did Mila Ortiz approve the Arden grant?"},
 		{"Is Dunmore Freight owned by Halvard Group?", "Does Halvard Group own Dunmore Freight?"},

@@ -133,7 +133,7 @@ type vsig struct {
 	agents                           []vagent            // the agents of its passive clauses
 	subject                          string              // the opening subject (text.OpeningOf): "1" for i and we, "2" for you, else the word
 	than                             bool                // it compares: than, or 比 between two things (hanThan)
-	can                              bool                // a Chinese ability modal: 能, 可以, 可否
+	mood                             mood                // how a Chinese question asks (hanMood)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -240,6 +240,98 @@ var roleMarkers = map[string]string{
 	"从": "from", "自": "from", "在": "at", "于": "at", "比": "than",
 	"和": "and", "与": "and", "跟": "and", "同": "and", "及": "and", "或": "and",
 	"为": "for", "替": "for", "的": "of",
+}
+
+// mood is how a Chinese question asks about what it names: a set of
+// these bits.
+type mood uint8
+
+const (
+	moodAbility mood = 1 << iota // 能, 可以, 可否, 无法: whether it can
+	moodNeed                     // 需要, 必须, 应该, 要: whether it must
+	moodFuture                   // 会: whether it will
+	moodExist                    // 有: whether there is one
+	moodDone                     // 了, 过, 已, 没: whether it happened
+)
+
+func (m mood) String() string {
+	var out []string
+	for i, name := range []string{"can (能, 可以)", "must (需要, 应该)", "will (会)", "is there (有)", "did (了, 过, 没)"} {
+		if m&(1<<i) != 0 {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// hanMood reads the mood a Chinese character w gives its question, with
+// the characters before and after it (and two after) in its clause: 能
+// but not 可能, 功能, 能力; 要 but not 只要, 重要, 要是, 要多久; 会 but not
+// 会员, 开会, 机会; 有 but not 所有, 只有, 有效, 有的.
+func hanMood(w, prev, next, next2 string) mood {
+	switch w {
+	case "能":
+		if !oneOf("可功性智才技体本职效热动潜万全", prev) && !oneOf("力源量耗", next) {
+			return moodAbility
+		}
+	case "可":
+		if oneOf("以否", next) {
+			return moodAbility
+		}
+	case "法":
+		if oneOf("无没", prev) {
+			return moodAbility
+		}
+	case "需":
+		if next == "要" && !oneOf("多几", next2) {
+			return moodNeed
+		}
+	case "必":
+		if next == "须" {
+			return moodNeed
+		}
+	case "应":
+		if oneOf("该当", next) {
+			return moodNeed
+		}
+	case "要":
+		if !oneOf("需只重主快就将不想", prev) && !oneOf("多几是求么紧点素领害", next) {
+			return moodNeed
+		}
+	case "会":
+		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞都", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) {
+			return moodFuture
+		}
+	case "有":
+		if !oneOf("所没只具拥享占持含固特私国共", prev) && !oneOf("效关限点些时名用意趣利的益偿", next) {
+			return moodExist
+		}
+	case "没":
+		if next != "法" {
+			return moodDone | moodExist // 没到账: it did not; 没有发票: there is none
+		}
+	}
+	return 0
+}
+
+// moodsOf returns the moods of two questions as they are compared: "is
+// there" only between two yes/no questions (有人知道…吗 frames a
+// question); will counts as can in two when- or how-many questions (什么
+// 时候能到 = 什么时候会到).
+func moodsOf(q, s vsig) (mood, mood) {
+	a, b := q.mood, s.mood
+	if q.qtype != "yesno" || s.qtype != "yesno" {
+		a, b = a&^moodExist, b&^moodExist
+	}
+	if q.qtype == s.qtype && (q.qtype == "when" || q.qtype == "count") {
+		if a&moodFuture != 0 {
+			a |= moodAbility
+		}
+		if b&moodFuture != 0 {
+			b |= moodAbility
+		}
+	}
+	return a, b
 }
 
 // hanThan reports whether the 比 at toks[i] compares two things (A比B贵),
@@ -718,11 +810,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.would != stored.would && !(query.qtype == "yesno" && stored.qtype == "yesno") && !query.whd && !stored.whd {
 		return "tense", "tense differs: a conditional (would) against a question without one"
 	}
-	// A Chinese yes/no question about what happened against one about
-	// what can happen (批下来了吗 / 能批下来吗); English opening auxiliaries
-	// are compared below.
-	if query.qtype == "yesno" && stored.qtype == "yesno" && query.past != stored.past && query.can != stored.can && query.past != query.can {
-		return "tense", "the questions ask differently: whether it happened (了, 过) against whether it can (能, 可以)"
+	// Chinese moods: what happened against what can, must or will happen
+	// (批下来了吗 / 能批下来吗, 为什么没有退款 / 为什么不能退款, 可以提前还款吗
+	// / 需要提前还款吗); English opening auxiliaries are compared below.
+	if a, b := moodsOf(query, stored); a != 0 && b != 0 && a&b == 0 {
+		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 	}
 	if query.whd != stored.whd {
 		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"
@@ -1091,6 +1183,7 @@ func (s *vsig) grammar() {
 			s.future = true // 快要, 就要
 		case w == "已" && !oneOf("而得不", low(i, i-1)):
 			s.past = true // 已经, 已发货; not 而已, 不得已
+			s.mood |= moodDone
 		case w == "曾" && low(i, i+1) == "经":
 			s.past = true
 		case w == "了" || w == "过" && low(i, i-1) != "不":
@@ -1102,12 +1195,11 @@ func (s *vsig) grammar() {
 				s.future = true // 快下雨了, 要发货了: about to happen
 			} else {
 				s.past = true // 降价了吗, 去过吗
+				s.mood |= moodDone
 			}
 		}
-		// Ability: 能, 可以, 可否 (not 可能, 功能, 能力).
-		if w == "能" && !oneOf("可功性智才技体本职效热动潜万全", low(i, i-1)) && !oneOf("力源量耗", low(i, i+1)) ||
-			w == "可" && oneOf("以否", low(i, i+1)) {
-			s.can = true
+		if han {
+			s.mood |= hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2))
 		}
 		// Passive agent: the units after by in a clause with a passive
 		// auxiliary before it ("was it paid by X", "did I get paid by X"),

@@ -208,8 +208,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"金卡的年费比白金卡高吗？", "白金卡的年费比金卡高吗？", "roles"},
 		{"Is the gold card fee higher than the platinum gold card fee?", "Is the platinum gold card fee higher than the gold card fee?", "order|roles"},
 		// Whether it happened against whether it can.
-		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "tense"},
-		{"这个订单退款了吗", "这个订单可以退款吗", "tense"},
+		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "mood"},
+		{"这个订单退款了吗", "这个订单可以退款吗", "mood"},
+		{"这张卡可以提前还款吗", "这张卡需要提前还款吗", "mood"},
+		{"为什么这个包裹没有签收", "为什么这个包裹不能签收", "mood"},
+		{"明天会不会停电", "明天能不能停电", "mood"},
+		{"开通会员要身份证吗", "开通会员有身份证吗", "mood"},
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
@@ -218,6 +222,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Has my order shipped?", "Did my order ship?"},
 		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
 		{"这个订单能退款吗", "这个订单可以退款吗"},
+		{"包裹什么时候能到", "包裹什么时候会到"},        // will = can when asking when
+		{"有人知道怎么才能退款吗", "怎么才能退款"},          // 有 framing an open question
+		{"会员卡需要多久才能办好", "会员卡多久能办好"},      // 需要多久 asks how long
+		{"开会的时候能请假吗", "开会期间可以请假吗"},        // 开会 is no will
 		{"我的贷款批下来了吗", "我的贷款已经批下来了吗"},
 		{"Is it going to snow in Oslo tomorrow?", "Will it snow in Oslo tomorrow?"},
 		{"Was the Arden grant approved by Mila Ortiz?", "Did Mila Ortiz approve the Arden grant?"},

@@ -242,6 +242,44 @@ var roleMarkers = map[string]string{
 	"为": "for", "替": "for", "的": "of",
 }
 
+// replacedWord returns the one content unit of q that s replaces at the
+// same place, every other token equal, when the two do not read as one
+// word: the same light stem, or the same non-empty content for the
+// builtin embedder (a concept of the lexicon). Function words (can /
+// could, 的, 是) are not content.
+func replacedWord(q, s vsig) (a, b string, ok bool) {
+	if len(q.seq) != len(s.seq) {
+		return "", "", false
+	}
+	at := -1
+	for i := range q.seq {
+		x, y := &q.seq[i], &s.seq[i]
+		if x.low == y.low || x.word == y.word {
+			continue
+		}
+		if at >= 0 {
+			return "", "", false
+		}
+		at = i
+	}
+	if at < 0 {
+		return "", "", false
+	}
+	x, y := &q.seq[at], &s.seq[at]
+	numeral := func(w string) bool { return strings.ContainsAny(w, "0123456789") || oneOf(hanNumerals, w) }
+	if !x.unit || !y.unit || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) {
+		return "", "", false
+	}
+	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
+	if cx, cy := text.Content(nx), text.Content(ny); len(cx) > 0 && slices.Equal(cx, cy) {
+		return "", "", false
+	}
+	if fx, fy := text.Facets(nx), text.Facets(ny); len(fx) > 0 && slices.Equal(fx, fy) {
+		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
+	}
+	return x.low, y.low, true
+}
+
 // mood is how a Chinese question asks about what it names: a set of
 // these bits.
 type mood uint8
@@ -872,6 +910,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		if okA && okB && query.than && stored.than && (query.seq[a].role == "than") != (stored.seq[b].role == "than") {
 			return "roles", fmt.Sprintf("roles differ: %q is compared against (after than/比) in one question only", u.text)
 		}
+	}
+	// One word replaced, all else equal: however long the question, the
+	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless
+	// the two words read as one (a stem, a concept of the lexicon).
+	if a, b, ok := replacedWord(query, stored); ok {
+		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
 	}
 	// One time adverbial on each side moves freely ("Who picked it
 	// yesterday?" / "Yesterday, who picked it?"); two are ordered by the

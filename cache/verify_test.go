@@ -207,6 +207,10 @@ func TestVerifyGrammar(t *testing.T) {
 		// A name inside the other one crosses 比 or than alone.
 		{"金卡的年费比白金卡高吗？", "白金卡的年费比金卡高吗？", "roles"},
 		{"Is the gold card fee higher than the platinum gold card fee?", "Is the platinum gold card fee higher than the gold card fee?", "order|roles"},
+		// One word replaced in a long question.
+		{"信用卡在国内刷卡消费会不会收取额外的手续费和货币转换费", "信用卡在国外刷卡消费会不会收取额外的手续费和货币转换费", "replaced"},
+		{"Shares of the Ohio utility rose 4 percent in early trading after the quarterly earnings report on Monday", "Shares of the Ohio utility fell 4 percent in early trading after the quarterly earnings report on Monday", "replaced"},
+		{"Why does my credit card statement show two charges from the same hotel for one night in March?", "Why does my debit card statement show two charges from the same hotel for one night in March?", "replaced"},
 		// Whether it happened against whether it can.
 		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "mood"},
 		{"这个订单退款了吗", "这个订单可以退款吗", "mood"},
@@ -222,6 +226,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Has my order shipped?", "Did my order ship?"},
 		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
 		{"这个订单能退款吗", "这个订单可以退款吗"},
+		{"住在三楼的住户需要每个月交物业费和电梯维护费吗", "住在3楼的住户需要每个月交物业费和电梯维护费吗"}, // numbers: the facets compare them
+		{"Can you tell me where the returns desk is?", "Could you tell me where the returns desk is?"},     // function words
 		{"包裹什么时候能到", "包裹什么时候会到"},        // will = can when asking when
 		{"有人知道怎么才能退款吗", "怎么才能退款"},          // 有 framing an open question
 		{"会员卡需要多久才能办好", "会员卡多久能办好"},      // 需要多久 asks how long

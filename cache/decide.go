@@ -183,12 +183,16 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 			qFeatures = builtinFeatures(text.Content(norm))
 		}
 		for i, cand := range above {
-			check, why := verifyPair(q, signature(cand.e.question))
-			if check == "" && builtin {
-				// The hashed vectors may have collided: the exact score decides.
+			var check, why string
+			// The hashed vectors may have collided: the exact score decides
+			// first (it is the cheaper of the two).
+			if builtin {
 				if s := builtinExactScore(qFeatures, builtinFeatures(text.Content(cand.e.normalized))); s < th {
 					check, why = "score", fmt.Sprintf("exact score %.2f < threshold %.2f (the hashed vectors collided at %.2f)", s, th, cand.score)
 				}
+			}
+			if check == "" {
+				check, why = verifyPair(q, signature(cand.e.question))
 			}
 			v := &Verification{Passed: check == "", Check: check, Reason: why, Question: cand.e.question}
 			if i == 0 || v.Passed {

@@ -93,7 +93,7 @@ const maxVerify = 3
 // candidate that passed the score and the facets.
 type Verification struct {
 	Passed   bool   `json:"passed"`
-	Check    string `json:"check,omitempty"` // the check that refused: "names", "roles", "order", "intent", "tense", "quantity", "compare", "length", or "score" (a builtin candidate's exact score, decide.go)
+	Check    string `json:"check,omitempty"` // the check that refused: "names", "roles", "order", "intent", "tense", "mood", "replaced", "quantity", "compare", "length", or "score" (a builtin candidate's exact score, decide.go)
 	Reason   string `json:"reason"`
 	Question string `json:"question"` // the candidate verified
 }

@@ -117,7 +117,7 @@ type vunit struct {
 type vsig struct {
 	seq                              []vunit        // every token and clause break, in order
 	index                            map[string]int // seq index of each text (repeats numbered)
-	qtype                            string         // "count", "yesno", "which", "who", "where", "when", "why", "how" or "" (what, or none)
+	qtype                            string         // "price", "duration", "distance", "count", "yesno", "whose", "who", "where", "when", "why", "which", "how", "what" (Chinese 是什么) or "" (none)
 	latin                            bool           // it has a Latin word
 	open                             bool           // it has a question word (what, 什么 …)
 	whArg                            string         // "subj" (who replaced X), "obj" (who did X replace) or "" (neither)
@@ -134,6 +134,7 @@ type vsig struct {
 	subject                          string              // the opening subject (text.OpeningOf): "1" for i and we, "2" for you, else the word
 	than                             bool                // it compares: than, or 比 between two things (hanThan)
 	mood                             mood                // how a Chinese question asks (hanMood)
+	units                            bool                // a Chinese count of units (hanUnitsAsked)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -663,23 +664,34 @@ func (s *vsig) intent(q string, lower []string) {
 		yesno = true
 	}
 	// The kind of question, the most specific first.
+	s.units = hanUnitsAsked(zhJi)
 	switch {
-	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || hanCountQuestion(zhJi):
+	case has("多少钱", "什么价", "几块钱", "多少元", "价格是多少", "价格多少", "价钱多少", "售价多少"):
+		s.qtype = "price"
+	case has("多久", "多长时间"):
+		s.qtype = "duration"
+	case has("多远"):
+		s.qtype = "distance"
+	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || s.units:
 		s.qtype = "count"
 	case yesno:
 		s.qtype = "yesno"
-	case has("who", "whom", "whose", "谁"):
+	case has("whose"):
+		s.qtype = "whose" // the owner: "Whose card was used?" is not "Who used the card?"
+	case has("who", "whom", "谁"):
 		s.qtype = "who"
 	case has("where", "哪里", "哪儿", "在哪", "什么地方"):
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候"):
 		s.qtype = "when"
-	case has("why", "为什么", "为啥", "为何"):
-		s.qtype = "why"
+	case has("why", "为什么", "为啥", "为何", "怎么又", "怎么还没", "怎么没", "怎么不", "怎么会", "怎么老是", "怎么总是"):
+		s.qtype = "why" // 怎么 before 又, 没, 不, 会 asks why (怎么又扣款了)
 	case has("which", "哪"):
 		s.qtype = "which"
 	case has("how", "怎么", "如何", "怎样"):
 		s.qtype = "how"
+	case hanDefinition(zh):
+		s.qtype = "what" // 什么是分期, 分期是什么: what it is, not how much or how
 	}
 	s.whArg = whArgument(lower)
 	s.recommend = has("recommend", "recommended", "recommendation", "best", "better", "good", "worth", "suggest",
@@ -779,7 +791,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		return "roles", fmt.Sprintf("roles differ: he/she in another order or number (%s, %s)", genderName(query.gender), genderName(stored.gender))
 	}
 	// Intent.
-	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !whichFits(query.qtype, stored.qtype) {
+	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !qtypesFit(query, stored) {
 		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))
 	}
 	if query.qtype == "yesno" && stored.qtype != "yesno" && stored.open || stored.qtype == "yesno" && query.qtype != "yesno" && query.open {
@@ -1076,11 +1088,66 @@ func genderName(g string) string {
 	return strings.Join(out, ", ")
 }
 
-// whichFits reports "which" against who, where or when: "which person",
-// "in which location", "on which day" ask the same.
-func whichFits(a, b string) bool {
-	other := map[string]bool{"who": true, "where": true, "when": true}
-	return a == "which" && other[b] || b == "which" && other[a]
+// qtypesFit reports two kinds of question that ask the same: "which"
+// against who, where or when ("which person", "in which location", "on
+// which day"); how long (多久) against when or how many (多少天); a price
+// (多少钱) against a bare how much (运费多少), not against a count of
+// units (一盒有几个).
+func qtypesFit(q, s vsig) bool {
+	a, b := q.qtype, s.qtype
+	if a > b {
+		a, b = b, a
+		q, s = s, q
+	}
+	switch a + "/" + b {
+	case "when/which", "where/which", "which/who", "which/whose", "duration/when", "count/duration":
+		return true
+	case "count/price":
+		return !q.units
+	}
+	return false
+}
+
+// hanUnitsAsked reports a Chinese question that counts units: 几 or 多少
+// before a classifier (几个, 多少件, 几天).
+func hanUnitsAsked(zh string) bool {
+	if hanCountQuestion(zh) {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(zh[i:], "多少")
+		if j < 0 {
+			return false
+		}
+		i += j + len("多少")
+		if r, _ := utf8.DecodeRuneInString(zh[i:]); strings.ContainsRune(hanClassifiers, r) {
+			return true
+		}
+	}
+}
+
+// hanDefinition reports a Chinese question that asks what something is:
+// 什么是 (not 为什么是), 什么意思, or a clause ending in 是什么.
+func hanDefinition(zh string) bool {
+	if strings.Contains(zh, "什么意思") {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(zh[i:], "什么是")
+		if j < 0 {
+			break
+		}
+		if !strings.HasSuffix(zh[:i+j], "为") {
+			return true
+		}
+		i += j + len("什么是")
+	}
+	for _, clause := range strings.Split(zh, "|") {
+		if strings.HasSuffix(strings.TrimRight(clause, "吗呢吧啊呀嘛了"), "是什么") {
+			return true
+		}
+	}
+	return false
 }
 
 func qtypeName(t string) string {
@@ -1089,6 +1156,14 @@ func qtypeName(t string) string {
 		return "how many"
 	case "yesno":
 		return "yes or no"
+	case "price":
+		return "a price"
+	case "duration":
+		return "how long"
+	case "distance":
+		return "how far"
+	case "what":
+		return "what it is"
 	}
 	return t
 }

@@ -211,6 +211,14 @@ func TestVerifyGrammar(t *testing.T) {
 		{"信用卡在国内刷卡消费会不会收取额外的手续费和货币转换费", "信用卡在国外刷卡消费会不会收取额外的手续费和货币转换费", "replaced"},
 		{"Shares of the Ohio utility rose 4 percent in early trading after the quarterly earnings report on Monday", "Shares of the Ohio utility fell 4 percent in early trading after the quarterly earnings report on Monday", "replaced"},
 		{"Why does my credit card statement show two charges from the same hotel for one night in March?", "Why does my debit card statement show two charges from the same hotel for one night in March?", "replaced"},
+		// Kinds of question: a price, a count of units, how long, how far,
+		// what it is, why (怎么又), whose.
+		{"这种纸箱一捆多少钱", "这种纸箱一捆有多少个", "intent"},
+		{"从仓库开车到码头要多久", "从仓库开车到码头要多远", "intent"},
+		{"什么是信用卡分期", "信用卡怎么分期", "intent"},
+		{"借款的利息是什么", "借款的利息是多少", "intent"},
+		{"话费怎么又扣了", "话费怎么扣", "intent"},
+		{"Whose badge was used at the north gate?", "Who used the badge at the north gate?", "intent"},
 		// Whether it happened against whether it can.
 		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "mood"},
 		{"这个订单退款了吗", "这个订单可以退款吗", "mood"},
@@ -226,12 +234,18 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Has my order shipped?", "Did my order ship?"},
 		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
 		{"这个订单能退款吗", "这个订单可以退款吗"},
-		{"住在三楼的住户需要每个月交物业费和电梯维护费吗", "住在3楼的住户需要每个月交物业费和电梯维护费吗"}, // numbers: the facets compare them
-		{"Can you tell me where the returns desk is?", "Could you tell me where the returns desk is?"},     // function words
-		{"包裹什么时候能到", "包裹什么时候会到"},        // will = can when asking when
-		{"有人知道怎么才能退款吗", "怎么才能退款"},          // 有 framing an open question
-		{"会员卡需要多久才能办好", "会员卡多久能办好"},      // 需要多久 asks how long
-		{"开会的时候能请假吗", "开会期间可以请假吗"},        // 开会 is no will
+		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
+		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
+		{"信用卡怎么还款", "信用卡如何还款"},   // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},        // a bare how much is a price
+		{"退款多久能到账", "退款需要多少天到账"}, // how long = how many days
+		{"Which person's signature is needed on the form?", "Whose signature is needed on the form?"},
+		{"住在三楼的住户需要每个月交物业费和电梯维护费吗", "住在3楼的住户需要每个月交物业费和电梯维护费吗"},                                         // numbers: the facets compare them
+		{"Can you tell me where the returns desk is?", "Could you tell me where the returns desk is?"}, // function words
+		{"包裹什么时候能到", "包裹什么时候会到"},                                                                       // will = can when asking when
+		{"有人知道怎么才能退款吗", "怎么才能退款"},                                                                      // 有 framing an open question
+		{"会员卡需要多久才能办好", "会员卡多久能办好"},                                                                    // 需要多久 asks how long
+		{"开会的时候能请假吗", "开会期间可以请假吗"},                                                                     // 开会 is no will
 		{"我的贷款批下来了吗", "我的贷款已经批下来了吗"},
 		{"Is it going to snow in Oslo tomorrow?", "Will it snow in Oslo tomorrow?"},
 		{"Was the Arden grant approved by Mila Ortiz?", "Did Mila Ortiz approve the Arden grant?"},

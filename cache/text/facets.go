@@ -35,7 +35,8 @@ package text
 //   - polarities and dimensions that flip the meaning: "flow:in"/"flow:out"
 //     (inbound/入库, outbound/出库), "op:add"/"op:remove", "shelf:up"/
 //     "shelf:down" (上架/下架), "ext:min"/"ext:max", "toggle:on"/
-//     "toggle:off", "rel:before"/"rel:after", "cmp:gt"/"cmp:lt",
+//     "toggle:off", "rel:before"/"rel:after", "cmp:gt"/"cmp:ge"/
+//     "cmp:lt"/"cmp:le" (more than, at least, less than, at most),
 //     "run:start"/"run:stop", "io:read"/"io:write"/"io:connect", warehouse
 //     operations and roles ("op:pick", "op:pack", "op:replenish",
 //     "role:picker", "role:packer"), and the dimension asked about

@@ -113,8 +113,10 @@ f:toggle:on|enable|enables|enabled|enabling|turn on|switch on|启用|开启|打�
 f:toggle:off|disable|disables|disabled|disabling|turn off|switch off|禁用|关闭|关掉|停用
 f:rel:before|before|prior to|earlier than|之前|以前|点前
 f:rel:after|after|later than|之后|以后|点后
-f:cmp:gt|above|more than|greater than|higher than|larger than|exceed|exceeds|exceeding|at least|超过|高于|大于|多于|以上|至少
-f:cmp:lt|below|under|less than|fewer than|lower than|smaller than|at most|低于|小于|少于|以下|不到|不超过|至多
+f:cmp:gt|above|more than|greater than|higher than|larger than|exceed|exceeds|exceeding|超过|高于|大于|多于
+f:cmp:ge|at least|or more|no less than|no fewer than|not less than|以上|至少|不少于|不低于|不小于
+f:cmp:lt|below|under|less than|fewer than|lower than|smaller than|低于|小于|少于|不到
+f:cmp:le|at most|or less|or fewer|no more than|not more than|以下|不超过|至多|不多于|不高于|不大于
 f:run:start|start|starts|started|starting|begin|begins|开始|启动
 f:run:stop|stop|stops|stopped|stopping|停止|结束|停
 f:state:open|open|opened|未关闭

@@ -55,6 +55,9 @@ func TestFacets(t *testing.T) {
 		{"下午4点", "4 pm"},
 		{"did it not ship", "没有发货"},
 		{"收货了没有", "收货了吗"},
+		{"orders of at least 500 units", "订单至少500件"},
+		{"no more than 3 pallets", "不超过3托"},
+		{"salary above 5000", "工资超过5000"},
 	}
 	for _, p := range same {
 		if a, b := f(p[0]), f(p[1]); !slices.Equal(a, b) {
@@ -84,6 +87,9 @@ func TestFacets(t *testing.T) {
 		{"今天", "昨天"},
 		{"上午", "下午"},
 		{"above 5%", "above 5"},
+		{"at least 5000", "more than 5000"}, // 5000 itself is at least 5000
+		{"at most 20 minutes", "less than 20 minutes"},
+		{"5000以上", "超过5000"},
 		{"30 seconds", "30 milliseconds"},
 		{"多少箱", "多少件"},
 		{"pallets", "cases"},

@@ -135,6 +135,9 @@ type vsig struct {
 	than                             bool                // it compares: than, or 比 between two things (hanThan)
 	mood                             mood                // how a Chinese question asks (hanMood)
 	units                            bool                // a Chinese count of units (hanUnitsAsked)
+	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
+	deixis                           uint8               // 上次 1, 下次 2, 这次 4 (scopeWords)
+	conj                             uint8               // and 1, or 2
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -590,7 +593,79 @@ func signature(q string) vsig {
 		s.subject = w
 	}
 	s.grammar()
+	s.scopeWords()
 	return s
+}
+
+// scopeWords reads the words whose place or kind the facets lose:
+// negation before or after a quantifier (不都 / 都不, not all / all not),
+// Chinese deixis before a classifier (上次 / 这次), and and against or.
+func (s *vsig) scopeWords() {
+	seq := s.seq
+	low := func(j int) string {
+		if j >= 0 && j < len(seq) {
+			return seq[j].low
+		}
+		return ""
+	}
+	negAt := -1 // the first negation of the clause, or -1
+	clause := -1
+	for i := range seq {
+		w := seq[i].low
+		if seq[i].clause != clause {
+			clause, negAt = seq[i].clause, -1
+		}
+		if w == "" {
+			continue
+		}
+		if negWord(w) && negAt < 0 {
+			negAt = i
+		}
+		if q := scopeWord(w, low(i-1)); q != "" {
+			place := q + ":neg-after"
+			if negAt >= 0 {
+				place = q + ":neg-before"
+			} else if !slices.ContainsFunc(seq[i+1:], func(u vunit) bool { return u.clause == clause && negWord(u.low) }) {
+				place = "" // no negation in its clause
+			}
+			if place != "" && !slices.Contains(s.negScope, place) {
+				s.negScope = append(s.negScope, place)
+			}
+		}
+		switch w {
+		case "and", "和", "与", "及", "跟":
+			s.conj |= 1
+		case "or", "或":
+			s.conj |= 2
+		case "上", "下", "这", "那", "本":
+			next := low(i + 1)
+			if next == "一" || next == "个" && w != "本" {
+				next = low(i + 2)
+			}
+			if oneOf("次期笔批轮回趟家单个", next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
+				s.deixis |= map[string]uint8{"上": 1, "下": 2, "这": 4, "那": 4, "本": 4}[w]
+			}
+		}
+	}
+}
+
+// negWord reports a negation: not, never, n't; 不, 没, 别, 未.
+func negWord(w string) bool {
+	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w)
+}
+
+// scopeWord returns the class of a word whose scope a negation may take
+// (all, every, always, necessarily; 都, 一定, 所有, 全, 总) or "".
+func scopeWord(w, prev string) string {
+	switch {
+	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "全" || w == "有" && prev == "所":
+		return "all"
+	case w == "always" || w == "总":
+		return "always"
+	case w == "necessarily" || w == "定" && prev == "一":
+		return "sure"
+	}
+	return ""
 }
 
 func isHanTok(t string) bool {
@@ -865,6 +940,26 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// / 需要提前还款吗); English opening auxiliaries are compared below.
 	if a, b := moodsOf(query, stored); a != 0 && b != 0 && a&b == 0 {
 		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
+	}
+	// A negation before a quantifier against one after it (not all / all
+	// not, 不一定能 / 一定不能, 不都 / 都不).
+	for _, p := range query.negScope {
+		q, place, _ := strings.Cut(p, ":")
+		for _, o := range stored.negScope {
+			if oq, oplace, _ := strings.Cut(o, ":"); oq == q && oplace != place && !slices.Contains(query.negScope, o) {
+				return "negation", fmt.Sprintf("the negation takes another scope: %s %s in one question, %s in the other", q, strings.TrimPrefix(place, "neg-"), strings.TrimPrefix(oplace, "neg-"))
+			}
+		}
+	}
+	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
+	if query.deixis != 0 && stored.deixis != 0 && query.deixis&stored.deixis == 0 {
+		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next) or 这 (this one)"
+	}
+	// Both against either, in two yes/no questions (身份证和户口本 /
+	// 身份证或户口本); a choice (which, or a comparison) may ask with either.
+	if query.qtype == "yesno" && stored.qtype == "yesno" && query.conj != 0 && stored.conj != 0 && query.conj&stored.conj == 0 &&
+		!query.comparative && !stored.comparative && !query.recommend && !stored.recommend {
+		return "conjunction", "one question asks for both (and, 和), the other for either (or, 或)"
 	}
 	if query.whd != stored.whd {
 		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"

@@ -219,6 +219,14 @@ func TestVerifyGrammar(t *testing.T) {
 		{"借款的利息是什么", "借款的利息是多少", "intent"},
 		{"话费怎么又扣了", "话费怎么扣", "intent"},
 		{"Whose badge was used at the north gate?", "Who used the badge at the north gate?", "intent"},
+		// Negation before or after a quantifier; deixis; and against or.
+		{"这批货不一定能在周五之前全部出库吗", "这批货一定不能在周五之前全部出库吗", "negation"},
+		{"店里的东西都不能退换吗", "店里的东西不都能退换吗", "negation"},
+		{"Why are not all of my deposits showing up in the app?", "Why are all of my deposits not showing up in the app?", "negation"},
+		{"上次在你们店买的鞋子能换吗", "这次在你们店买的鞋子能换吗", "deixis"},
+		{"上一期的账单能分期吗", "这一期的账单能分期吗", "deixis"},
+		{"开户需要身份证和户口本吗", "开户需要身份证或户口本吗", "conjunction"},
+		{"Do I need a passport and a visa for Peru?", "Do I need a passport or a visa for Peru?", "conjunction"},
 		// Whether it happened against whether it can.
 		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "mood"},
 		{"这个订单退款了吗", "这个订单可以退款吗", "mood"},
@@ -236,8 +244,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},   // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},        // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"},             // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},                  // a bare how much is a price
+		{"下单以后这个订单能改地址吗", "这个订单下单以后能改地址吗"}, // 下单 is to order
+		{"Which is cheaper, the bus or the train?", "Which is cheaper, the bus and the train?"},
 		{"退款多久能到账", "退款需要多少天到账"}, // how long = how many days
 		{"Which person's signature is needed on the form?", "Whose signature is needed on the form?"},
 		{"住在三楼的住户需要每个月交物业费和电梯维护费吗", "住在3楼的住户需要每个月交物业费和电梯维护费吗"},                                         // numbers: the facets compare them

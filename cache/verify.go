@@ -524,7 +524,16 @@ func signature(q string) vsig {
 			first = false
 			continue
 		}
-		if p := participantPronoun(lt); p != "" {
+		p := participantPronoun(lt)
+		if han && p == "" && strings.Contains("我你您他她", t) {
+			// Chinese personal pronouns are participants too (他借给我 /
+			// 我借给他), 们 making them plural.
+			p = "p:" + persons[t]
+			if i+1 < len(toks) && toks[i+1] == "们" {
+				p = "p:" + persons[t][:1] + "p"
+			}
+		}
+		if p != "" {
 			// A personal pronoun is a participant, one per
 			// person (I = me): "My sister owes me" / "I owe my sister"
 			// exchange the sister and me around "owe".

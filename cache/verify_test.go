@@ -227,6 +227,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"上一期的账单能分期吗", "这一期的账单能分期吗", "deixis"},
 		{"开户需要身份证和户口本吗", "开户需要身份证或户口本吗", "conjunction"},
 		{"Do I need a passport and a visa for Peru?", "Do I need a passport or a visa for Peru?", "conjunction"},
+		// Chinese personal pronouns are participants.
+		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
+		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
 		// Whether it happened against whether it can.
 		{"我的贷款申请批下来了吗？", "我的贷款申请能批下来吗？", "mood"},
 		{"这个订单退款了吗", "这个订单可以退款吗", "mood"},
@@ -244,8 +247,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},             // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},                  // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"},      // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},           // a bare how much is a price
+		{"我想问一下我的快递到哪了", "我的快递到哪了"}, // the asker's framing
+		{"你们店周末营业吗", "周末你们店营业吗"},
 		{"下单以后这个订单能改地址吗", "这个订单下单以后能改地址吗"}, // 下单 is to order
 		{"Which is cheaper, the bus or the train?", "Which is cheaper, the bus and the train?"},
 		{"退款多久能到账", "退款需要多少天到账"}, // how long = how many days

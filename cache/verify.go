@@ -138,6 +138,10 @@ type vsig struct {
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
 	deixis                           uint8               // 上次 1, 下次 2, 这次 4 (scopeWords)
 	conj                             uint8               // and 1, or 2
+	particles                        map[string]string   // a content word → its particle ("sign" → "up"), "-" for none (verbParticle)
+	openModal                        string              // the class of its first modal (openModal)
+	beTense                          string              // the tense of its first form of be: "present", "past" or ""
+	cond                             string              // 只要 or 只有
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -271,7 +275,13 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	}
 	x, y := &q.seq[at], &s.seq[at]
 	numeral := func(w string) bool { return strings.ContainsAny(w, "0123456789") || oneOf(hanNumerals, w) }
-	if !x.unit || !y.unit || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) {
+	// A request's verb (tell, show, get) is a content word after a
+	// subject or to: "How do I get a refund?" / "How do I give a refund?".
+	content := func(u *vunit) bool {
+		return u.unit || at > 0 && imperatives[u.low] && subjectOrTo[q.seq[at-1].low] &&
+			(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
+	}
+	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) {
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
@@ -283,6 +293,9 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	}
 	return x.low, y.low, true
 }
+
+// subjectOrTo come before a verb that is the question's own.
+var subjectOrTo = setOf("i we you they he she it to")
 
 // mood is how a Chinese question asks about what it names: a set of
 // these bits.
@@ -518,6 +531,9 @@ func signature(q string) vsig {
 			tok = stemLight(lt)
 		}
 		if r, ok := roleMarkers[lt]; ok && (lt != "比" || hanThan(toks, i)) {
+			if lt == "of" && i > 0 && strings.EqualFold(toks[i-1], "out") {
+				r = "from" // out of: "into my savings" / "out of my savings"
+			}
 			s.than = s.than || r == "than"
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			role = r
@@ -641,6 +657,23 @@ func (s *vsig) scopeWords() {
 				s.negScope = append(s.negScope, place)
 			}
 		}
+		if p := verbParticle(seq, i); p != "" && seq[i].unit && !strongParticles[w] {
+			if s.particles == nil {
+				s.particles = map[string]string{}
+			}
+			if _, ok := s.particles[w]; !ok {
+				s.particles[w] = p
+			}
+		}
+		if m := openModal[w]; m != "" && s.openModal == "" {
+			s.openModal = m
+		}
+		if b := beTense[w]; b != "" && s.beTense == "" {
+			s.beTense = b
+		}
+		if w == "只" && oneOf("要有", low(i+1)) {
+			s.cond = "只" + low(i+1) // 只要 (if) / 只有 (only if)
+		}
 		switch w {
 		case "and", "和", "与", "及", "跟":
 			s.conj |= 1
@@ -648,8 +681,8 @@ func (s *vsig) scopeWords() {
 			s.conj |= 2
 		case "上", "下", "这", "那", "本":
 			next := low(i + 1)
-			if next == "一" || next == "个" && w != "本" {
-				next = low(i + 2)
+			if next == "一" {
+				next = low(i + 2) // 上一期, 这一次
 			}
 			if oneOf("次期笔批轮回趟家单个", next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
 				s.deixis |= map[string]uint8{"上": 1, "下": 2, "这": 4, "那": 4, "本": 4}[w]
@@ -657,6 +690,78 @@ func (s *vsig) scopeWords() {
 		}
 	}
 }
+
+// particles are the adverb particles of English phrasal verbs; the strong
+// ones are never a preposition (sign up, check out, pick up).
+var (
+	particles       = setOf("out up down off back away in on over")
+	strongParticles = setOf("out up down off back away")
+)
+
+// verbParticle returns the particle of the word at i in its clause: the
+// next token, or one up to three tokens later ("turn the lights off");
+// "-" when none, "" when the word takes no particle here (a function word
+// or a clause's end).
+func verbParticle(seq []vunit, i int) string {
+	in := func(j int) bool { return j < len(seq) && seq[j].clause == seq[i].clause && seq[j].low != "" }
+	if i > 0 && objectStart[seq[i-1].low] && seq[i-1].clause == seq[i].clause {
+		return "" // a noun ("turn the alarm off": the particle is turn's)
+	}
+	if !in(i + 1) {
+		return "-"
+	}
+	if w := seq[i+1].low; particles[w] && !(w == "out" && in(i+2) && seq[i+2].low == "of") {
+		return w // not "out of", a preposition (roles)
+	}
+	if !objectStart[seq[i+1].low] {
+		return "-"
+	}
+	for j := i + 2; in(j) && j <= i+4; j++ {
+		w := seq[j].low
+		if strongParticles[w] {
+			return w // "turn the lights off", "pick it up"
+		}
+		if roleMarkers[w] != "" {
+			break // a preposition: "pick my order from" has none
+		}
+	}
+	return "-"
+}
+
+// objectStart open the object a particle may follow ("turn the lights
+// off", "pick it up").
+var objectStart = setOf("the a an my your his her its our their this that these those it them him me us")
+
+// particlesDiffer reports a word that takes a strong particle in one
+// question and another or none in the other: sign in / sign out, pick up
+// / pick, opt in / opt out (in against on may be two prepositions).
+func particlesDiffer(a, b map[string]string) (string, bool) {
+	for w, p := range a {
+		q, ok := b[w]
+		if !ok || p == q {
+			continue
+		}
+		if strongParticles[p] || strongParticles[q] {
+			return w, true
+		}
+	}
+	return "", false
+}
+
+// openModal classes the modals of an open question ("Which stocks should
+// I buy?" asks advice, "Which stocks can I buy?" what is allowed).
+var openModal = map[string]string{
+	"can": "ability", "could": "ability", "may": "ability", "can't": "ability", "cannot": "ability", "couldn't": "ability",
+	"should": "advice", "shouldn't": "advice", "ought": "advice",
+	"must": "obligation", "mustn't": "obligation",
+}
+
+// beTense is the tense of a form of be.
+var beTense = map[string]string{"is": "present", "are": "present", "am": "present", "isn't": "present", "aren't": "present",
+	"was": "past", "were": "past", "wasn't": "past", "weren't": "past"}
+
+// participle reports a past participle: -ed, or an irregular one.
+func participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w] }
 
 // negWord reports a negation: not, never, n't; 不, 没, 别, 未.
 func negWord(w string) bool {
@@ -768,10 +873,10 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候"):
 		s.qtype = "when"
-	case has("why", "为什么", "为啥", "为何", "怎么又", "怎么还没", "怎么没", "怎么不", "怎么会", "怎么老是", "怎么总是"):
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "怎么又", "怎么还没", "怎么没", "怎么不", "怎么会", "怎么老是", "怎么总是"):
 		s.qtype = "why" // 怎么 before 又, 没, 不, 会 asks why (怎么又扣款了)
-	case has("which", "哪"):
-		s.qtype = "which"
+	case has("which", "哪") || whatNoun(lower):
+		s.qtype = "which" // "What customers …" asks which ones
 	case has("how", "怎么", "如何", "怎样"):
 		s.qtype = "how"
 	case hanDefinition(zh):
@@ -810,6 +915,8 @@ func whArgument(lower []string) string {
 		switch next := lower[i+1]; {
 		case next == "do" || next == "does" || next == "did" || next == "didn't" || next == "doesn't" || next == "don't":
 			return "obj"
+		case w == "who" && passiveAux[next] && i+2 < len(lower) && participle(lower[i+2]):
+			return "obj" // "Who was paid?": the one paid, not the payer ("Who paid?")
 		case auxiliaries[next] || functionWords[next] || next[0] >= utf8.RuneSelf || strings.Contains(next, "'"):
 			return ""
 		case w == "what" && !strings.HasSuffix(next, "ed"):
@@ -960,6 +1067,27 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			}
 		}
 	}
+	// Phrasal verbs: sign in / sign out, pick up / pick.
+	if w, ok := particlesDiffer(query.particles, stored.particles); ok {
+		return "particle", fmt.Sprintf("%q takes another particle (%s, %s)", w, query.particles[w], stored.particles[w])
+	}
+	if w, ok := particlesDiffer(stored.particles, query.particles); ok {
+		return "particle", fmt.Sprintf("%q takes another particle (%s, %s)", w, query.particles[w], stored.particles[w])
+	}
+	// The modals of two open questions (how excepted: "How should I" asks
+	// what "How can I" asks): advice, what is allowed, what is required.
+	if query.openModal != "" && stored.openModal != "" && query.openModal != stored.openModal &&
+		query.qtype != "yesno" && stored.qtype != "yesno" && query.qtype != "how" && stored.qtype != "how" {
+		return "intent", fmt.Sprintf("the questions ask differently: %s against %s", query.openModal, stored.openModal)
+	}
+	// Is against was: the state now against the state then ("Who is the
+	// CEO" / "Who was the CEO").
+	if query.beTense != "" && stored.beTense != "" && query.beTense != stored.beTense && !query.future && !stored.future {
+		return "tense", fmt.Sprintf("tense differs: %s (is, are) against %s (was, were)", query.beTense, stored.beTense)
+	}
+	if query.cond != "" && stored.cond != "" && query.cond != stored.cond {
+		return "condition", "只要 (if) against 只有 (only if)"
+	}
 	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
 	if query.deixis != 0 && stored.deixis != 0 && query.deixis&stored.deixis == 0 {
 		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next) or 这 (this one)"
@@ -1019,6 +1147,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		if okA && okB && query.seq[a].role != stored.seq[b].role && directional[query.seq[a].role] && directional[stored.seq[b].role] {
 			return "roles", fmt.Sprintf("roles differ: %q is %s in the question, %s in the cached one", u.text, roleName(query.seq[a].role), roleName(stored.seq[b].role))
+		}
+		// A time after for or by against the same after in, on or at:
+		// how long against when ("blocked for 24 hours" / "in 24 hours"),
+		// a deadline against a point ("by Monday" / "on Monday").
+		if okA && okB {
+			ra, rb := query.seq[a].role, stored.seq[b].role
+			if ra != rb && (ra == "at" || rb == "at") && (ra == "for" || ra == "by" || rb == "for" || rb == "by") && query.timeAt(a) {
+				return "roles", fmt.Sprintf("roles differ: the time %q is %s in the question, %s in the cached one", u.text, roleName(ra), roleName(rb))
+			}
 		}
 		// Both compare, and a unit is what one compares against and not
 		// the other (金卡的年费比白金卡高吗 / 白金卡的年费比金卡高吗: 白
@@ -1092,6 +1229,23 @@ func isTimeWord(w string) bool {
 		return true
 	}
 	return len(w) == 4 && isDigits(w) && (w[:2] == "19" || w[:2] == "20")
+}
+
+// timeAt reports a time at seq index i: a time word (Monday, tomorrow), a
+// clock (5pm, 17:00) or a number before a unit of time (24 hours).
+func (s *vsig) timeAt(i int) bool {
+	w := s.seq[i].low
+	if isTimeWord(w) || strings.ContainsAny(w, "0123456789") && (strings.HasSuffix(w, "am") || strings.HasSuffix(w, "pm") || strings.Contains(w, ":")) {
+		return true
+	}
+	if !isDigits(w) || i+1 >= len(s.seq) {
+		return false
+	}
+	switch strings.TrimSuffix(s.seq[i+1].low, "s") {
+	case "minute", "hour", "day", "week", "month", "year", "am", "pm", "o'clock":
+		return true
+	}
+	return false
 }
 
 func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
@@ -1208,6 +1362,18 @@ func qtypesFit(q, s vsig) bool {
 		return true
 	case "count/price":
 		return !q.units
+	}
+	return false
+}
+
+// whatNoun reports "what" before a noun ("What customers have overdue
+// invoices?"): which ones, not what it is.
+func whatNoun(lower []string) bool {
+	for i, w := range lower {
+		if w == "what" && i+1 < len(lower) {
+			n := lower[i+1]
+			return n[0] < utf8.RuneSelf && !functionWords[n] && !auxiliaries[n] && roleMarkers[n] == "" && !strings.Contains(n, "'") && !isDigits(n)
+		}
 	}
 	return false
 }

@@ -132,7 +132,7 @@ f:op:pick|pick|picks|picked|picking|拣货|拣选|拣
 f:op:pack|pack|packs|packed|packing|打包|包装
 f:op:replenish|replenish|replenishes|replenished|replenishing|replenishment|补货|补充库存
 f:op:count|cycle count|cycle counts|stocktake|stock take|盘点
-f:op:receive|receive|receives|received|receiving|receipt|arrive|arrives|arrived|arrival|收货|到货|到达|收到
+f:op:receive|receive|receives|received|receiving|arrive|arrives|arrived|arrival|收货|到货|到达|收到
 f:op:ship|ship|ships|shipped|shipping|shipment|dispatch|dispatched|发货|发运|出货|发出
 f:op:short|short-picked|short pick|short-pick|short picked|shortage|缺拣|缺货
 f:op:return|return rate|return rates|returned goods|rma|退货|退货率

@@ -307,11 +307,12 @@ const (
 	moodFuture                   // 会: whether it will
 	moodExist                    // 有: whether there is one
 	moodDone                     // 了, 过, 已, 没: whether it happened
+	moodNot                      // 不 before a verb: that it does not, or will not, happen
 )
 
 func (m mood) String() string {
 	var out []string
-	for i, name := range []string{"can (能, 可以)", "must (需要, 应该)", "will (会)", "is there (有)", "did (了, 过, 没)"} {
+	for i, name := range []string{"can (能, 可以)", "must (需要, 应该)", "will (会)", "is there (有)", "did (了, 过, 没)", "does not (不)"} {
 		if m&(1<<i) != 0 {
 			out = append(out, name)
 		}
@@ -364,6 +365,13 @@ func hanMood(w, prev, next, next2 string) mood {
 	case "没":
 		if next != "法" {
 			return moodDone | moodExist // 没到账: it did not; 没有发票: there is none
+		}
+	case "不":
+		// 不发货 does not (or will not) do it, 没发货 did not; 不能, 不会, 不要
+		// are their modals' (read at their own characters), 不是, 不一定, 不到
+		// and the like no mood, 还不 asks what 还没 asks.
+		if prev != "还" && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next) {
+			return moodNot
 		}
 	}
 	return 0
@@ -1092,9 +1100,10 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.deixis != 0 && stored.deixis != 0 && query.deixis&stored.deixis == 0 {
 		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next) or 这 (this one)"
 	}
-	// Both against either, in two yes/no questions (身份证和户口本 /
-	// 身份证或户口本); a choice (which, or a comparison) may ask with either.
-	if query.qtype == "yesno" && stored.qtype == "yesno" && query.conj != 0 && stored.conj != 0 && query.conj&stored.conj == 0 &&
+	// Both against either (身份证和户口本 / 身份证或户口本, 去北京和天津 / 去北京
+	// 或天津); a choice (which, a comparison, a recommendation) may ask with
+	// either.
+	if query.conj != 0 && stored.conj != 0 && query.conj&stored.conj == 0 && query.qtype != "which" && stored.qtype != "which" &&
 		!query.comparative && !stored.comparative && !query.recommend && !stored.recommend {
 		return "conjunction", "one question asks for both (and, 和), the other for either (or, 或)"
 	}
@@ -1578,7 +1587,13 @@ func (s *vsig) grammar() {
 		case w == "了" || w == "过" && low(i, i-1) != "不":
 			next := low(i, i+1)
 			if next != "" && !oneOf(hanParticles+"了", next) {
-				break // 了 inside the clause (发了几个): aspect, not the question's tense
+				// 了 inside the clause (发了几个): aspect, not the question's
+				// tense; but it did happen (裁掉了多少人 / 会裁掉多少人), unless
+				// 了 is part of a word (为了, 除了, 了解, 受不了).
+				if w == "了" && !oneOf("为除算极", low(i, i-1)) && !oneOf("解结不", next) && !s.imminent(i) {
+					s.mood |= moodDone
+				}
+				break
 			}
 			if w == "了" && s.imminent(i) {
 				s.future = true // 快下雨了, 要发货了: about to happen

@@ -242,6 +242,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"What suppliers have late deliveries this week?", "How many suppliers have late deliveries this week?", "intent"},
 		{"只要绑定银行卡就能提现吗", "只有绑定银行卡就能提现吗", "condition"},
 		{"How do I get a refund for the broken kettle?", "How do I give a refund for the broken kettle?", "replaced"},
+		// Did not (没) against does not (不); a 了 inside the clause
+		// against 会; and against or in an open question.
+		{"哪些包裹昨天没签收", "哪些包裹昨天不签收", "mood"},
+		{"这次促销卖出了多少台", "这次促销会卖出多少台", "mood"},
+		{"国庆去杭州和苏州玩五天怎么安排", "国庆去杭州或苏州玩五天怎么安排", "conjunction"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
@@ -262,8 +267,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},                                           // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},                                                // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"}, // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},      // a bare how much is a price
+		{"为什么还没发货", "为什么还不发货"}, // 还不 asks what 还没 asks
+		{"为了省运费能合并发货吗", "能合并发货省运费吗"},
 		{"How do I turn off the alarm?", "How do I turn the alarm off?"}, // a particle after its object
 		{"How do I turn off updates on Windows?", "How do I turn off updates in Windows?"},
 		{"What caused the outage last night?", "Why was there an outage last night?"},

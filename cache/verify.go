@@ -138,10 +138,11 @@ type vsig struct {
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
 	deixis                           uint8               // 上次 1, 下次 2, 这次 4 (scopeWords)
 	conj                             uint8               // and 1, or 2
-	particles                        map[string]string   // a content word → its particle ("sign" → "up"), "-" for none (verbParticle)
-	openModal                        string              // the class of its first modal (openModal)
-	beTense                          string              // the tense of its first form of be: "present", "past" or ""
+	particles                        []string            // its strong particles, each with the word before it ("out sign": sign out)
+	modals                           uint8               // the classes of its modals (modalBits)
+	beTenses                         uint8               // the tenses of its forms of be: 1 present, 2 past
 	cond                             string              // 只要 or 只有
+	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -281,7 +282,8 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return u.unit || at > 0 && imperatives[u.low] && subjectOrTo[q.seq[at-1].low] &&
 			(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
 	}
-	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) {
+	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
+		lookVerbs[x.low] && lookVerbs[y.low] { // find / get / see / check my statements
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
@@ -293,6 +295,10 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	}
 	return x.low, y.low, true
 }
+
+// lookVerbs ask for information alike ("Where can I find / get my
+// statements?", "How do I check / see my balance?").
+var lookVerbs = setOf("see check find get know view look show tell access")
 
 // subjectOrTo come before a verb that is the question's own.
 var subjectOrTo = setOf("i we you they he she it to")
@@ -643,6 +649,8 @@ func (s *vsig) scopeWords() {
 	}
 	negAt := -1 // the first negation of the clause, or -1
 	clause := -1
+	var parts []string
+	defer func() { s.particles = parts }()
 	for i := range seq {
 		w := seq[i].low
 		if seq[i].clause != clause {
@@ -665,20 +673,11 @@ func (s *vsig) scopeWords() {
 				s.negScope = append(s.negScope, place)
 			}
 		}
-		if p := verbParticle(seq, i); p != "" && seq[i].unit && !strongParticles[w] {
-			if s.particles == nil {
-				s.particles = map[string]string{}
-			}
-			if _, ok := s.particles[w]; !ok {
-				s.particles[w] = p
-			}
+		if (strongParticles[w] || weakParticles[w]) && i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) {
+			parts = append(parts, w+" "+seq[i-1].word) // not "10% off"
 		}
-		if m := openModal[w]; m != "" && s.openModal == "" {
-			s.openModal = m
-		}
-		if b := beTense[w]; b != "" && s.beTense == "" {
-			s.beTense = b
-		}
+		s.modals |= modalBits(w, low(i+1))
+		s.beTenses |= beTense(w, low(i+1))
 		if w == "只" && oneOf("要有", low(i+1)) {
 			s.cond = "只" + low(i+1) // 只要 (if) / 只有 (only if)
 		}
@@ -699,74 +698,72 @@ func (s *vsig) scopeWords() {
 	}
 }
 
-// particles are the adverb particles of English phrasal verbs; the strong
-// ones are never a preposition (sign up, check out, pick up).
-var (
-	particles       = setOf("out up down off back away in on over")
-	strongParticles = setOf("out up down off back away")
-)
+// strongParticles are the particles of English phrasal verbs that are
+// never a preposition (out of is counted as out): sign up / sign in, pick
+// up / pick, log out / log in, out of customs / in customs.
+var strongParticles = setOf("out up down off back away")
 
-// verbParticle returns the particle of the word at i in its clause: the
-// next token, or one up to three tokens later ("turn the lights off");
-// "-" when none, "" when the word takes no particle here (a function word
-// or a clause's end).
-func verbParticle(seq []vunit, i int) string {
-	in := func(j int) bool { return j < len(seq) && seq[j].clause == seq[i].clause && seq[j].low != "" }
-	if i > 0 && objectStart[seq[i-1].low] && seq[i-1].clause == seq[i].clause {
-		return "" // a noun ("turn the alarm off": the particle is turn's)
-	}
-	if !in(i + 1) {
-		return "-"
-	}
-	if w := seq[i+1].low; particles[w] && !(w == "out" && in(i+2) && seq[i+2].low == "of") {
-		return w // not "out of", a preposition (roles)
-	}
-	if !objectStart[seq[i+1].low] {
-		return "-"
-	}
-	for j := i + 2; in(j) && j <= i+4; j++ {
-		w := seq[j].low
-		if strongParticles[w] {
-			return w // "turn the lights off", "pick it up"
-		}
-		if roleMarkers[w] != "" {
-			break // a preposition: "pick my order from" has none
-		}
-	}
-	return "-"
-}
+// weakParticles may be a particle or a preposition (sign in, in stock):
+// only a strong particle against one of them tells.
+var weakParticles = setOf("in on over")
 
-// objectStart open the object a particle may follow ("turn the lights
-// off", "pick it up").
-var objectStart = setOf("the a an my your his her its our their this that these those it them him me us")
-
-// particlesDiffer reports a word that takes a strong particle in one
-// question and another or none in the other: sign in / sign out, pick up
-// / pick, opt in / opt out (in against on may be two prepositions).
-func particlesDiffer(a, b map[string]string) (string, bool) {
-	for w, p := range a {
-		q, ok := b[w]
-		if !ok || p == q {
-			continue
-		}
-		if strongParticles[p] || strongParticles[q] {
-			return w, true
+// particleDiffers returns a strong particle that one question has after
+// a word that takes another particle in the other question: "sign out" /
+// "sign in", "sign up" / "sign in", "check-out time" / "check-in time",
+// "out of customs" / "in customs". A particle against none passes: it
+// often only completes the verb ("print out", "clean up", "free up").
+func particleDiffers(q, s vsig) (string, bool) {
+	for _, side := range [][2]vsig{{q, s}, {s, q}} {
+		a, b := side[0], side[1]
+		for _, x := range a.particles {
+			p, before, _ := strings.Cut(x, " ")
+			if !strongParticles[p] || slices.Contains(b.particles, x) {
+				continue
+			}
+			for _, y := range b.particles {
+				if o, ob, _ := strings.Cut(y, " "); ob == before && o != p {
+					return p + "/" + o, true
+				}
+			}
 		}
 	}
 	return "", false
 }
 
-// openModal classes the modals of an open question ("Which stocks should
-// I buy?" asks advice, "Which stocks can I buy?" what is allowed).
-var openModal = map[string]string{
-	"can": "ability", "could": "ability", "may": "ability", "can't": "ability", "cannot": "ability", "couldn't": "ability",
-	"should": "advice", "shouldn't": "advice", "ought": "advice",
-	"must": "obligation", "mustn't": "obligation",
+// modalBits classes a modal of an open question ("Which stocks should I
+// buy?" asks advice, "Which stocks can I buy?" what is allowed, "What do
+// I need to bring?" what is required): 1 ability, 2 advice, 4 obligation.
+func modalBits(w, next string) uint8 {
+	switch w {
+	case "can", "could", "may", "can't", "cannot", "couldn't":
+		return 1
+	case "should", "shouldn't", "ought":
+		return 2
+	case "must", "mustn't":
+		return 4
+	case "need", "needs", "have", "has":
+		if next == "to" {
+			return 4
+		}
+	}
+	return 0
 }
 
-// beTense is the tense of a form of be.
-var beTense = map[string]string{"is": "present", "are": "present", "am": "present", "isn't": "present", "aren't": "present",
-	"was": "past", "were": "past", "wasn't": "past", "weren't": "past"}
+// beTense is the tense of a form of be, contractions included (who's,
+// what's; not who's been): 1 present, 2 past.
+func beTense(w, next string) uint8 {
+	switch w {
+	case "is", "are", "am", "isn't", "aren't":
+		return 1
+	case "was", "were", "wasn't", "weren't":
+		return 2
+	case "who's", "where's", "when's", "it's", "that's", "there's", "here's", "he's", "she's": // not what's: "What's the reason it was declined?"
+		if next != "been" && !participle(next) {
+			return 1
+		}
+	}
+	return 0
+}
 
 // participle reports a past participle: -ed, or an irregular one.
 func participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w] }
@@ -784,6 +781,8 @@ func scopeWord(w, prev string) string {
 		return "all"
 	case w == "always" || w == "总":
 		return "always"
+	case w == "many" || w == "much" || w == "most":
+		return "many"
 	case w == "necessarily" || w == "定" && prev == "一":
 		return "sure"
 	}
@@ -891,6 +890,12 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "what" // 什么是分期, 分期是什么: what it is, not how much or how
 	}
 	s.whArg = whArgument(lower)
+	for i, w := range lower {
+		if w == "how" {
+			s.howManner = i+1 < len(lower) && (auxiliaries[lower[i+1]] || modalBits(lower[i+1], "") != 0) // how do, how can; not how often
+			break
+		}
+	}
 	s.recommend = has("recommend", "recommended", "recommendation", "best", "better", "good", "worth", "suggest",
 		"推荐", "值得", "最好", "比较好", "好用", "建议") || zh != "" && hanGoodAtEnd(q)
 	s.identify = !s.recommend && wh && has("this", "that", "these", "those", "这", "那")
@@ -1076,22 +1081,21 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 	}
 	// Phrasal verbs: sign in / sign out, pick up / pick.
-	if w, ok := particlesDiffer(query.particles, stored.particles); ok {
-		return "particle", fmt.Sprintf("%q takes another particle (%s, %s)", w, query.particles[w], stored.particles[w])
+	if p, ok := particleDiffers(query, stored); ok {
+		return "particle", fmt.Sprintf("the particles differ (%s)", p)
 	}
-	if w, ok := particlesDiffer(stored.particles, query.particles); ok {
-		return "particle", fmt.Sprintf("%q takes another particle (%s, %s)", w, query.particles[w], stored.particles[w])
+	// The modals of two open questions (not how and when: "How should
+	// I" and "When can I" ask what "How can I" and "When should I" ask):
+	// advice, what is allowed, what is required.
+	if query.modals != 0 && stored.modals != 0 && query.modals&stored.modals == 0 && modalsCompared(query) && modalsCompared(stored) {
+		return "intent", "the questions ask differently: what one can, should or must do"
 	}
-	// The modals of two open questions (how excepted: "How should I" asks
-	// what "How can I" asks): advice, what is allowed, what is required.
-	if query.openModal != "" && stored.openModal != "" && query.openModal != stored.openModal &&
-		query.qtype != "yesno" && stored.qtype != "yesno" && query.qtype != "how" && stored.qtype != "how" {
-		return "intent", fmt.Sprintf("the questions ask differently: %s against %s", query.openModal, stored.openModal)
-	}
-	// Is against was: the state now against the state then ("Who is the
-	// CEO" / "Who was the CEO").
-	if query.beTense != "" && stored.beTense != "" && query.beTense != stored.beTense && !query.future && !stored.future {
-		return "tense", fmt.Sprintf("tense differs: %s (is, are) against %s (was, were)", query.beTense, stored.beTense)
+	// Is against was in two yes/no questions: the state now against the
+	// state then ("Is my account locked?" / "Was my account locked?"). An
+	// open question often asks the same with either ("Who was / is Albert
+	// Einstein?", "Where are / were these shoes made?").
+	if query.qtype == "yesno" && stored.qtype == "yesno" && query.beTenses != 0 && stored.beTenses != 0 && query.beTenses&stored.beTenses == 0 && !query.future && !stored.future {
+		return "tense", "tense differs: is, are against was, were"
 	}
 	if query.cond != "" && stored.cond != "" && query.cond != stored.cond {
 		return "condition", "只要 (if) against 只有 (only if)"
@@ -1157,12 +1161,14 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		if okA && okB && query.seq[a].role != stored.seq[b].role && directional[query.seq[a].role] && directional[stored.seq[b].role] {
 			return "roles", fmt.Sprintf("roles differ: %q is %s in the question, %s in the cached one", u.text, roleName(query.seq[a].role), roleName(stored.seq[b].role))
 		}
-		// A time after for or by against the same after in, on or at:
-		// how long against when ("blocked for 24 hours" / "in 24 hours"),
-		// a deadline against a point ("by Monday" / "on Monday").
+		// A length of time after for against the same after in, on or
+		// at: how long against when ("blocked for 24 hours" / "in 24
+		// hours"; "sales for 2023" = "in 2023"); a time after by against
+		// the same after in, on or at: a deadline against a point ("by
+		// Monday" / "on Monday").
 		if okA && okB {
 			ra, rb := query.seq[a].role, stored.seq[b].role
-			if ra != rb && (ra == "at" || rb == "at") && (ra == "for" || ra == "by" || rb == "for" || rb == "by") && query.timeAt(a) {
+			if ra != rb && (ra == "at" || rb == "at") && ((ra == "by" || rb == "by") && query.timeAt(a) || (ra == "for" || rb == "for") && query.durationAt(a)) {
 				return "roles", fmt.Sprintf("roles differ: the time %q is %s in the question, %s in the cached one", u.text, roleName(ra), roleName(rb))
 			}
 		}
@@ -1240,21 +1246,41 @@ func isTimeWord(w string) bool {
 	return len(w) == 4 && isDigits(w) && (w[:2] == "19" || w[:2] == "20")
 }
 
+// modalsCompared reports an open question whose modals ask something of
+// their own: not yes/no (the opening auxiliary is compared), not a plain
+// how or when.
+func modalsCompared(s vsig) bool {
+	return s.qtype != "yesno" && s.qtype != "when" && !(s.qtype == "how" && s.howManner)
+}
+
 // timeAt reports a time at seq index i: a time word (Monday, tomorrow), a
-// clock (5pm, 17:00) or a number before a unit of time (24 hours).
+// clock (5pm, 17:00) or a length of time (durationAt).
 func (s *vsig) timeAt(i int) bool {
 	w := s.seq[i].low
-	if isTimeWord(w) || strings.ContainsAny(w, "0123456789") && (strings.HasSuffix(w, "am") || strings.HasSuffix(w, "pm") || strings.Contains(w, ":")) {
+	if isTimeWord(w) || w == "end" || strings.ContainsAny(w, "0123456789") && (strings.HasSuffix(w, "am") || strings.HasSuffix(w, "pm") || strings.Contains(w, ":")) {
 		return true
 	}
-	if !isDigits(w) || i+1 >= len(s.seq) {
+	return s.durationAt(i)
+}
+
+// durationAt reports a length of time at seq index i: a number (digits or
+// a numeral: two, a) before a unit of time, or the unit itself after one
+// (24 hours, two months, a week).
+func (s *vsig) durationAt(i int) bool {
+	unit := func(j int) bool {
+		if j < 0 || j >= len(s.seq) {
+			return false
+		}
+		switch strings.TrimSuffix(s.seq[j].low, "s") {
+		case "minute", "hour", "day", "week", "month", "year", "fortnight":
+			return true
+		}
 		return false
 	}
-	switch strings.TrimSuffix(s.seq[i+1].low, "s") {
-	case "minute", "hour", "day", "week", "month", "year", "am", "pm", "o'clock":
-		return true
+	number := func(j int) bool {
+		return j >= 0 && j < len(s.seq) && (isDigits(s.seq[j].low) || numerals[s.seq[j].low] != "")
 	}
-	return false
+	return number(i) && unit(i+1) || unit(i) && number(i-1)
 }
 
 func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
@@ -1381,11 +1407,15 @@ func whatNoun(lower []string) bool {
 	for i, w := range lower {
 		if w == "what" && i+1 < len(lower) {
 			n := lower[i+1]
-			return n[0] < utf8.RuneSelf && !functionWords[n] && !auxiliaries[n] && roleMarkers[n] == "" && !strings.Contains(n, "'") && !isDigits(n)
+			return n[0] < utf8.RuneSelf && !functionWords[n] && !auxiliaries[n] && roleMarkers[n] == "" && !strings.Contains(n, "'") && !isDigits(n) &&
+				!quantityNouns[n] // "What amount can I withdraw?" asks how much
 		}
 	}
 	return false
 }
+
+// quantityNouns after what ask how many or how much.
+var quantityNouns = setOf("amount amounts number quantity total sum price cost costs percentage percent fee fees rate")
 
 // hanUnitsAsked reports a Chinese question that counts units: 几 or 多少
 // before a classifier (几个, 多少件, 几天).
@@ -1432,7 +1462,7 @@ func hanDefinition(zh string) bool {
 func qtypeName(t string) string {
 	switch t {
 	case "count":
-		return "how many"
+		return "how many or how much"
 	case "yesno":
 		return "yes or no"
 	case "price":

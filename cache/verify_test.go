@@ -232,11 +232,11 @@ func TestVerifyGrammar(t *testing.T) {
 		// 只要 against 只有.
 		{"How do I log in to the vendor portal?", "How do I log out of the vendor portal?", "particle|roles"},
 		{"How do I sign up for the loyalty program?", "How do I sign in to the loyalty program?", "particle"},
-		{"How do I pick up my parcel from the locker?", "How do I pick my parcel from the locker?", "particle"},
-		{"Can I move money into my brokerage account?", "Can I move money out of my brokerage account?", "roles"},
+		{"What time is check in at the Harbor Hotel?", "What time is check out at the Harbor Hotel?", "particle"},
+		{"Can I move money into my brokerage account?", "Can I move money out of my brokerage account?", "roles|particle"},
 		{"Who was promoted last month?", "Who promoted last month?", "roles"},
 		{"Which laptops should I buy for video editing?", "Which laptops can I buy for video editing?", "intent"},
-		{"Who is the mayor of Leeds?", "Who was the mayor of Leeds?", "tense"},
+		{"Is the north gate locked?", "Was the north gate locked?", "tense"},
 		{"Will my account be frozen for 48 hours?", "Will my account be frozen in 48 hours?", "roles"},
 		{"Will the courier come by Friday?", "Will the courier come on Friday?", "roles"},
 		{"What suppliers have late deliveries this week?", "How many suppliers have late deliveries this week?", "intent"},
@@ -267,9 +267,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"}, // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},      // a bare how much is a price
-		{"为什么还没发货", "为什么还不发货"}, // 还不 asks what 还没 asks
+		{"信用卡怎么还款", "信用卡如何还款"},                                                         // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},                                                              // a bare how much is a price
+		{"How do I print out my bank statement?", "How do I print my bank statement?"}, // a particle against none
+		{"Who was Albert Einstein?", "Who is Albert Einstein?"},                        // is/was in open questions
+		{"为什么还没发货", "为什么还不发货"},                                                         // 还不 asks what 还没 asks
 		{"为了省运费能合并发货吗", "能合并发货省运费吗"},
 		{"How do I turn off the alarm?", "How do I turn the alarm off?"}, // a particle after its object
 		{"How do I turn off updates on Windows?", "How do I turn off updates in Windows?"},

@@ -308,17 +308,15 @@ var subjectOrTo = setOf("i we you they he she it to")
 type mood uint8
 
 const (
-	moodAbility mood = 1 << iota // 能, 可以, 可否, 无法: whether it can
-	moodNeed                     // 需要, 必须, 应该, 要: whether it must
-	moodFuture                   // 会: whether it will
-	moodExist                    // 有: whether there is one
+	moodAbility mood = 1 << iota // 能, 可以, 可否, 无法, V不了, 会: whether it can (or will) happen
+	moodNeed                     // 需要, 必须, 应该, 该, 要: whether it must
 	moodDone                     // 了, 过, 已, 没: whether it happened
 	moodNot                      // 不 before a verb: that it does not, or will not, happen
 )
 
 func (m mood) String() string {
 	var out []string
-	for i, name := range []string{"can (能, 可以)", "must (需要, 应该)", "will (会)", "is there (有)", "did (了, 过, 没)", "does not (不)"} {
+	for i, name := range []string{"can or will (能, 可以, 会)", "must (需要, 应该)", "did (了, 过, 没)", "does not (不)"} {
 		if m&(1<<i) != 0 {
 			out = append(out, name)
 		}
@@ -329,7 +327,8 @@ func (m mood) String() string {
 // hanMood reads the mood a Chinese character w gives its question, with
 // the characters before and after it (and two after) in its clause: 能
 // but not 可能, 功能, 能力; 要 but not 只要, 重要, 要是, 要多久; 会 but not
-// 会员, 开会, 机会; 有 but not 所有, 只有, 有效, 有的.
+// 会员, 开会, 机会. Will and can are one mood (明天能送到吗 = 明天会送到吗),
+// 有 none (有手续费吗 = 要手续费吗, 有分期吗 = 可以分期吗).
 func hanMood(w, prev, next, next2 string) mood {
 	switch w {
 	case "能":
@@ -356,51 +355,35 @@ func hanMood(w, prev, next, next2 string) mood {
 		if oneOf("该当", next) {
 			return moodNeed
 		}
+	case "该":
+		if !oneOf("应活", prev) {
+			return moodNeed // 我该提前还款吗
+		}
 	case "要":
 		if !oneOf("需只重主快就将不想", prev) && !oneOf("多几是求么紧点素领害", next) {
-			return moodNeed
+			return moodNeed // 要手续费吗, 每周都要盘点吗 (明天要下雨吗, a will, is read as a must too)
 		}
 	case "会":
 		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞都", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) {
-			return moodFuture
-		}
-	case "有":
-		if !oneOf("所没只具拥享占持含固特私国共", prev) && !oneOf("效关限点些时名用意趣利的益偿", next) {
-			return moodExist
+			return moodAbility
 		}
 	case "没":
 		if next != "法" {
-			return moodDone | moodExist // 没到账: it did not; 没有发票: there is none
+			return moodDone // 没到账: it did not
 		}
 	case "不":
-		// 不发货 does not (or will not) do it, 没发货 did not; 不能, 不会, 不要
-		// are their modals' (read at their own characters), 不是, 不一定, 不到
-		// and the like no mood, 还不 asks what 还没 asks.
-		if prev != "还" && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next) {
+		// 不发货 does not (or will not) do it, 没发货 did not; V不了 cannot
+		// (用不了 = 不能用); 不能, 不会, 不要 are their modals' (read at their
+		// own characters), 是不是 and 安不安全 ask, 不是, 不一定, 不到 and the
+		// like have no mood, 还不 asks what 还没 asks.
+		switch {
+		case next == "了":
+			return moodAbility
+		case prev != "还" && prev != next && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next):
 			return moodNot
 		}
 	}
 	return 0
-}
-
-// moodsOf returns the moods of two questions as they are compared: "is
-// there" only between two yes/no questions (有人知道…吗 frames a
-// question); will counts as can in two when- or how-many questions (什么
-// 时候能到 = 什么时候会到).
-func moodsOf(q, s vsig) (mood, mood) {
-	a, b := q.mood, s.mood
-	if q.qtype != "yesno" || s.qtype != "yesno" {
-		a, b = a&^moodExist, b&^moodExist
-	}
-	if q.qtype == s.qtype && (q.qtype == "when" || q.qtype == "count") {
-		if a&moodFuture != 0 {
-			a |= moodAbility
-		}
-		if b&moodFuture != 0 {
-			b |= moodAbility
-		}
-	}
-	return a, b
 }
 
 // hanThan reports whether the 比 at toks[i] compares two things (A比B贵),
@@ -659,15 +642,20 @@ func (s *vsig) scopeWords() {
 		if w == "" {
 			continue
 		}
-		if negWord(w) && negAt < 0 {
+		if negWord(w) && !aNotA(seq, i) && negAt < 0 {
 			negAt = i
 		}
 		if q := scopeWord(w, low(i-1)); q != "" {
-			place := q + ":neg-after"
+			place := "" // no negation in its clause
 			if negAt >= 0 {
 				place = q + ":neg-before"
-			} else if !slices.ContainsFunc(seq[i+1:], func(u vunit) bool { return u.clause == clause && negWord(u.low) }) {
-				place = "" // no negation in its clause
+			} else {
+				for j := i + 1; j < len(seq) && seq[j].clause == clause; j++ {
+					if negWord(seq[j].low) && !aNotA(seq, j) {
+						place = q + ":neg-after"
+						break
+					}
+				}
 			}
 			if place != "" && !slices.Contains(s.negScope, place) {
 				s.negScope = append(s.negScope, place)
@@ -768,16 +756,37 @@ func beTense(w, next string) uint8 {
 // participle reports a past participle: -ed, or an irregular one.
 func participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w] }
 
+// options reports a question about options, where and and or ask alike:
+// a can or will without a must (能用信用卡和花呗付款吗, "Can I pay by card
+// and cash?"), or 都 after the list (身份证或护照都可以吗).
+func (s *vsig) options() bool {
+	if s.mood&moodAbility != 0 && s.mood&moodNeed == 0 || s.modals&1 != 0 && s.modals&4 == 0 || s.modal == "ability" {
+		return true
+	}
+	for i := range s.seq {
+		if s.seq[i].low == "都" {
+			return true
+		}
+	}
+	return false
+}
+
 // negWord reports a negation: not, never, n't; 不, 没, 别, 未.
 func negWord(w string) bool {
 	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w)
+}
+
+// aNotA reports the 不 of a question form A不A (是不是, 安不安全) at i:
+// it asks, it does not negate.
+func aNotA(seq []vunit, i int) bool {
+	return seq[i].low == "不" && i > 0 && i+1 < len(seq) && seq[i-1].low == seq[i+1].low
 }
 
 // scopeWord returns the class of a word whose scope a negation may take
 // (all, every, always, necessarily; 都, 一定, 所有, 全, 总) or "".
 func scopeWord(w, prev string) string {
 	switch {
-	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "全" || w == "有" && prev == "所":
+	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "有" && prev == "所":
 		return "all"
 	case w == "always" || w == "总":
 		return "always"
@@ -880,8 +889,8 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "怎么又", "怎么还没", "怎么没", "怎么不", "怎么会", "怎么老是", "怎么总是"):
-		s.qtype = "why" // 怎么 before 又, 没, 不, 会 asks why (怎么又扣款了)
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么没", "怎么会", "怎么老是", "怎么总是"):
+		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了); 怎么不让 asks how
 	case has("which", "哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
 	case has("how", "怎么", "如何", "怎样"):
@@ -1067,7 +1076,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Chinese moods: what happened against what can, must or will happen
 	// (批下来了吗 / 能批下来吗, 为什么没有退款 / 为什么不能退款, 可以提前还款吗
 	// / 需要提前还款吗); English opening auxiliaries are compared below.
-	if a, b := moodsOf(query, stored); a != 0 && b != 0 && a&b == 0 {
+	if a, b := query.mood, stored.mood; a != 0 && b != 0 && a&b == 0 {
 		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 	}
 	// A negation before a quantifier against one after it (not all / all
@@ -1105,10 +1114,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next) or 这 (this one)"
 	}
 	// Both against either (身份证和户口本 / 身份证或户口本, 去北京和天津 / 去北京
-	// 或天津); a choice (which, a comparison, a recommendation) may ask with
+	// 或天津); a choice (which, a comparison, a recommendation) and a list
+	// of options (能用信用卡和花呗付款吗, 身份证或护照都可以吗) may ask with
 	// either.
 	if query.conj != 0 && stored.conj != 0 && query.conj&stored.conj == 0 && query.qtype != "which" && stored.qtype != "which" &&
-		!query.comparative && !stored.comparative && !query.recommend && !stored.recommend {
+		!query.comparative && !stored.comparative && !query.recommend && !stored.recommend && !query.options() && !stored.options() {
 		return "conjunction", "one question asks for both (and, 和), the other for either (or, 或)"
 	}
 	if query.whd != stored.whd {
@@ -1436,9 +1446,10 @@ func hanUnitsAsked(zh string) bool {
 }
 
 // hanDefinition reports a Chinese question that asks what something is:
-// 什么是 (not 为什么是), 什么意思, or a clause ending in 是什么.
+// 什么是 (not 为什么是), 啥是, 什么意思. (X是什么 may ask X's value, as
+// X是多少 does: WiFi密码是什么.)
 func hanDefinition(zh string) bool {
-	if strings.Contains(zh, "什么意思") {
+	if strings.Contains(zh, "什么意思") || strings.HasPrefix(zh, "啥是") {
 		return true
 	}
 	for i := 0; ; {
@@ -1450,11 +1461,6 @@ func hanDefinition(zh string) bool {
 			return true
 		}
 		i += j + len("什么是")
-	}
-	for _, clause := range strings.Split(zh, "|") {
-		if strings.HasSuffix(strings.TrimRight(clause, "吗呢吧啊呀嘛了"), "是什么") {
-			return true
-		}
 	}
 	return false
 }
@@ -1614,7 +1620,7 @@ func (s *vsig) grammar() {
 			s.mood |= moodDone
 		case w == "曾" && low(i, i+1) == "经":
 			s.past = true
-		case w == "了" || w == "过" && low(i, i-1) != "不":
+		case w == "了" && low(i, i-1) != "不" || w == "过" && low(i, i-1) != "不": // 用不了 cannot: no past
 			next := low(i, i+1)
 			if next != "" && !oneOf(hanParticles+"了", next) {
 				// 了 inside the clause (发了几个): aspect, not the question's

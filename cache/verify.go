@@ -136,13 +136,15 @@ type vsig struct {
 	mood                             mood                // how a Chinese question asks (hanMood)
 	units                            bool                // a Chinese count of units (hanUnitsAsked)
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
-	deixis                           uint8               // 上次 1, 下次 2, 这次 4 (scopeWords)
+	deixis                           uint8               // 上次 1, 下次 2, 这次 4, 每次 8 (scopeWords)
 	conj                             uint8               // and 1, or 2
 	particles                        []string            // its strong particles, each with the word before it ("out sign": sign out)
 	modals                           uint8               // the classes of its modals (modalBits)
 	beTenses                         uint8               // the tenses of its forms of be: 1 present, 2 past
-	cond                             string              // 只要 or 只有
+	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
+	clock                            bool                // it asks the time of day (几点, what time)
+	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -247,7 +249,7 @@ var roleMarkers = map[string]string{
 	"把": "obj", "将": "obj", "被": "by", "让": "by", "叫": "by", "由": "by",
 	"给": "to", "向": "to", "对": "to", "朝": "to", "往": "to", "到": "to", "至": "to",
 	"从": "from", "自": "from", "在": "at", "于": "at", "比": "than",
-	"和": "and", "与": "and", "跟": "and", "同": "and", "及": "and", "或": "and",
+	"和": "and", "与": "and", "跟": "and", "同": "and", "及": "and", "或": "and", "、": "and",
 	"为": "for", "替": "for", "的": "of",
 }
 
@@ -379,6 +381,8 @@ func hanMood(w, prev, next, next2 string) mood {
 		switch {
 		case next == "了":
 			return moodAbility
+		case next == "要" || next == "用":
+			return moodNeed // 不要激活吗, 不用交吗: whether it must
 		case prev != "还" && prev != next && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next):
 			return moodNot
 		}
@@ -489,6 +493,8 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 		default:
 			if strings.ContainsRune(",;.?!:()[]{}\n\"“”，；。？！：（）【】", r) {
 				toks = append(toks, "|")
+			} else if r == '、' {
+				toks = append(toks, "、") // a list: and (roleMarkers)
 			}
 			i += n
 		}
@@ -666,21 +672,24 @@ func (s *vsig) scopeWords() {
 		}
 		s.modals |= modalBits(w, low(i+1))
 		s.beTenses |= beTense(w, low(i+1))
-		if w == "只" && oneOf("要有", low(i+1)) {
-			s.cond = "只" + low(i+1) // 只要 (if) / 只有 (only if)
+		switch {
+		case w == "只" && low(i+1) == "要", w == "就" && s.cond == "":
+			s.cond = "if" // 只要…就: if
+		case w == "只" && low(i+1) == "有", w == "才" && !oneOf("刚方", low(i-1)):
+			s.cond = "only if" // 只有…才: only if
 		}
 		switch w {
-		case "and", "和", "与", "及", "跟":
+		case "and", "和", "与", "及", "跟", "、":
 			s.conj |= 1
 		case "or", "或":
 			s.conj |= 2
-		case "上", "下", "这", "那", "本":
+		case "上", "下", "这", "那", "本", "每":
 			next := low(i + 1)
 			if next == "一" {
 				next = low(i + 2) // 上一期, 这一次
 			}
-			if oneOf("次期笔批轮回趟家单个", next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
-				s.deixis |= map[string]uint8{"上": 1, "下": 2, "这": 4, "那": 4, "本": 4}[w]
+			if oneOf("次期笔批轮回趟家单"+hanClassifiers, next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
+				s.deixis |= map[string]uint8{"上": 1, "下": 2, "这": 4, "那": 4, "本": 4, "每": 8}[w]
 			}
 		}
 	}
@@ -869,7 +878,9 @@ func (s *vsig) intent(q string, lower []string) {
 		yesno = true
 	}
 	// The kind of question, the most specific first.
-	s.units = hanUnitsAsked(zhJi)
+	s.units = hanUnitsAsked(zhJi) || strings.Contains(zh, "有多少") // 一箱有多少 counts
+	s.clock = has("what time", "几点")
+	s.timeCount = hanTimeCount(zhJi)
 	switch {
 	case has("多少钱", "什么价", "几块钱", "多少元", "价格是多少", "价格多少", "价钱多少", "售价多少"):
 		s.qtype = "price"
@@ -1076,6 +1087,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Chinese moods: what happened against what can, must or will happen
 	// (批下来了吗 / 能批下来吗, 为什么没有退款 / 为什么不能退款, 可以提前还款吗
 	// / 需要提前还款吗); English opening auxiliaries are compared below.
+	if a, b := query.mood, stored.mood; a&b == moodDone && a != b {
+		a, b = a&^moodDone, b&^moodDone // 已经发货了还能取消吗 / 已经发货了还需要取消吗: both happened, then can against must
+		if a != 0 && b != 0 {
+			return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
+		}
+	}
 	if a, b := query.mood, stored.mood; a != 0 && b != 0 && a&b == 0 {
 		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 	}
@@ -1107,11 +1124,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		return "tense", "tense differs: is, are against was, were"
 	}
 	if query.cond != "" && stored.cond != "" && query.cond != stored.cond {
-		return "condition", "只要 (if) against 只有 (only if)"
+		return "condition", "只要, 就 (if) against 只有, 才 (only if)"
 	}
 	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
 	if query.deixis != 0 && stored.deixis != 0 && query.deixis&stored.deixis == 0 {
-		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next) or 这 (this one)"
+		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next), 这 (this one) or 每 (every one)"
 	}
 	// Both against either (身份证和户口本 / 身份证或户口本, 去北京和天津 / 去北京
 	// 或天津); a choice (which, a comparison, a recommendation) and a list
@@ -1403,8 +1420,12 @@ func qtypesFit(q, s vsig) bool {
 		q, s = s, q
 	}
 	switch a + "/" + b {
-	case "when/which", "where/which", "which/who", "which/whose", "duration/when", "count/duration":
+	case "when/which", "where/which", "which/who", "which/whose":
 		return true
+	case "duration/when":
+		return !s.clock // 多久能到 = 什么时候能到; 几点 asks the clock
+	case "count/duration":
+		return q.timeCount // 多少天 = 多久; 几次 is no length of time
 	case "count/price":
 		return !q.units
 	}
@@ -1443,6 +1464,27 @@ func hanUnitsAsked(zh string) bool {
 			return true
 		}
 	}
+}
+
+// hanTimeCount reports a Chinese count of units of time: 几 or 多少,
+// perhaps 个, then 天, 年, 月, 周, 星期, 小时, 分钟 (多少天, 几个月).
+func hanTimeCount(zh string) bool {
+	for _, q := range []string{"几", "多少"} {
+		for i := 0; ; {
+			j := strings.Index(zh[i:], q)
+			if j < 0 {
+				break
+			}
+			i += j + len(q)
+			rest := strings.TrimPrefix(zh[i:], "个")
+			for _, u := range []string{"天", "年", "月", "周", "星期", "小时", "分钟", "礼拜"} {
+				if strings.HasPrefix(rest, u) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // hanDefinition reports a Chinese question that asks what something is:

@@ -140,8 +140,8 @@ type vsig struct {
 	conj                             uint8               // and 1, or 2
 	particles                        []string            // its strong particles, each with the word before it ("out sign": sign out)
 	modals                           uint8               // the classes of its modals (modalBits)
-	beTenses                         uint8               // the tenses of its forms of be: 1 present, 2 past
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
+	few                              uint8               // a few, a little 1; few, little 2
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 	clock                            bool                // it asks the time of day (几点, what time)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
@@ -285,7 +285,8 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 			(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
 	}
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
-		lookVerbs[x.low] && lookVerbs[y.low] { // find / get / see / check my statements
+		lookVerbs[x.low] && lookVerbs[y.low] || // find / get / see / check my statements
+		strongParticles[x.low] || strongParticles[y.low] { // log out / log off: the particles are compared apart
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
@@ -667,11 +668,19 @@ func (s *vsig) scopeWords() {
 				s.negScope = append(s.negScope, place)
 			}
 		}
-		if (strongParticles[w] || weakParticles[w]) && i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) {
-			parts = append(parts, w+" "+seq[i-1].word) // not "10% off"
+		if (strongParticles[w] || weakParticles[w] && !objectStart[low(i+1)]) && i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) {
+			parts = append(parts, w+" "+seq[i-1].word) // not "10% off", not "in the store"
 		}
-		s.modals |= modalBits(w, low(i+1))
-		s.beTenses |= beTense(w, low(i+1))
+		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
+			s.modals |= modalBits(w, low(i+1))
+		}
+		if w == "few" || w == "little" {
+			if low(i-1) == "a" {
+				s.few |= 1 // "a few analysts": some
+			} else {
+				s.few |= 2 // "few analysts": hardly any
+			}
+		}
 		switch {
 		case w == "只" && low(i+1) == "要", w == "就" && s.cond == "":
 			s.cond = "if" // 只要…就: if
@@ -700,15 +709,21 @@ func (s *vsig) scopeWords() {
 // up / pick, log out / log in, out of customs / in customs.
 var strongParticles = setOf("out up down off back away")
 
+// objectStart open a noun phrase: in or on before one is a preposition
+// ("in the store"), not a particle.
+var objectStart = setOf("the a an my your his her its our their this that these those it them him me us")
+
 // weakParticles may be a particle or a preposition (sign in, in stock):
 // only a strong particle against one of them tells.
 var weakParticles = setOf("in on over")
 
 // particleDiffers returns a strong particle that one question has after
-// a word that takes another particle in the other question: "sign out" /
-// "sign in", "sign up" / "sign in", "check-out time" / "check-in time",
+// a word that takes in, on or over in the other question: "sign out" /
+// "sign in", "sign up" / "sign in", "check out time" / "check in time",
 // "out of customs" / "in customs". A particle against none passes: it
-// often only completes the verb ("print out", "clean up", "free up").
+// often only completes the verb ("print out", "clean up", "free up"); so
+// do two strong ones ("log out" / "log off"), and in, on or over before
+// an object ("in the store") is a preposition.
 func particleDiffers(q, s vsig) (string, bool) {
 	for _, side := range [][2]vsig{{q, s}, {s, q}} {
 		a, b := side[0], side[1]
@@ -718,7 +733,7 @@ func particleDiffers(q, s vsig) (string, bool) {
 				continue
 			}
 			for _, y := range b.particles {
-				if o, ob, _ := strings.Cut(y, " "); ob == before && o != p {
+				if o, ob, _ := strings.Cut(y, " "); ob == before && weakParticles[o] {
 					return p + "/" + o, true
 				}
 			}
@@ -727,9 +742,9 @@ func particleDiffers(q, s vsig) (string, bool) {
 	return "", false
 }
 
-// modalBits classes a modal of an open question ("Which stocks should I
-// buy?" asks advice, "Which stocks can I buy?" what is allowed, "What do
-// I need to bring?" what is required): 1 ability, 2 advice, 4 obligation.
+// modalBits classes a modal ("Which stocks can I buy?" asks what is
+// allowed, "Which stocks should I buy?" and "What do I need to bring?"
+// what is advised or required): 1 can, 2 should or must.
 func modalBits(w, next string) uint8 {
 	switch w {
 	case "can", "could", "may", "can't", "cannot", "couldn't":
@@ -737,26 +752,14 @@ func modalBits(w, next string) uint8 {
 	case "should", "shouldn't", "ought":
 		return 2
 	case "must", "mustn't":
-		return 4
+		return 2 // advice and obligation ask alike ("Which form should I / do I need to fill out?")
 	case "need", "needs", "have", "has":
 		if next == "to" {
-			return 4
+			return 2
 		}
-	}
-	return 0
-}
-
-// beTense is the tense of a form of be, contractions included (who's,
-// what's; not who's been): 1 present, 2 past.
-func beTense(w, next string) uint8 {
-	switch w {
-	case "is", "are", "am", "isn't", "aren't":
-		return 1
-	case "was", "were", "wasn't", "weren't":
-		return 2
-	case "who's", "where's", "when's", "it's", "that's", "there's", "here's", "he's", "she's": // not what's: "What's the reason it was declined?"
-		if next != "been" && !participle(next) {
-			return 1
+	case "get", "gets":
+		if next == "to" {
+			return 1 // "Do I get to keep it?" is allowed, "Do I have to keep it?" required
 		}
 	}
 	return 0
@@ -769,7 +772,7 @@ func participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed")
 // a can or will without a must (能用信用卡和花呗付款吗, "Can I pay by card
 // and cash?"), or 都 after the list (身份证或护照都可以吗).
 func (s *vsig) options() bool {
-	if s.mood&moodAbility != 0 && s.mood&moodNeed == 0 || s.modals&1 != 0 && s.modals&4 == 0 || s.modal == "ability" {
+	if s.mood&moodAbility != 0 && s.mood&moodNeed == 0 || s.modals&1 != 0 && s.modals&2 == 0 || s.modal == "ability" {
 		return true
 	}
 	for i := range s.seq {
@@ -799,13 +802,15 @@ func scopeWord(w, prev string) string {
 		return "all"
 	case w == "always" || w == "总":
 		return "always"
-	case w == "many" || w == "much" || w == "most":
-		return "many"
+	case (w == "many" || w == "much" || w == "most") && !oneOfWords(prev, "how", "the", "so", "too", "very", "as", "at"):
+		return "many" // not "how much", "the most"
 	case w == "necessarily" || w == "定" && prev == "一":
 		return "sure"
 	}
 	return ""
 }
+
+func oneOfWords(w string, ws ...string) bool { return slices.Contains(ws, w) }
 
 func isHanTok(t string) bool {
 	r, _ := utf8.DecodeRuneInString(t)
@@ -1110,18 +1115,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if p, ok := particleDiffers(query, stored); ok {
 		return "particle", fmt.Sprintf("the particles differ (%s)", p)
 	}
-	// The modals of two open questions (not how and when: "How should
-	// I" and "When can I" ask what "How can I" and "When should I" ask):
-	// advice, what is allowed, what is required.
+	// The modals of two questions (not a plain how or when): what is
+	// allowed against what is advised or required ("Which stocks can I
+	// buy?" / "… should I buy?", "Do I get to keep it?" / "Do I have to
+	// keep it?").
 	if query.modals != 0 && stored.modals != 0 && query.modals&stored.modals == 0 && modalsCompared(query) && modalsCompared(stored) {
 		return "intent", "the questions ask differently: what one can, should or must do"
 	}
-	// Is against was in two yes/no questions: the state now against the
-	// state then ("Is my account locked?" / "Was my account locked?"). An
-	// open question often asks the same with either ("Who was / is Albert
-	// Einstein?", "Where are / were these shoes made?").
-	if query.qtype == "yesno" && stored.qtype == "yesno" && query.beTenses != 0 && stored.beTenses != 0 && query.beTenses&stored.beTenses == 0 && !query.future && !stored.future {
-		return "tense", "tense differs: is, are against was, were"
+	if query.few != 0 && stored.few != 0 && query.few&stored.few == 0 {
+		return "negation", "a few (some) against few (hardly any)"
 	}
 	if query.cond != "" && stored.cond != "" && query.cond != stored.cond {
 		return "condition", "只要, 就 (if) against 只有, 才 (only if)"
@@ -1273,11 +1275,11 @@ func isTimeWord(w string) bool {
 	return len(w) == 4 && isDigits(w) && (w[:2] == "19" || w[:2] == "20")
 }
 
-// modalsCompared reports an open question whose modals ask something of
-// their own: not yes/no (the opening auxiliary is compared), not a plain
-// how or when.
+// modalsCompared reports a question whose modals ask something of their
+// own: not a plain how or when ("How should I" asks what "How can I"
+// asks, "When should I expect it" what "When can I expect it" asks).
 func modalsCompared(s vsig) bool {
-	return s.qtype != "yesno" && s.qtype != "when" && !(s.qtype == "how" && s.howManner)
+	return s.qtype != "when" && !(s.qtype == "how" && s.howManner)
 }
 
 // timeAt reports a time at seq index i: a time word (Monday, tomorrow), a
@@ -1307,7 +1309,10 @@ func (s *vsig) durationAt(i int) bool {
 	number := func(j int) bool {
 		return j >= 0 && j < len(s.seq) && (isDigits(s.seq[j].low) || numerals[s.seq[j].low] != "")
 	}
-	return number(i) && unit(i+1) || unit(i) && number(i-1)
+	window := func(j int) bool { // "the next 7 days" names a window, with for or in alike
+		return j >= 0 && oneOfWords(s.seq[j].low, "next", "last", "first", "past", "coming", "previous", "following")
+	}
+	return number(i) && unit(i+1) && !window(i-1) || unit(i) && number(i-1) && !window(i-2)
 }
 
 func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
@@ -1445,8 +1450,9 @@ func whatNoun(lower []string) bool {
 	return false
 }
 
-// quantityNouns after what ask how many or how much.
-var quantityNouns = setOf("amount amounts number quantity total sum price cost costs percentage percent fee fees rate")
+// quantityNouns after what ask how many or how much (and what reason
+// asks why): not which.
+var quantityNouns = setOf("amount amounts number quantity total sum price cost costs percentage percent fee fees rate reason reasons purpose")
 
 // hanUnitsAsked reports a Chinese question that counts units: 几 or 多少
 // before a classifier (几个, 多少件, 几天).

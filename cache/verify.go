@@ -286,7 +286,8 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	}
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
 		lookVerbs[x.low] && lookVerbs[y.low] || // find / get / see / check my statements
-		strongParticles[x.low] || strongParticles[y.low] { // log out / log off: the particles are compared apart
+		strongParticles[x.low] || strongParticles[y.low] || // log out / log off: the particles are compared apart
+		hanAlike(x.low, y.low) {
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
@@ -297,6 +298,18 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
 	}
 	return x.low, y.low, true
+}
+
+// hanAlike reports two Chinese characters that say the same in a
+// question: a container's 里, 内, 中, 上 (支付宝里的钱 = 支付宝上的钱), 日 and
+// 天 (每日 = 每天), 您 and 你, 账 and 帐.
+func hanAlike(a, b string) bool {
+	for _, g := range []string{"里内中上", "日天", "您你", "账帐"} {
+		if oneOf(g, a) && oneOf(g, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookVerbs ask for information alike ("Where can I find / get my
@@ -311,7 +324,7 @@ var subjectOrTo = setOf("i we you they he she it to")
 type mood uint8
 
 const (
-	moodAbility mood = 1 << iota // 能, 可以, 可否, 无法, V不了, 会: whether it can (or will) happen
+	moodAbility mood = 1 << iota // 能, 可以, 可否, 无法, V不了: whether it can happen (会, will, is both can and must)
 	moodNeed                     // 需要, 必须, 应该, 该, 要: whether it must
 	moodDone                     // 了, 过, 已, 没: whether it happened
 	moodNot                      // 不 before a verb: that it does not, or will not, happen
@@ -335,7 +348,7 @@ func (m mood) String() string {
 func hanMood(w, prev, next, next2 string) mood {
 	switch w {
 	case "能":
-		if !oneOf("可功性智才技体本职效热动潜万全", prev) && !oneOf("力源量耗", next) {
+		if !oneOf("可功性智技体本职效热动潜万全", prev) && !oneOf("力源量耗", next) { // 才能 is only then can
 			return moodAbility
 		}
 	case "可":
@@ -368,7 +381,7 @@ func hanMood(w, prev, next, next2 string) mood {
 		}
 	case "会":
 		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞都", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) {
-			return moodAbility
+			return moodAbility | moodNeed // will: 明天会送到吗 = 能送到吗, 会扣手续费吗 = 要扣手续费吗
 		}
 	case "没":
 		if next != "法" {
@@ -380,15 +393,40 @@ func hanMood(w, prev, next, next2 string) mood {
 		// own characters), 是不是 and 安不安全 ask, 不是, 不一定, 不到 and the
 		// like have no mood, 还不 asks what 还没 asks.
 		switch {
-		case next == "了":
-			return moodAbility
+		case oneOf("了出动起开完清懂着进", next) && prev != "" && !oneOf(hanFunction, prev):
+			return moodAbility // V不了, 取不出来: cannot
 		case next == "要" || next == "用":
-			return moodNeed // 不要激活吗, 不用交吗: whether it must
+			return moodNeed | moodNot // 不要激活吗: whether it must; 不要手续费 = 不收手续费
 		case prev != "还" && prev != next && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next):
 			return moodNot
 		}
 	}
 	return 0
+}
+
+// timeAsked reports a question about when or how long: 几天就能到 asks
+// what 几天才能到 asks.
+func (s *vsig) timeAsked() bool {
+	return s.qtype == "when" || s.qtype == "duration" || s.timeCount
+}
+
+// moodAsked returns the mood of s as it is compared with o: in two
+// why-questions 不 asks what 没 asks (为什么不给我退款 / 为什么没给我退款); in
+// two how-, where- or when-questions can and must ask alike (需要怎么操作 /
+// 可以怎么操作, 应该去哪里办 / 可以去哪里办).
+func (s *vsig) moodAsked(o vsig) mood {
+	m := s.mood
+	if s.qtype == o.qtype {
+		switch s.qtype {
+		case "why":
+			if m&moodNot != 0 {
+				m = m&^moodNot | moodDone
+			}
+		case "how", "where", "when":
+			m &^= moodAbility | moodNeed
+		}
+	}
+	return m
 }
 
 // hanThan reports whether the 比 at toks[i] compares two things (A比B贵),
@@ -638,13 +676,13 @@ func (s *vsig) scopeWords() {
 		return ""
 	}
 	negAt := -1 // the first negation of the clause, or -1
-	clause := -1
+	clause, clauseStart := -1, 0
 	var parts []string
 	defer func() { s.particles = parts }()
 	for i := range seq {
 		w := seq[i].low
 		if seq[i].clause != clause {
-			clause, negAt = seq[i].clause, -1
+			clause, negAt, clauseStart = seq[i].clause, -1, i
 		}
 		if w == "" {
 			continue
@@ -682,23 +720,34 @@ func (s *vsig) scopeWords() {
 			}
 		}
 		switch {
-		case w == "只" && low(i+1) == "要", w == "就" && s.cond == "":
+		case w == "只" && low(i+1) == "要", w == "就" && s.cond == "" && !oneOf("医诊业读近餐职任座位算是", low(i+1)) && !oneOf("成迁造", low(i-1)):
 			s.cond = "if" // 只要…就: if
 		case w == "只" && low(i+1) == "有", w == "才" && !oneOf("刚方", low(i-1)):
 			s.cond = "only if" // 只有…才: only if
 		}
+		// and/or after a verb (需要身份证和户口本, need a passport and a visa),
+		// not in a list that opens the clause as its topic (退货和换货需要付运费吗,
+		// 周末和节假日发货吗: each of them is asked about).
+		topic := i-clauseStart <= 3
 		switch w {
 		case "and", "和", "与", "及", "跟", "、":
-			s.conj |= 1
+			if !topic {
+				s.conj |= 1
+			}
 		case "or", "或":
-			s.conj |= 2
-		case "上", "下", "这", "那", "本", "每":
+			if !topic {
+				s.conj |= 2
+			}
+		case "上", "下", "这", "那", "本", "每", "前":
 			next := low(i + 1)
+			if w == "前" && next != "一" {
+				break // 前一期 is the previous one; 前面, 之前 are no deixis
+			}
 			if next == "一" {
 				next = low(i + 2) // 上一期, 这一次
 			}
 			if oneOf("次期笔批轮回趟家单"+hanClassifiers, next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
-				s.deixis |= map[string]uint8{"上": 1, "下": 2, "这": 4, "那": 4, "本": 4, "每": 8}[w]
+				s.deixis |= map[string]uint8{"上": 1, "前": 1, "下": 2, "这": 4, "那": 4, "本": 4, "每": 8}[w]
 			}
 		}
 	}
@@ -776,8 +825,8 @@ func (s *vsig) options() bool {
 		return true
 	}
 	for i := range s.seq {
-		if s.seq[i].low == "都" {
-			return true
+		if s.seq[i].low == "都" && s.mood&moodNeed == 0 {
+			return true // not 都需要: both are required
 		}
 	}
 	return false
@@ -791,14 +840,15 @@ func negWord(w string) bool {
 // aNotA reports the 不 of a question form A不A (是不是, 安不安全) at i:
 // it asks, it does not negate.
 func aNotA(seq []vunit, i int) bool {
-	return seq[i].low == "不" && i > 0 && i+1 < len(seq) && seq[i-1].low == seq[i+1].low
+	return seq[i].low == "不" && (i > 0 && i+1 < len(seq) && seq[i-1].low == seq[i+1].low ||
+		i+1 < len(seq) && oneOf("管论仅但过然如少", seq[i+1].low)) // 不管, 不论 (whatever), 不仅 (not only): no negation
 }
 
 // scopeWord returns the class of a word whose scope a negation may take
 // (all, every, always, necessarily; 都, 一定, 所有, 全, 总) or "".
 func scopeWord(w, prev string) string {
 	switch {
-	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "有" && prev == "所":
+	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "有" && prev == "所" || w == "部" && prev == "全" || w == "全" && prev == "完":
 		return "all"
 	case w == "always" || w == "总":
 		return "always"
@@ -883,7 +933,8 @@ func (s *vsig) intent(q string, lower []string) {
 		yesno = true
 	}
 	// The kind of question, the most specific first.
-	s.units = hanUnitsAsked(zhJi) || strings.Contains(zh, "有多少") // 一箱有多少 counts
+	// 一箱有多少 counts units; 钱还有多少 an amount of money, as 还有多少钱 does.
+	s.units = hanUnitsAsked(zhJi) || strings.Contains(zh, "有多少") && !strings.ContainsAny(zh, "钱元费额价")
 	s.clock = has("what time", "几点")
 	s.timeCount = hanTimeCount(zhJi)
 	switch {
@@ -1092,13 +1143,14 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Chinese moods: what happened against what can, must or will happen
 	// (批下来了吗 / 能批下来吗, 为什么没有退款 / 为什么不能退款, 可以提前还款吗
 	// / 需要提前还款吗); English opening auxiliaries are compared below.
-	if a, b := query.mood, stored.mood; a&b == moodDone && a != b {
+	qm, sm := query.moodAsked(stored), stored.moodAsked(query)
+	if a, b := qm, sm; a&b == moodDone && a != b {
 		a, b = a&^moodDone, b&^moodDone // 已经发货了还能取消吗 / 已经发货了还需要取消吗: both happened, then can against must
 		if a != 0 && b != 0 {
 			return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 		}
 	}
-	if a, b := query.mood, stored.mood; a != 0 && b != 0 && a&b == 0 {
+	if a, b := qm, sm; a != 0 && b != 0 && a&b == 0 {
 		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 	}
 	// A negation before a quantifier against one after it (not all / all
@@ -1125,7 +1177,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.few != 0 && stored.few != 0 && query.few&stored.few == 0 {
 		return "negation", "a few (some) against few (hardly any)"
 	}
-	if query.cond != "" && stored.cond != "" && query.cond != stored.cond {
+	if query.cond != "" && stored.cond != "" && query.cond != stored.cond && !query.timeAsked() && !stored.timeAsked() {
 		return "condition", "只要, 就 (if) against 只有, 才 (only if)"
 	}
 	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
@@ -1466,8 +1518,8 @@ func hanUnitsAsked(zh string) bool {
 			return false
 		}
 		i += j + len("多少")
-		if r, _ := utf8.DecodeRuneInString(zh[i:]); strings.ContainsRune(hanClassifiers, r) {
-			return true
+		if r, n := utf8.DecodeRuneInString(zh[i:]); strings.ContainsRune(hanClassifiers, r) && !(r == '块' && strings.HasPrefix(zh[i+n:], "钱")) {
+			return true // not 多少块钱, a price
 		}
 	}
 }

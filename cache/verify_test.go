@@ -258,6 +258,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"快递几点能送到", "快递多长时间能送到", "intent"},
 		{"信用卡逾期多久会上征信", "信用卡逾期几次会上征信", "intent"},
 		{"这种纸箱一捆有多少", "这种纸箱一捆多少钱", "intent"},
+		// After review round 16: 全部, 完全 with a negation; 都需要 is no
+		// list of options; 才能 is can; 前一期 is the previous one.
+		{"这批货全部不能退吗", "这批货不能全部退吗", "negation"},
+		{"办卡需要身份证和户口本都带上吗", "办卡需要身份证或户口本吗", "conjunction"},
+		{"什么情况下才能申请退款", "什么情况下需要申请退款", "mood"},
+		{"前一期的账单可以分期吗", "这一期的账单可以分期吗", "deixis"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
@@ -278,8 +284,18 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},                                                           // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},                                                                // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"},   // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},        // a bare how much is a price
+		{"为什么不给我退款", "为什么没给我退款"}, // 不 = 没 in a why-question
+		{"提现会扣手续费吗", "提现要扣手续费吗"}, // will is can and must
+		{"我想注销账号，需要怎么操作", "我想注销账号，可以怎么操作"},
+		{"余额宝里的钱为什么取不出来", "余额宝里的钱为什么不能取出来"}, // V不出来 = cannot
+		{"我的余额宝里还有多少钱", "我的余额宝里的钱还有多少"},
+		{"寄一件衣服到北京大概要多少块钱", "寄一件衣服到北京大概要多少钱"},
+		{"异地就医的费用怎样才能报销", "异地就医的费用怎样报销"}, // 就医 is no condition
+		{"周末和节假日发货吗", "周末或节假日发货吗"},       // a list as the topic
+		{"支付宝上的钱怎么转到银行卡", "支付宝里的钱怎么转到银行卡"},
+		{"不管哪家快递春节期间都不送货吗", "无论哪家快递春节期间都不送货吗"},
 		{"Is my package delivered?", "Was my package delivered?"},                        // is/was is not compared
 		{"Which form do I need to fill out?", "Which form should I fill out?"},           // need to = should
 		{"Can I pick up my order in the store?", "Can I pick my order up in the store?"}, // in the store: a preposition

@@ -142,6 +142,7 @@ type vsig struct {
 	modals                           uint8               // the classes of its modals (modalBits)
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	few                              uint8               // a few, a little 1; few, little 2
+	only                             uint8               // only, 只, 仅 1; also, 也 2
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 	clock                            bool                // it asks the time of day (几点, what time)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
@@ -712,6 +713,12 @@ func (s *vsig) scopeWords() {
 		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
 			s.modals |= modalBits(w, low(i+1))
 		}
+		switch {
+		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":
+			s.only |= 1 // 只有北部城区 / 北部城区也
+		case w == "also" || w == "也":
+			s.only |= 2
+		}
 		if w == "few" || w == "little" {
 			if low(i-1) == "a" {
 				s.few |= 1 // "a few analysts": some
@@ -819,14 +826,14 @@ func participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed")
 
 // options reports a question about options, where and and or ask alike:
 // a can or will without a must (能用信用卡和花呗付款吗, "Can I pay by card
-// and cash?"), or 都 after the list (身份证或护照都可以吗).
+// and cash?"), or 都可以, 都能, 都行 after the list (身份证或护照都可以吗).
 func (s *vsig) options() bool {
 	if s.mood&moodAbility != 0 && s.mood&moodNeed == 0 || s.modals&1 != 0 && s.modals&2 == 0 || s.modal == "ability" {
 		return true
 	}
 	for i := range s.seq {
-		if s.seq[i].low == "都" && s.mood&moodNeed == 0 {
-			return true // not 都需要: both are required
+		if s.seq[i].low == "都" && i+1 < len(s.seq) && oneOf("可能行", s.seq[i+1].low) {
+			return true // 都可以, 都行: either will do; not 都需要, 都补到 (both)
 		}
 	}
 	return false
@@ -1167,12 +1174,23 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if p, ok := particleDiffers(query, stored); ok {
 		return "particle", fmt.Sprintf("the particles differ (%s)", p)
 	}
+	// What happened against what can, should or must happen ("How many
+	// cartons did we pack?" / "How many cartons do we still need to
+	// pack?"), as the Chinese moods do.
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if a, b := p[0], p[1]; a.past && a.modals == 0 && !a.future && b.modals != 0 && !b.past && b.latin && a.latin {
+			return "tense", "one question asks what happened (did, was), the other what can, should or must happen"
+		}
+	}
 	// The modals of two questions (not a plain how or when): what is
 	// allowed against what is advised or required ("Which stocks can I
 	// buy?" / "… should I buy?", "Do I get to keep it?" / "Do I have to
 	// keep it?").
 	if query.modals != 0 && stored.modals != 0 && query.modals&stored.modals == 0 && modalsCompared(query) && modalsCompared(stored) {
 		return "intent", "the questions ask differently: what one can, should or must do"
+	}
+	if query.only != 0 && stored.only != 0 && query.only&stored.only == 0 {
+		return "scope", "only (只, 仅) against also (也)"
 	}
 	if query.few != 0 && stored.few != 0 && query.few&stored.few == 0 {
 		return "negation", "a few (some) against few (hardly any)"

@@ -264,6 +264,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"办卡需要身份证和户口本都带上吗", "办卡需要身份证或户口本吗", "conjunction"},
 		{"什么情况下才能申请退款", "什么情况下需要申请退款", "mood"},
 		{"前一期的账单可以分期吗", "这一期的账单可以分期吗", "deixis"},
+		// After heldout9: only against also; a past against a modal; both
+		// (都) after and is no list of options.
+		{"只有东区仓库受到了停电影响", "东区仓库也受到了停电影响", "scope"},
+		{"How many pallets did we load for Target this morning?", "How many pallets do we still need to load for Target this morning?", "tense"},
+		{"今天把SKU-31002和SKU-31020都补到拣货位", "今天把SKU-31002或SKU-31020补到拣货位", "conjunction"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},

@@ -282,8 +282,9 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	// A request's verb (tell, show, get) is a content word after a
 	// subject or to: "How do I get a refund?" / "How do I give a refund?".
 	content := func(u *vunit) bool {
-		return u.unit || at > 0 && imperatives[u.low] && subjectOrTo[q.seq[at-1].low] &&
-			(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
+		return u.unit || oneOf(hanDirectional, u.low) && !(u.low == "多" && at > 0 && numeral(q.seq[at-1].low)) || // not 十多 / 十余 (the facets' approx)
+			at > 0 && imperatives[u.low] && subjectOrTo[q.seq[at-1].low] &&
+				(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
 	}
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
 		lookVerbs[x.low] && lookVerbs[y.low] || // find / get / see / check my statements
@@ -301,11 +302,16 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	return x.low, y.low, true
 }
 
+// hanDirectional are function characters for the order checks that are
+// what a question asks when one replaces another (多收了 / 少收了, 借的钱 /
+// 还的钱, 上半年 / 下半年, 想查一下 / 想改一下, 一个多少钱 / 一斤多少钱).
+const hanDirectional = "多少还查看问上下来去个"
+
 // hanAlike reports two Chinese characters that say the same in a
 // question: a container's 里, 内, 中, 上 (支付宝里的钱 = 支付宝上的钱), 日 and
 // 天 (每日 = 每天), 您 and 你, 账 and 帐.
 func hanAlike(a, b string) bool {
-	for _, g := range []string{"里内中上", "日天", "您你", "账帐"} {
+	for _, g := range []string{"里内中上", "日天", "您你", "账帐", "查看"} {
 		if oneOf(g, a) && oneOf(g, b) {
 			return true
 		}
@@ -385,7 +391,10 @@ func hanMood(w, prev, next, next2 string) mood {
 			return moodAbility | moodNeed // will: 明天会送到吗 = 能送到吗, 会扣手续费吗 = 要扣手续费吗
 		}
 	case "没":
-		if next != "法" {
+		switch {
+		case next == "办" && next2 == "法":
+			return moodAbility // 没办法绑定: cannot
+		case next != "法":
 			return moodDone // 没到账: it did not
 		}
 	case "不":
@@ -394,8 +403,8 @@ func hanMood(w, prev, next, next2 string) mood {
 		// own characters), 是不是 and 安不安全 ask, 不是, 不一定, 不到 and the
 		// like have no mood, 还不 asks what 还没 asks.
 		switch {
-		case oneOf("了出动起开完清懂着进", next) && prev != "" && !oneOf(hanFunction, prev):
-			return moodAbility // V不了, 取不出来: cannot
+		case oneOf("了出动起开完清懂着进上", next) && prev != "" && !oneOf(hanFunction, prev), next == "让":
+			return moodAbility // V不了, 取不出来, 登不上, 不让: cannot
 		case next == "要" || next == "用":
 			return moodNeed | moodNot // 不要激活吗: whether it must; 不要手续费 = 不收手续费
 		case prev != "还" && prev != next && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next):
@@ -691,7 +700,7 @@ func (s *vsig) scopeWords() {
 		if negWord(w) && !aNotA(seq, i) && negAt < 0 {
 			negAt = i
 		}
-		if q := scopeWord(w, low(i-1)); q != "" {
+		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals, low(i+1)) || isDigits(low(i+1)))) { // 都两个月了: already
 			place := "" // no negation in its clause
 			if negAt >= 0 {
 				place = q + ":neg-before"
@@ -736,6 +745,9 @@ func (s *vsig) scopeWords() {
 		// not in a list that opens the clause as its topic (退货和换货需要付运费吗,
 		// 周末和节假日发货吗: each of them is asked about).
 		topic := i-clauseStart <= 3
+		if oneOf("和与及跟、或", w) {
+			topic = hanUnitsBefore(seq, clauseStart, i) <= 3 // not counting 请问, 你好
+		}
 		switch w {
 		case "and", "和", "与", "及", "跟", "、":
 			if !topic {
@@ -837,6 +849,22 @@ func (s *vsig) options() bool {
 		}
 	}
 	return false
+}
+
+// hanUnitsBefore counts the Chinese content units from from to i, not the
+// personal pronouns nor the 好 of a greeting (你好, 您好); a role marker
+// (把, 给, 在 …) before i counts as many as there are tokens.
+func hanUnitsBefore(seq []vunit, from, i int) (n int) {
+	for j := from; j < i; j++ {
+		u := &seq[j]
+		if r := roleMarkers[u.low]; r != "" && r != "of" {
+			return i // 把SKU-1和SKU-2: an object, not a topic
+		}
+		if u.unit && !strings.HasPrefix(u.text, "p:") && !(u.low == "好" && j > 0 && oneOf("你您", seq[j-1].low)) {
+			n++
+		}
+	}
+	return n
 }
 
 // negWord reports a negation: not, never, n't; 不, 没, 别, 未.
@@ -1870,8 +1898,8 @@ func (s *vsig) passive(i int) bool {
 // or 快 right before the verb (快到了); not 快递到了 or 我要的货到了.
 func (s *vsig) imminent(i int) bool {
 	for j := i - 1; j >= i-3 && j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
-		if w := s.seq[j].low; w == "要" || w == "快" && j == i-2 {
-			return true
+		if w := s.seq[j].low; w == "要" || w == "快" && j == i-2 || w == "上" && j > 0 && s.seq[j-1].low == "马" {
+			return true // 要到期了, 快到了, 马上到期了
 		}
 	}
 	return false

@@ -269,6 +269,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"只有东区仓库受到了停电影响", "东区仓库也受到了停电影响", "scope"},
 		{"How many pallets did we load for Target this morning?", "How many pallets do we still need to load for Target this morning?", "tense"},
 		{"今天把SKU-31002和SKU-31020都补到拣货位", "今天把SKU-31002或SKU-31020补到拣货位", "conjunction"},
+		// After review round 17: 多/少, 借/还, 上/下, 查/改, 个/斤 replaced.
+		{"我在超市买东西的时候收银员多收了我二十块钱，能找超市要回来吗", "我在超市买东西的时候收银员少收了我二十块钱，能找超市要回来吗", "replaced"},
+		{"公司今年上半年的销售额和利润分别是多少，和去年同期相比增长了多少", "公司今年下半年的销售额和利润分别是多少，和去年同期相比增长了多少", "replaced|compare"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
@@ -289,8 +292,14 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},   // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},        // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"},            // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},                 // a bare how much is a price
+		{"快递没发都两个月了怎么办", "都两个月了快递还没发怎么办"}, // 都 before a number: already
+		{"请问周末和节假日发货吗", "请问周末或节假日发货吗"},    // a topic after a polite opening
+		{"会员卡马上到期了怎么续费", "会员卡就要到期了怎么续费"},
+		{"银行卡没办法绑定怎么办", "银行卡不能绑定怎么办"},
+		{"为什么微信登不上", "为什么微信登录不了"},
+		{"想查一下我的快递到哪了", "想看一下我的快递到哪了"},
 		{"为什么不给我退款", "为什么没给我退款"}, // 不 = 没 in a why-question
 		{"提现会扣手续费吗", "提现要扣手续费吗"}, // will is can and must
 		{"我想注销账号，需要怎么操作", "我想注销账号，可以怎么操作"},

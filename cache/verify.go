@@ -143,6 +143,7 @@ type vsig struct {
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	few                              uint8               // a few, a little 1; few, little 2
 	only                             uint8               // only, 只, 仅 1; also, 也 2
+	did                              bool                // it has did or didn't
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 	clock                            bool                // it asks the time of day (几点, what time)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
@@ -493,6 +494,9 @@ func stemLight(w string) string {
 // may come from a singular with or without the e; reading both as the
 // stem without it keeps them one word either way.)
 func stemWord(w string) string {
+	if len(w) > 4 && strings.HasSuffix(w, "ies") {
+		return w[:len(w)-3] + "y" // dictionaries = dictionary
+	}
 	w = stemLight(w)
 	for _, sib := range []string{"che", "she", "xe", "sse", "zze"} {
 		if len(w) > len(sib)+1 && strings.HasSuffix(w, sib) {
@@ -702,6 +706,9 @@ func (s *vsig) scopeWords() {
 		}
 		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals, low(i+1)) || isDigits(low(i+1)))) { // 都两个月了: already
 			place := "" // no negation in its clause
+			if q == "many" && negAt >= 0 && !(negAt == i-1 && seq[negAt].low == "not") {
+				negAt = -1 // "Why don't many people …" negates the verb, as "… many people not …" does; "not many" the quantity
+			}
 			if negAt >= 0 {
 				place = q + ":neg-before"
 			} else {
@@ -716,7 +723,8 @@ func (s *vsig) scopeWords() {
 				s.negScope = append(s.negScope, place)
 			}
 		}
-		if (strongParticles[w] || weakParticles[w] && !objectStart[low(i+1)]) && i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) {
+		if (strongParticles[w] && !(w == "up" && oneOfWords(low(i+1), "to", "front")) || weakParticles[w] && !objectStart[low(i+1)]) &&
+			i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) { // not "10% off", "up to $500", "in the store"
 			parts = append(parts, w+" "+seq[i-1].word) // not "10% off", not "in the store"
 		}
 		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
@@ -887,8 +895,8 @@ func scopeWord(w, prev string) string {
 		return "all"
 	case w == "always" || w == "总":
 		return "always"
-	case (w == "many" || w == "much" || w == "most") && !oneOfWords(prev, "how", "the", "so", "too", "very", "as", "at"):
-		return "many" // not "how much", "the most"
+	case (w == "many" || w == "much") && !oneOfWords(prev, "how", "so", "too", "very", "as"):
+		return "many" // not "how much"
 	case w == "necessarily" || w == "定" && prev == "一":
 		return "sure"
 	}
@@ -1009,7 +1017,7 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	s.recommend = has("recommend", "recommended", "recommendation", "best", "better", "good", "worth", "suggest",
 		"推荐", "值得", "最好", "比较好", "好用", "建议") || zh != "" && hanGoodAtEnd(q)
-	s.identify = !s.recommend && wh && has("this", "that", "these", "those", "这", "那")
+	s.identify = !s.recommend && wh && (has("this", "these", "those", "这", "那") || demonstrativeThat(lower))
 	s.comparative = has("difference", "differences", "differ", "vs", "versus", "compare", "compared", "comparison",
 		"区别", "差别", "不同", "差异", "对比", "相比")
 }
@@ -1030,7 +1038,7 @@ func isASCII(s string) bool {
 // share every word and ask opposite things.
 func whArgument(lower []string) string {
 	for i, w := range lower {
-		if w != "who" && w != "whom" && w != "what" {
+		if w != "who" && w != "whom" && w != "what" && w != "which" {
 			continue
 		}
 		if i+1 >= len(lower) {
@@ -1041,6 +1049,16 @@ func whArgument(lower []string) string {
 			return "obj"
 		case w == "who" && passiveAux[next] && i+2 < len(lower) && participle(lower[i+2]):
 			return "obj" // "Who was paid?": the one paid, not the payer ("Who paid?")
+		case w == "which" && i+2 < len(lower) && !functionWords[next] && !auxiliaries[next]:
+			// "Which company did Google buy?" asks the object, "Which
+			// company bought Google?" the subject.
+			switch v := lower[i+2]; {
+			case v == "do" || v == "does" || v == "did":
+				return "obj"
+			case participle(v) || strings.HasSuffix(v, "ed"):
+				return "subj"
+			}
+			return ""
 		case auxiliaries[next] || functionWords[next] || next[0] >= utf8.RuneSelf || strings.Contains(next, "'"):
 			return ""
 		case w == "what" && !strings.HasSuffix(next, "ed"):
@@ -1202,12 +1220,13 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if p, ok := particleDiffers(query, stored); ok {
 		return "particle", fmt.Sprintf("the particles differ (%s)", p)
 	}
-	// What happened against what can, should or must happen ("How many
+	// What was done (did) against what should or must be done ("How many
 	// cartons did we pack?" / "How many cartons do we still need to
-	// pack?"), as the Chinese moods do.
+	// pack?"), as the Chinese moods do; not a past in an if-clause, nor a
+	// can (couldn't, "can you tell me").
 	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
-		if a, b := p[0], p[1]; a.past && a.modals == 0 && !a.future && b.modals != 0 && !b.past && b.latin && a.latin {
-			return "tense", "one question asks what happened (did, was), the other what can, should or must happen"
+		if a, b := p[0], p[1]; a.did && a.modals == 0 && !a.future && b.modals&2 != 0 && !b.past && b.latin && a.latin {
+			return "tense", "one question asks what was done (did), the other what should or must be done"
 		}
 	}
 	// The modals of two questions (not a plain how or when): what is
@@ -1246,7 +1265,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// cancel?"), a past against a present ("Did you ship it?" / "Do you
 	// ship it?"). An open question asks the same with either ("How do I
 	// reset it?" = "How can I reset it?").
-	if qm, sm := query.modal, stored.modal; query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && qm != sm && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) {
+	if qm, sm := query.openingModal(), stored.openingModal(); query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && qm != sm && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) {
 		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one
@@ -1410,7 +1429,10 @@ func (s *vsig) durationAt(i int) bool {
 	window := func(j int) bool { // "the next 7 days" names a window, with for or in alike
 		return j >= 0 && oneOfWords(s.seq[j].low, "next", "last", "first", "past", "coming", "previous", "following")
 	}
-	return number(i) && unit(i+1) && !window(i-1) || unit(i) && number(i-1) && !window(i-2)
+	modifier := func(j int) bool { // "a 5 year CD": the length names a kind of thing
+		return j+1 < len(s.seq) && s.seq[j+1].unit && s.seq[j+1].clause == s.seq[j].clause && !isTimeWord(s.seq[j+1].low)
+	}
+	return number(i) && unit(i+1) && !window(i-1) && !modifier(i+1) || unit(i) && number(i-1) && !window(i-2) && !modifier(i)
 }
 
 func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
@@ -1543,6 +1565,37 @@ func whatNoun(lower []string) bool {
 			n := lower[i+1]
 			return n[0] < utf8.RuneSelf && !functionWords[n] && !auxiliaries[n] && roleMarkers[n] == "" && !strings.Contains(n, "'") && !isDigits(n) &&
 				!quantityNouns[n] // "What amount can I withdraw?" asks how much
+		}
+	}
+	return false
+}
+
+// openingModal is the class of the opening auxiliary, with "Must I",
+// "Do I need to / have to …" read as advice, as "Should I …" is, and "Do
+// I get to …" as "Can I …".
+func (s *vsig) openingModal() string {
+	switch {
+	case s.modal == "present" && s.modals&2 != 0, s.modal == "obligation":
+		return "advice" // must, do I have to, do I need to: what should I
+	case s.modal == "present" && s.modals&1 != 0:
+		return "ability" // do I get to: can I
+	}
+	return s.modal
+}
+
+// demonstrativeThat reports a "that" that points at something ("What is
+// that noise?"), not one that opens a clause ("a charge that I don't
+// recognize", "the bill that was sent").
+func demonstrativeThat(lower []string) bool {
+	for i, w := range lower {
+		if w != "that" {
+			continue
+		}
+		if i+1 >= len(lower) {
+			return true
+		}
+		if n := lower[i+1]; persons[n] == "" && !auxiliaries[n] && !passiveAux[n] && !strings.Contains(n, "'") && n != "was" && n != "is" {
+			return true
 		}
 	}
 	return false
@@ -1747,6 +1800,7 @@ func (s *vsig) grammar() {
 			s.future = true // "is it going to drop", not "going to the bank"
 		case !han && pastWords[w]:
 			s.past = true
+			s.did = s.did || w == "did" || w == "didn't"
 		case !han && (len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w]) && (low(i, i-1) == "who" || low(i, i-1) == "what"):
 			s.past = true // "who liked", "who brought", "what caused": a past right after the subject's question word
 		case !han && strings.HasSuffix(w, "'d") && whWords[strings.TrimSuffix(w, "'d")]:

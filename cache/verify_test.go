@@ -272,6 +272,10 @@ func TestVerifyGrammar(t *testing.T) {
 		// After review round 17: 多/少, 借/还, 上/下, 查/改, 个/斤 replaced.
 		{"我在超市买东西的时候收银员多收了我二十块钱，能找超市要回来吗", "我在超市买东西的时候收银员少收了我二十块钱，能找超市要回来吗", "replaced"},
 		{"公司今年上半年的销售额和利润分别是多少，和去年同期相比增长了多少", "公司今年下半年的销售额和利润分别是多少，和去年同期相比增长了多少", "replaced|compare"},
+		// After review round 18: which + noun asks the subject or the
+		// object; an -ies plural; not many / many … not.
+		{"Which company did Google buy in 2014?", "Which company bought Google in 2014?", "roles"},
+		{"Not many stores accept checks.", "Many stores do not accept checks.", "negation"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
@@ -292,10 +296,19 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},            // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},                 // a bare how much is a price
-		{"快递没发都两个月了怎么办", "都两个月了快递还没发怎么办"}, // 都 before a number: already
-		{"请问周末和节假日发货吗", "请问周末或节假日发货吗"},    // a topic after a polite opening
+		{"信用卡怎么还款", "信用卡如何还款"}, // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},      // a bare how much is a price
+		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
+		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause
+		{"Why didn't I get my refund?", "Why did I not get my refund?"},
+		{"Can I deposit up to $10,000 in cash?", "Can I deposit in cash up to $10,000?"}, // up to is no particle
+		{"What is the rate on a 5 year CD?", "What is the rate for a 5 year CD?"},        // a length that names a kind
+		{"Do I need to bring my passport?", "Should I bring my passport?"},
+		{"Do I have to show ID?", "Must I show ID?"},
+		{"Do I get to choose my seat?", "Can I choose my seat?"},
+		{"How do I dispute a charge that I don't recognize?", "How do I dispute a charge I don't recognize?"}, // a relative that
+		{"快递没发都两个月了怎么办", "都两个月了快递还没发怎么办"},                                                                     // 都 before a number: already
+		{"请问周末和节假日发货吗", "请问周末或节假日发货吗"},                                                                        // a topic after a polite opening
 		{"会员卡马上到期了怎么续费", "会员卡就要到期了怎么续费"},
 		{"银行卡没办法绑定怎么办", "银行卡不能绑定怎么办"},
 		{"为什么微信登不上", "为什么微信登录不了"},

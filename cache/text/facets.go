@@ -99,6 +99,8 @@ func opening(toks []token) (aux string, subject int) {
 			continue
 		case t.kind != tWord:
 			return "", -1
+		case aux != "" && t.text == "not":
+			continue // "Why did not I …" as "Why didn't I …" is spelled out
 		case aux != "":
 			return aux, i
 		case framingAux[t.text]:

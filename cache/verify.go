@@ -467,6 +467,11 @@ var auxiliaries = setOf("is are was were do does did can could will would should
 // a map").
 var imperatives = setOf("let tell show list give get find check see know want need help explain describe compare")
 
+// quantifiers are function words that are units of the order check:
+// "Most voted against it, but a few supported it" / "A few voted against
+// it, but most supported it" exchange most and few around the frame.
+var quantifiers = setOf("most few many all some")
+
 // hanFunction are Chinese function characters: never units.
 const hanFunction = "了吗呢吧啊呀嘛么是都还也就又再很最更太这那哪个些什么怎谁几多少请帮我你您他她它们一下查看问告诉想知道能可以会要有没不啥"
 
@@ -613,7 +618,7 @@ func signature(q string) vsig {
 			first = false
 			continue
 		}
-		if han && strings.Contains(hanFunction, t) || !han && (functionWords[lt] || lead && imperatives[lt]) {
+		if han && strings.Contains(hanFunction, t) || !han && (functionWords[lt] && !quantifiers[lt] || lead && imperatives[lt]) {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
 			first = false
 			continue
@@ -640,6 +645,9 @@ func signature(q string) vsig {
 		first = false
 		u.unit = true
 		s.seq = append(s.seq, u)
+		if role == "at" && !han && isTimeWord(lt) {
+			role = "" // "In 2011 the bank acquired …": the time phrase ends at its time word
+		}
 	}
 	// Number the repeats (the k-th "text" becomes "text#k", so that 查查克
 	// still shows where its characters went) and index every token.
@@ -1809,6 +1817,8 @@ func (s *vsig) grammar() {
 			s.would = true // not "Would you …" opening a request, not "I'd like"
 		case perfectAux[w] && low(i, i+1) != "to" && s.perfect(i):
 			s.past = true // "has it shipped", "why has the price dropped"
+		case perfectAux[w] && low(i, i+1) == "been" && participle(low(i, i+2)):
+			s.past = true // "The bridge has been reopened"
 		case w == "会":
 			s.future = true
 		case w == "将" && (oneOf("要会于在", low(i, i+1)) || low(i, i-1) == "即"):

@@ -1,0 +1,561 @@
+package cache
+
+// The closed classes the verification compares beside names, roles and
+// order (verify.go): Chinese moods (hanMood), the modals of English
+// questions, phrasal-verb particles, quantifiers and the negation's place
+// before or after them, deixis, and/or, only/also, the kinds of question
+// (qtypesFit), and the one-word-replaced check. signature reads them
+// (scopeWords); verifyPair compares them.
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice/cache/text"
+)
+
+// replacedWord returns the one content unit of q that s replaces at the
+// same place, every other token equal, when the two do not read as one
+// word: the same light stem, or the same non-empty content for the
+// builtin embedder (a concept of the lexicon). Function words (can /
+// could, 的, 是) are not content.
+func replacedWord(q, s vsig) (a, b string, ok bool) {
+	if len(q.seq) != len(s.seq) {
+		return "", "", false
+	}
+	at := -1
+	for i := range q.seq {
+		x, y := &q.seq[i], &s.seq[i]
+		if x.low == y.low || x.word == y.word {
+			continue
+		}
+		if at >= 0 {
+			return "", "", false
+		}
+		at = i
+	}
+	if at < 0 {
+		return "", "", false
+	}
+	x, y := &q.seq[at], &s.seq[at]
+	numeral := func(w string) bool { return strings.ContainsAny(w, "0123456789") || oneOf(hanNumerals, w) }
+	// A request's verb (tell, show, get) is a content word after a
+	// subject or to: "How do I get a refund?" / "How do I give a refund?".
+	content := func(u *vunit) bool {
+		return u.unit || oneOf(hanDirectional, u.low) && !(u.low == "多" && at > 0 && numeral(q.seq[at-1].low)) || // not 十多 / 十余 (the facets' approx)
+			at > 0 && imperatives[u.low] && subjectOrTo[q.seq[at-1].low] &&
+				(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
+	}
+	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
+		lookVerbs[x.low] && lookVerbs[y.low] || // find / get / see / check my statements
+		strongParticles[x.low] || strongParticles[y.low] || // log out / log off: the particles are compared apart
+		hanAlike(x.low, y.low) {
+		return "", "", false
+	}
+	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
+	if cx, cy := text.Content(nx), text.Content(ny); len(cx) > 0 && slices.Equal(cx, cy) {
+		return "", "", false
+	}
+	if fx, fy := text.Facets(nx), text.Facets(ny); len(fx) > 0 && slices.Equal(fx, fy) {
+		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
+	}
+	return x.low, y.low, true
+}
+
+// hanDirectional are function characters for the order checks that are
+// what a question asks when one replaces another (多收了 / 少收了, 借的钱 /
+// 还的钱, 上半年 / 下半年, 想查一下 / 想改一下, 一个多少钱 / 一斤多少钱).
+const hanDirectional = "多少还查看问上下来去个"
+
+// hanAlike reports two Chinese characters that say the same in a
+// question: a container's 里, 内, 中, 上 (支付宝里的钱 = 支付宝上的钱), 日 and
+// 天 (每日 = 每天), 您 and 你, 账 and 帐.
+func hanAlike(a, b string) bool {
+	for _, g := range []string{"里内中上", "日天", "您你", "账帐", "查看"} {
+		if oneOf(g, a) && oneOf(g, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookVerbs ask for information alike ("Where can I find / get my
+// statements?", "How do I check / see my balance?").
+var lookVerbs = setOf("see check find get know view look show tell access")
+
+// subjectOrTo come before a verb that is the question's own.
+var subjectOrTo = setOf("i we you they he she it to")
+
+// mood is how a Chinese question asks about what it names: a set of
+// these bits.
+type mood uint8
+
+const (
+	moodAbility mood = 1 << iota // 能, 可以, 可否, 无法, V不了: whether it can happen (会, will, is both can and must)
+	moodNeed                     // 需要, 必须, 应该, 该, 要: whether it must
+	moodDone                     // 了, 过, 已, 没: whether it happened
+	moodNot                      // 不 before a verb: that it does not, or will not, happen
+)
+
+func (m mood) String() string {
+	var out []string
+	for i, name := range []string{"can or will (能, 可以, 会)", "must (需要, 应该)", "did (了, 过, 没)", "does not (不)"} {
+		if m&(1<<i) != 0 {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// hanMood reads the mood a Chinese character w gives its question, with
+// the characters before and after it (and two after) in its clause: 能
+// but not 可能, 功能, 能力; 要 but not 只要, 重要, 要是, 要多久; 会 but not
+// 会员, 开会, 机会. Will and can are one mood (明天能送到吗 = 明天会送到吗),
+// 有 none (有手续费吗 = 要手续费吗, 有分期吗 = 可以分期吗).
+func hanMood(w, prev, next, next2 string) mood {
+	switch w {
+	case "能":
+		if !oneOf("可功性智技体本职效热动潜万全", prev) && !oneOf("力源量耗", next) { // 才能 is only then can
+			return moodAbility
+		}
+	case "可":
+		if oneOf("以否", next) {
+			return moodAbility
+		}
+	case "法":
+		if oneOf("无没", prev) {
+			return moodAbility
+		}
+	case "需":
+		if next == "要" && !oneOf("多几", next2) {
+			return moodNeed
+		}
+	case "必":
+		if next == "须" {
+			return moodNeed
+		}
+	case "应":
+		if oneOf("该当", next) {
+			return moodNeed
+		}
+	case "该":
+		if !oneOf("应活", prev) {
+			return moodNeed // 我该提前还款吗
+		}
+	case "要":
+		if !oneOf("需只重主快就将不想", prev) && !oneOf("多几是求么紧点素领害", next) {
+			return moodNeed // 要手续费吗, 每周都要盘点吗 (明天要下雨吗, a will, is read as a must too)
+		}
+	case "会":
+		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞都", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) {
+			return moodAbility | moodNeed // will: 明天会送到吗 = 能送到吗, 会扣手续费吗 = 要扣手续费吗
+		}
+	case "没":
+		switch {
+		case next == "办" && next2 == "法":
+			return moodAbility // 没办法绑定: cannot
+		case next != "法":
+			return moodDone // 没到账: it did not
+		}
+	case "不":
+		// 不发货 does not (or will not) do it, 没发货 did not; V不了 cannot
+		// (用不了 = 不能用); 不能, 不会, 不要 are their modals' (read at their
+		// own characters), 是不是 and 安不安全 ask, 不是, 不一定, 不到 and the
+		// like have no mood, 还不 asks what 还没 asks.
+		switch {
+		case oneOf("了出动起开完清懂着进上", next) && prev != "" && !oneOf(hanFunction, prev), next == "让":
+			return moodAbility // V不了, 取不出来, 登不上, 不让: cannot
+		case next == "要" || next == "用":
+			return moodNeed | moodNot // 不要激活吗: whether it must; 不要手续费 = 不收手续费
+		case prev != "还" && prev != next && !oneOf("能会要用需可是一到同错过少多好然但仅只如管论久行对够必该得太很再", next):
+			return moodNot
+		}
+	}
+	return 0
+}
+
+// timeAsked reports a question about when or how long: 几天就能到 asks
+// what 几天才能到 asks.
+func (s *vsig) timeAsked() bool {
+	return s.qtype == "when" || s.qtype == "duration" || s.timeCount
+}
+
+// moodAsked returns the mood of s as it is compared with o: in two
+// why-questions 不 asks what 没 asks (为什么不给我退款 / 为什么没给我退款); in
+// two how-, where- or when-questions can and must ask alike (需要怎么操作 /
+// 可以怎么操作, 应该去哪里办 / 可以去哪里办).
+func (s *vsig) moodAsked(o vsig) mood {
+	m := s.mood
+	if s.qtype == o.qtype {
+		switch s.qtype {
+		case "why":
+			if m&moodNot != 0 {
+				m = m&^moodNot | moodDone
+			}
+		case "how", "where", "when":
+			m &^= moodAbility | moodNeed
+		}
+	}
+	return m
+}
+
+// scopeWords reads the words whose place or kind the facets lose:
+// negation before or after a quantifier (不都 / 都不, not all / all not),
+// Chinese deixis before a classifier (上次 / 这次), and and against or.
+func (s *vsig) scopeWords() {
+	seq := s.seq
+	low := func(j int) string {
+		if j >= 0 && j < len(seq) {
+			return seq[j].low
+		}
+		return ""
+	}
+	negAt := -1 // the first negation of the clause, or -1
+	clause, clauseStart := -1, 0
+	var parts []string
+	defer func() { s.particles = parts }()
+	for i := range seq {
+		w := seq[i].low
+		if seq[i].clause != clause {
+			clause, negAt, clauseStart = seq[i].clause, -1, i
+		}
+		if w == "" {
+			continue
+		}
+		if negWord(w) && !aNotA(seq, i) && negAt < 0 {
+			negAt = i
+		}
+		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals, low(i+1)) || isDigits(low(i+1)))) { // 都两个月了: already
+			place := "" // no negation in its clause
+			if q == "many" && negAt >= 0 && !(negAt == i-1 && seq[negAt].low == "not") {
+				negAt = -1 // "Why don't many people …" negates the verb, as "… many people not …" does; "not many" the quantity
+			}
+			if negAt >= 0 {
+				place = q + ":neg-before"
+			} else {
+				for j := i + 1; j < len(seq) && seq[j].clause == clause; j++ {
+					if negWord(seq[j].low) && !aNotA(seq, j) {
+						place = q + ":neg-after"
+						break
+					}
+				}
+			}
+			if place != "" && !slices.Contains(s.negScope, place) {
+				s.negScope = append(s.negScope, place)
+			}
+		}
+		if (strongParticles[w] && !(w == "up" && oneOfWords(low(i+1), "to", "front")) || weakParticles[w] && !objectStart[low(i+1)]) &&
+			i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) { // not "10% off", "up to $500", "in the store"
+			parts = append(parts, w+" "+seq[i-1].word) // not "10% off", not "in the store"
+		}
+		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
+			s.modals |= modalBits(w, low(i+1))
+		}
+		switch {
+		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":
+			s.only |= 1 // 只有北部城区 / 北部城区也
+		case w == "also" || w == "也":
+			s.only |= 2
+		}
+		if w == "few" || w == "little" {
+			if low(i-1) == "a" {
+				s.few |= 1 // "a few analysts": some
+			} else {
+				s.few |= 2 // "few analysts": hardly any
+			}
+		}
+		switch {
+		case w == "只" && low(i+1) == "要", w == "就" && s.cond == "" && !oneOf("医诊业读近餐职任座位算是", low(i+1)) && !oneOf("成迁造", low(i-1)):
+			s.cond = "if" // 只要…就: if
+		case w == "只" && low(i+1) == "有", w == "才" && !oneOf("刚方", low(i-1)):
+			s.cond = "only if" // 只有…才: only if
+		}
+		// and/or after a verb (需要身份证和户口本, need a passport and a visa),
+		// not in a list that opens the clause as its topic (退货和换货需要付运费吗,
+		// 周末和节假日发货吗: each of them is asked about).
+		topic := i-clauseStart <= 3
+		if oneOf("和与及跟、或", w) {
+			topic = hanUnitsBefore(seq, clauseStart, i) <= 3 // not counting 请问, 你好
+		}
+		switch w {
+		case "and", "和", "与", "及", "跟", "、":
+			if !topic {
+				s.conj |= 1
+			}
+		case "or", "或":
+			if !topic {
+				s.conj |= 2
+			}
+		case "上", "下", "这", "那", "本", "每", "前":
+			next := low(i + 1)
+			if w == "前" && next != "一" {
+				break // 前一期 is the previous one; 前面, 之前 are no deixis
+			}
+			if next == "一" {
+				next = low(i + 2) // 上一期, 这一次
+			}
+			if oneOf("次期笔批轮回趟家单"+hanClassifiers, next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
+				s.deixis |= map[string]uint8{"上": 1, "前": 1, "下": 2, "这": 4, "那": 4, "本": 4, "每": 8}[w]
+			}
+		}
+	}
+}
+
+// strongParticles are the particles of English phrasal verbs that are
+// never a preposition (out of is counted as out): sign up / sign in, pick
+// up / pick, log out / log in, out of customs / in customs.
+var strongParticles = setOf("out up down off back away")
+
+// objectStart open a noun phrase: in or on before one is a preposition
+// ("in the store"), not a particle.
+var objectStart = setOf("the a an my your his her its our their this that these those it them him me us")
+
+// weakParticles may be a particle or a preposition (sign in, in stock):
+// only a strong particle against one of them tells.
+var weakParticles = setOf("in on over")
+
+// particleDiffers returns a strong particle that one question has after
+// a word that takes in, on or over in the other question: "sign out" /
+// "sign in", "sign up" / "sign in", "check out time" / "check in time",
+// "out of customs" / "in customs". A particle against none passes: it
+// often only completes the verb ("print out", "clean up", "free up"); so
+// do two strong ones ("log out" / "log off"), and in, on or over before
+// an object ("in the store") is a preposition.
+func particleDiffers(q, s vsig) (string, bool) {
+	for _, side := range [][2]vsig{{q, s}, {s, q}} {
+		a, b := side[0], side[1]
+		for _, x := range a.particles {
+			p, before, _ := strings.Cut(x, " ")
+			if !strongParticles[p] || slices.Contains(b.particles, x) {
+				continue
+			}
+			for _, y := range b.particles {
+				if o, ob, _ := strings.Cut(y, " "); ob == before && weakParticles[o] {
+					return p + "/" + o, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// modalBits classes a modal ("Which stocks can I buy?" asks what is
+// allowed, "Which stocks should I buy?" and "What do I need to bring?"
+// what is advised or required): 1 can, 2 should or must.
+func modalBits(w, next string) uint8 {
+	switch w {
+	case "can", "could", "may", "can't", "cannot", "couldn't":
+		return 1
+	case "should", "shouldn't", "ought":
+		return 2
+	case "must", "mustn't":
+		return 2 // advice and obligation ask alike ("Which form should I / do I need to fill out?")
+	case "need", "needs", "have", "has":
+		if next == "to" {
+			return 2
+		}
+	case "get", "gets":
+		if next == "to" {
+			return 1 // "Do I get to keep it?" is allowed, "Do I have to keep it?" required
+		}
+	}
+	return 0
+}
+
+// options reports a question about options, where and and or ask alike:
+// a can or will without a must (能用信用卡和花呗付款吗, "Can I pay by card
+// and cash?"), or 都可以, 都能, 都行 after the list (身份证或护照都可以吗).
+func (s *vsig) options() bool {
+	if s.mood&moodAbility != 0 && s.mood&moodNeed == 0 || s.modals&1 != 0 && s.modals&2 == 0 || s.modal == "ability" {
+		return true
+	}
+	for i := range s.seq {
+		if s.seq[i].low == "都" && i+1 < len(s.seq) && oneOf("可能行", s.seq[i+1].low) {
+			return true // 都可以, 都行: either will do; not 都需要, 都补到 (both)
+		}
+	}
+	return false
+}
+
+// hanUnitsBefore counts the Chinese content units from from to i, not the
+// personal pronouns nor the 好 of a greeting (你好, 您好); a role marker
+// (把, 给, 在 …) before i counts as many as there are tokens.
+func hanUnitsBefore(seq []vunit, from, i int) (n int) {
+	for j := from; j < i; j++ {
+		u := &seq[j]
+		if r := roleMarkers[u.low]; r != "" && r != "of" {
+			return i // 把SKU-1和SKU-2: an object, not a topic
+		}
+		if u.unit && !strings.HasPrefix(u.text, "p:") && !(u.low == "好" && j > 0 && oneOf("你您", seq[j-1].low)) {
+			n++
+		}
+	}
+	return n
+}
+
+// negWord reports a negation: not, never, n't; 不, 没, 别, 未.
+func negWord(w string) bool {
+	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w)
+}
+
+// aNotA reports the 不 of a question form A不A (是不是, 安不安全) at i:
+// it asks, it does not negate.
+func aNotA(seq []vunit, i int) bool {
+	return seq[i].low == "不" && (i > 0 && i+1 < len(seq) && seq[i-1].low == seq[i+1].low ||
+		i+1 < len(seq) && oneOf("管论仅但过然如少", seq[i+1].low)) // 不管, 不论 (whatever), 不仅 (not only): no negation
+}
+
+// scopeWord returns the class of a word whose scope a negation may take
+// (all, every, always, necessarily; 都, 一定, 所有, 全, 总) or "".
+func scopeWord(w, prev string) string {
+	switch {
+	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "有" && prev == "所" || w == "部" && prev == "全" || w == "全" && prev == "完":
+		return "all"
+	case w == "always" || w == "总":
+		return "always"
+	case (w == "many" || w == "much") && !oneOfWords(prev, "how", "so", "too", "very", "as"):
+		return "many" // not "how much"
+	case w == "necessarily" || w == "定" && prev == "一":
+		return "sure"
+	}
+	return ""
+}
+
+// modalsCompared reports a question whose modals ask something of their
+// own: not a plain how or when ("How should I" asks what "How can I"
+// asks, "When should I expect it" what "When can I expect it" asks).
+func modalsCompared(s vsig) bool {
+	return s.qtype != "when" && !(s.qtype == "how" && s.howManner)
+}
+
+// qtypesFit reports two kinds of question that ask the same: "which"
+// against who, where or when ("which person", "in which location", "on
+// which day"); how long (多久) against when or how many (多少天); a price
+// (多少钱) against a bare how much (运费多少), not against a count of
+// units (一盒有几个).
+func qtypesFit(q, s vsig) bool {
+	a, b := q.qtype, s.qtype
+	if a > b {
+		a, b = b, a
+		q, s = s, q
+	}
+	switch a + "/" + b {
+	case "when/which", "where/which", "which/who", "which/whose":
+		return true
+	case "duration/when":
+		return !s.clock // 多久能到 = 什么时候能到; 几点 asks the clock
+	case "count/duration":
+		return q.timeCount // 多少天 = 多久; 几次 is no length of time
+	case "count/price":
+		return !q.units
+	}
+	return false
+}
+
+// whatNoun reports "what" before a noun ("What customers have overdue
+// invoices?"): which ones, not what it is.
+func whatNoun(lower []string) bool {
+	for i, w := range lower {
+		if w == "what" && i+1 < len(lower) {
+			n := lower[i+1]
+			return n[0] < utf8.RuneSelf && !functionWords[n] && !auxiliaries[n] && roleMarkers[n] == "" && !strings.Contains(n, "'") && !isDigits(n) &&
+				!quantityNouns[n] // "What amount can I withdraw?" asks how much
+		}
+	}
+	return false
+}
+
+// openingModal is the class of the opening auxiliary, with "Must I",
+// "Do I need to / have to …" read as advice, as "Should I …" is, and "Do
+// I get to …" as "Can I …".
+func (s *vsig) openingModal() string {
+	switch {
+	case s.modal == "present" && s.modals&2 != 0, s.modal == "obligation":
+		return "advice" // must, do I have to, do I need to: what should I
+	case s.modal == "present" && s.modals&1 != 0:
+		return "ability" // do I get to: can I
+	}
+	return s.modal
+}
+
+// demonstrativeThat reports a "that" that points at something ("What is
+// that noise?"), not one that opens a clause ("a charge that I don't
+// recognize", "the bill that was sent").
+func demonstrativeThat(lower []string) bool {
+	for i, w := range lower {
+		if w != "that" {
+			continue
+		}
+		if i+1 >= len(lower) {
+			return true
+		}
+		if n := lower[i+1]; persons[n] == "" && !auxiliaries[n] && !passiveAux[n] && !strings.Contains(n, "'") && n != "was" && n != "is" {
+			return true
+		}
+	}
+	return false
+}
+
+// quantityNouns after what ask how many or how much (and what reason
+// asks why): not which.
+var quantityNouns = setOf("amount amounts number quantity total sum price cost costs percentage percent fee fees rate reason reasons purpose")
+
+// hanUnitsAsked reports a Chinese question that counts units: 几 or 多少
+// before a classifier (几个, 多少件, 几天).
+func hanUnitsAsked(zh string) bool {
+	if hanCountQuestion(zh) {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(zh[i:], "多少")
+		if j < 0 {
+			return false
+		}
+		i += j + len("多少")
+		if r, n := utf8.DecodeRuneInString(zh[i:]); strings.ContainsRune(hanClassifiers, r) && !(r == '块' && strings.HasPrefix(zh[i+n:], "钱")) {
+			return true // not 多少块钱, a price
+		}
+	}
+}
+
+// hanTimeCount reports a Chinese count of units of time: 几 or 多少,
+// perhaps 个, then 天, 年, 月, 周, 星期, 小时, 分钟 (多少天, 几个月).
+func hanTimeCount(zh string) bool {
+	for _, q := range []string{"几", "多少"} {
+		for i := 0; ; {
+			j := strings.Index(zh[i:], q)
+			if j < 0 {
+				break
+			}
+			i += j + len(q)
+			rest := strings.TrimPrefix(zh[i:], "个")
+			for _, u := range []string{"天", "年", "月", "周", "星期", "小时", "分钟", "礼拜"} {
+				if strings.HasPrefix(rest, u) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// hanDefinition reports a Chinese question that asks what something is:
+// 什么是 (not 为什么是), 啥是, 什么意思. (X是什么 may ask X's value, as
+// X是多少 does: WiFi密码是什么.)
+func hanDefinition(zh string) bool {
+	if strings.Contains(zh, "什么意思") || strings.HasPrefix(zh, "啥是") {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(zh[i:], "什么是")
+		if j < 0 {
+			break
+		}
+		if !strings.HasSuffix(zh[:i+j], "为") {
+			return true
+		}
+		i += j + len("什么是")
+	}
+	return false
+}

@@ -988,6 +988,41 @@ const hanUnits = "十百千万亿"
 // at the end of the numeral carries the next lower unit (三万六 = 36000,
 // 一千八 = 1800, 两百五 = 250), unless 零 comes before it (一百零五 = 105);
 // 两 is 2. A numeral that starts with a unit other than 十 is not read.
+// colloquialDecimal reads the decimals a Chinese length or price carries
+// after its unit, 米 or 块: 七五 in 一米七五, 零七 in 一米零七, 五 in 一块五 —
+// one or two digits, perhaps after 零, with no numeral or measure word after
+// them (一块五一斤 is 1.5 yuan a jin; 三米五个 reads nothing). It returns the
+// decimals and how many runes, unit included, it read.
+func colloquialDecimal(rest []rune) (string, int) {
+	if len(rest) < 2 || rest[0] != '米' && rest[0] != '块' {
+		return "", 0
+	}
+	digits, j := "", 1
+	if rest[j] == '零' {
+		digits, j = "0", 2
+	}
+	for k := 0; k < 2 && j < len(rest); k++ {
+		d := slices.Index([]rune("零一二三四五六七八九"), rest[j])
+		if d < 0 {
+			break
+		}
+		digits += string(rune('0' + d))
+		j++
+	}
+	const measures = "个件只条张本块米斤两克元毛分天次箱瓶包盒袋人"
+	switch {
+	case digits == "" || digits == "0":
+		return "", 0
+	case j == len(rest):
+		return digits, j
+	case strings.ContainsRune(measures, rest[j]) && len(digits) == 2 && digits[0] != '0':
+		return digits[:1], j - 1 // 一块五一斤: the 一 counts the 斤
+	case strings.ContainsRune(measures+hanDigits+hanUnits, rest[j]):
+		return "", 0 // 三米五个人, 一块五毛, 一米七五六: not one reading
+	}
+	return digits, j
+}
+
 func parseHanNumber(rs []rune) (string, int, bool) {
 	n := 0
 	for n < len(rs) && strings.ContainsRune(hanDigits+hanUnits, rs[n]) {
@@ -1372,6 +1407,20 @@ func (a *analyzer) han(i int) int {
 				// 二三 is not a number unless it is a year.
 				resid = append(resid, rs[p:p+n]...)
 				p += n
+				continue
+			}
+			if dec, m := colloquialDecimal(rest); m > 0 && isDigits(v) {
+				// 一米七五 is 1.75 m, 一块五 is 1.5 yuan: the digits after the
+				// unit are its decimals (一米零七 = 1.07).
+				flush()
+				if rest[0] == '块' {
+					a.facet("cny:" + v + "." + dec)
+					p += n + m
+				} else {
+					a.facet("num:" + v + "." + dec)
+					resid = append(resid, rest[0]) // 米 stays content, as after 1.75
+					p += n + m
+				}
 				continue
 			}
 			if f, m := hanClassifier(v, rest, a, numeral{i, p}); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {

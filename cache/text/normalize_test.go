@@ -56,6 +56,8 @@ func TestFacets(t *testing.T) {
 		{"did it not ship", "没有发货"},
 		{"收货了没有", "收货了吗"},
 		{"orders of at least 500 units", "订单至少500件"},
+		{"身高一米七五", "身高1.75米"}, // the digits after 米 are its decimals
+		{"两块五一斤", "2.5元一斤"},
 		{"no more than 3 pallets", "不超过3托"},
 		{"salary above 5000", "工资超过5000"},
 	}
@@ -88,6 +90,8 @@ func TestFacets(t *testing.T) {
 		{"上午", "下午"},
 		{"above 5%", "above 5"},
 		{"at least 5000", "more than 5000"}, // 5000 itself is at least 5000
+		{"一米七的女生", "一米七五的女生"},
+		{"一米七", "一米零七"},
 		{"at most 20 minutes", "less than 20 minutes"},
 		{"5000以上", "超过5000"},
 		{"30 seconds", "30 milliseconds"},

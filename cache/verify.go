@@ -143,7 +143,8 @@ type vsig struct {
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	few                              uint8               // a few, a little 1; few, little 2
 	only                             uint8               // only, 只, 仅 1; also, 也 2
-	did                              bool                // it has did or didn't
+	did                              bool                // it has did or didn't, not in an if-clause
+	modalAsksWhom                    bool                // a modal before do or a verb of asking someone (askVerbs)
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 	clock                            bool                // it asks the time of day (几点, what time)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
@@ -375,6 +376,38 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 	return toks, hasHan
 }
 
+// conditionLast puts an opening condition after the clause it conditions,
+// as it is more often written: "If I cancel online, can I get a refund?"
+// is read as "can I get a refund if I cancel online?", so that the two
+// forms compare word for word (the repeated I and the would otherwise
+// look like a frame that stayed while cancel and refund moved). Only a
+// condition opened by if, unless or 如果/要是/假如 and closed by a comma
+// moves.
+func conditionLast(toks []string) []string {
+	if len(toks) < 4 {
+		return toks
+	}
+	switch strings.ToLower(toks[0]) {
+	case "if", "unless", "如", "要", "假":
+	default:
+		return toks
+	}
+	if h := strings.ToLower(toks[0]); (h == "如" || h == "要" || h == "假") && toks[1] != map[string]string{"如": "果", "要": "是", "假": "如"}[h] {
+		return toks
+	}
+	brk := slices.Index(toks, "|")
+	if brk < 2 || brk == len(toks)-1 {
+		return toks
+	}
+	out := make([]string, 0, len(toks))
+	out = append(out, toks[brk+1:]...)
+	for len(out) > 0 && out[len(out)-1] == "|" {
+		out = out[:len(out)-1] // the question mark
+	}
+	out = append(out, toks[:brk]...)
+	return out
+}
+
 // signature reads a question for verification.
 func signature(q string) vsig {
 	if len(q) > maxVerifyBytes {
@@ -384,6 +417,7 @@ func signature(q string) vsig {
 	if len(toks) > maxVerifyTokens {
 		return vsig{long: true}
 	}
+	toks = conditionLast(toks)
 	s := vsig{seq: make([]vunit, 0, len(toks))}
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
@@ -602,7 +636,7 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "when"
 	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么没", "怎么会", "怎么老是", "怎么总是"):
 		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了); 怎么不让 asks how
-	case has("which", "哪") || whatNoun(lower):
+	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
 	case has("how", "怎么", "如何", "怎样"):
 		s.qtype = "how"
@@ -617,8 +651,8 @@ func (s *vsig) intent(q string, lower []string) {
 		}
 	}
 	s.recommend = has("recommend", "recommended", "recommendation", "best", "better", "good", "worth", "suggest",
-		"推荐", "值得", "最好", "比较好", "好用", "建议") || zh != "" && hanGoodAtEnd(q)
-	s.identify = !s.recommend && wh && (has("this", "these", "those", "这", "那") || demonstrativeThat(lower))
+		"推荐", "值得", "比较好", "好用", "建议") || zh != "" && (hanGoodAtEnd(q) || hanBest(zh))
+	s.identify = !s.recommend && wh && (has("this", "these", "those") || demonstrativeThat(lower) || hanThis(zh))
 	s.comparative = has("difference", "differences", "differ", "vs", "versus", "compare", "compared", "comparison",
 		"区别", "差别", "不同", "差异", "对比", "相比")
 }
@@ -803,6 +837,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		if a != 0 && b != 0 {
 			return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 		}
+	}
+	if a, b := qm&(moodDone|moodNot), sm&(moodDone|moodNot); a != 0 && b != 0 && a&b == 0 {
+		// Did not against does not, whatever modal both share (不吃早饭会胖吗
+		// / 没吃早饭会胖吗).
+		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 	}
 	if a, b := qm, sm; a != 0 && b != 0 && a&b == 0 {
 		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
@@ -1021,7 +1060,7 @@ func (s *vsig) durationAt(i int) bool {
 		return j >= 0 && j < len(s.seq) && (isDigits(s.seq[j].low) || numerals[s.seq[j].low] != "")
 	}
 	window := func(j int) bool { // "the next 7 days" names a window, with for or in alike
-		return j >= 0 && oneOfWords(s.seq[j].low, "next", "last", "first", "past", "coming", "previous", "following")
+		return j >= 0 && oneOfWords(s.seq[j].low, "the", "next", "last", "first", "past", "coming", "previous", "following") // "for the 12 months to March"
 	}
 	modifier := func(j int) bool { // "a 5 year CD": the length names a kind of thing
 		return j+1 < len(s.seq) && s.seq[j+1].unit && s.seq[j+1].clause == s.seq[j].clause && !isTimeWord(s.seq[j+1].low)
@@ -1263,7 +1302,7 @@ func (s *vsig) grammar() {
 			s.future = true // "is it going to drop", not "going to the bank"
 		case !han && pastWords[w]:
 			s.past = true
-			s.did = s.did || w == "did" || w == "didn't"
+			s.did = s.did || (w == "did" || w == "didn't") && !slices.ContainsFunc(seq[:i], func(u vunit) bool { return subordinators[u.low] })
 		case !han && (len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w]) && (low(i, i-1) == "who" || low(i, i-1) == "what"):
 			s.past = true // "who liked", "who brought", "what caused": a past right after the subject's question word
 		case !han && strings.HasSuffix(w, "'d") && whWords[strings.TrimSuffix(w, "'d")]:
@@ -1496,8 +1535,13 @@ func disjoint(a, b []string) bool {
 // third-person ones may be any noun ("Did Owen lend his car" = "Owen's
 // car"), and so may "self" (自己).
 var (
+	// subordinators open a clause that is not the question's own ("if my
+	// parcel didn't arrive").
+	subordinators = setOf("if unless because when whether although though since")
 	pronounOwners = setOf("me you him her them it self")
-	anyNoun       = setOf("him her them it self")
+	// independentPossessives own what "of" gives them as my, your … do.
+	independentPossessives = map[string]string{"mine": "me", "ours": "me", "yours": "you", "hers": "her", "theirs": "them"}
+	anyNoun                = setOf("him her them it self")
 )
 
 // sameOwner reports two possessors that may be the same: equal, "self",
@@ -1507,6 +1551,12 @@ var (
 // Sultan的 may translate 苏尔丹的). "my" against "manager's" differ, and so
 // do two English nouns.
 func sameOwner(x, y string) bool {
+	if p, ok := independentPossessives[x]; ok {
+		x = p // "a friend of mine" is "my friend"
+	}
+	if p, ok := independentPossessives[y]; ok {
+		y = p
+	}
 	switch {
 	case x == y || x == "self" || y == "self":
 		return true

@@ -70,9 +70,9 @@ const hanDirectional = "多少还查看问上下来去个"
 
 // hanAlike reports two Chinese characters that say the same in a
 // question: a container's 里, 内, 中, 上 (支付宝里的钱 = 支付宝上的钱), 日 and
-// 天 (每日 = 每天), 您 and 你, 账 and 帐.
+// 天 (每日 = 每天), 您 and 你, 账 and 帐, 查 and 看, 总是 and 老是, 退款 and 退钱.
 func hanAlike(a, b string) bool {
-	for _, g := range []string{"里内中上", "日天", "您你", "账帐", "查看"} {
+	for _, g := range []string{"里内中上", "日天", "您你", "账帐", "查看", "总老", "款钱"} {
 		if oneOf(g, a) && oneOf(g, b) {
 			return true
 		}
@@ -223,10 +223,13 @@ func (s *vsig) scopeWords() {
 		if w == "" {
 			continue
 		}
+		if relativeWord(w, low(i-1)) {
+			negAt = -1 // "all customers who have not paid": the negation is the relative clause's
+		}
 		if negWord(w) && !aNotA(seq, i) && negAt < 0 {
 			negAt = i
 		}
-		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals, low(i+1)) || isDigits(low(i+1)))) { // 都两个月了: already
+		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals+"快已过", low(i+1)) || isDigits(low(i+1)))) { // 都两个月了, 都快, 都已经: already
 			place := "" // no negation in its clause
 			if q == "many" && negAt >= 0 && !(negAt == i-1 && seq[negAt].low == "not") {
 				negAt = -1 // "Why don't many people …" negates the verb, as "… many people not …" does; "not many" the quantity
@@ -234,7 +237,7 @@ func (s *vsig) scopeWords() {
 			if negAt >= 0 {
 				place = q + ":neg-before"
 			} else {
-				for j := i + 1; j < len(seq) && seq[j].clause == clause; j++ {
+				for j := i + 1; j < len(seq) && seq[j].clause == clause && !relativeWord(seq[j].low, seq[j-1].low); j++ {
 					if negWord(seq[j].low) && !aNotA(seq, j) {
 						place = q + ":neg-after"
 						break
@@ -250,7 +253,12 @@ func (s *vsig) scopeWords() {
 			parts = append(parts, w+" "+seq[i-1].word) // not "10% off", not "in the store"
 		}
 		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
-			s.modals |= modalBits(w, low(i+1))
+			if m := modalBits(w, low(i+1)); m != 0 {
+				s.modals |= m
+				if v := low(i + 2); persons[low(i+1)] != "" && askVerbs[v] {
+					s.modalAsksWhom = true // "What can I do", "Who should I contact"
+				}
+			}
 		}
 		switch {
 		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":
@@ -340,6 +348,10 @@ func particleDiffers(q, s vsig) (string, bool) {
 	return "", false
 }
 
+// askVerbs after a modal and a subject ask what to do or whom to ask,
+// whatever the modal.
+var askVerbs = setOf("do contact call ask talk speak email reach message see write")
+
 // modalBits classes a modal ("Which stocks can I buy?" asks what is
 // allowed, "Which stocks should I buy?" and "What do I need to bring?"
 // what is advised or required): 1 can, 2 should or must.
@@ -394,6 +406,65 @@ func hanUnitsBefore(seq []vunit, from, i int) (n int) {
 	return n
 }
 
+// hanThis reports 这 or 那 pointing at a thing the question asks about
+// (这羽绒服是什么牌子的, 这个是什么): before 是 or a measure word for things,
+// not a time (这个月, 这次) nor 这张卡 or 这笔 (which card, which payment: a
+// deixis, compared apart), nor 那 as "then" (那我该怎么办).
+func hanThis(zh string) bool {
+	rs := []rune(zh)
+	for i := 0; i+1 < len(rs); i++ {
+		if rs[i] != '这' && rs[i] != '那' {
+			continue
+		}
+		switch next := rs[i+1]; {
+		case strings.ContainsRune("是款件种本只双台部辆首羽衣", next):
+			return true
+		case next == '个':
+			if i+2 >= len(rs) || !strings.ContainsRune("月周星次季年天礼", rs[i+2]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hanBest reports 最好 asking which is best (哪个最好, 最好的, 最好用), not
+// "had better" (最好先还款, 最好怎么办).
+func hanBest(zh string) bool {
+	for i := 0; ; {
+		j := strings.Index(zh[i:], "最好")
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		after := zh[at+len("最好"):]
+		before := zh[:at]
+		if after == "" || strings.HasPrefix(after, "的") || strings.HasPrefix(after, "用") || strings.HasPrefix(after, "呢") ||
+			strings.HasPrefix(after, "吗") || strings.HasSuffix(before, "哪个") || strings.HasSuffix(before, "哪家") || strings.HasSuffix(before, "什么") {
+			return true
+		}
+		i = at + len("最好")
+	}
+}
+
+// whichAsked reports a "which" that asks ("Which courier …?", "In which
+// bin …?"), not one that opens a relative clause ("an item which arrived
+// damaged").
+func whichAsked(lower []string) bool {
+	for i, w := range lower {
+		if w == "which" && (i == 0 || !relativeWord(w, lower[i-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// relativeWord reports a word that opens a relative clause after a noun:
+// who, that, which, whom, whose (not the question's own opening word).
+func relativeWord(w, prev string) bool {
+	return prev != "" && prev[0] < utf8.RuneSelf && !functionWords[prev] && (w == "who" || w == "that" || w == "which" || w == "whom" || w == "whose")
+}
+
 // negWord reports a negation: not, never, n't; 不, 没, 别, 未.
 func negWord(w string) bool {
 	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w)
@@ -424,9 +495,11 @@ func scopeWord(w, prev string) string {
 
 // modalsCompared reports a question whose modals ask something of their
 // own: not a plain how or when ("How should I" asks what "How can I"
-// asks, "When should I expect it" what "When can I expect it" asks).
+// asks, "When should I expect it" what "When can I expect it" asks), nor
+// a modal before do or a verb of asking someone ("What can I do to …" =
+// "What should I do to …", "Who can I contact …" = "Who should I …").
 func modalsCompared(s vsig) bool {
-	return s.qtype != "when" && !(s.qtype == "how" && s.howManner)
+	return s.qtype != "when" && !(s.qtype == "how" && s.howManner) && !s.modalAsksWhom
 }
 
 // qtypesFit reports two kinds of question that ask the same: "which"
@@ -484,8 +557,8 @@ func (s *vsig) openingModal() string {
 // recognize", "the bill that was sent").
 func demonstrativeThat(lower []string) bool {
 	for i, w := range lower {
-		if w != "that" {
-			continue
+		if w != "that" || i > 0 && relativeWord(w, lower[i-1]) {
+			continue // "an item that arrived damaged"
 		}
 		if i+1 >= len(lower) {
 			return true

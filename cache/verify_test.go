@@ -281,6 +281,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"In 2015 the airline was bought by the hotel group.", "In 2015 the airline bought the hotel group.", "roles"},
 		{"The station has been closed to passengers after the flood.", "The station will be closed to passengers after the flood.", "tense"},
 		{"Most of the staff voted for the plan, but a few opposed it.", "A few of the staff voted for the plan, but most opposed it.", "order|roles"},
+		// Did not against does not, whatever modal both share.
+		{"不吃晚饭会影响睡眠吗", "没吃晚饭会影响睡眠吗", "mood"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
@@ -301,8 +303,19 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"}, // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},      // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"},                                                                                    // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},                                                                                         // a bare how much is a price
+		{"Can I get a refund if I cancel my flight online?", "If I cancel my flight online, can I get a refund?"}, // an opening condition moves
+		{"如果我提前还款，需要付违约金吗", "我提前还款的话，需要付违约金吗"},
+		{"Do all customers who have not paid get a reminder email?", "Do customers who have not paid all get a reminder email?"}, // a negation in a relative clause
+		{"Who do I call if my new card didn't arrive?", "Who should I call if my new card didn't arrive?"},                       // did in an if-clause
+		{"What can I do to improve my credit score quickly?", "What should I do to improve my credit score quickly?"},
+		{"Who can I contact about a missing item in my order?", "Who should I contact about a missing item in my order?"},
+		{"The company posted a loss of $40 million for the 12 months to March.", "The company posted a loss of $40 million in the 12 months to March."},
+		{"Can a friend of mine use my gym membership?", "Can my friend use my gym membership?"},
+		{"How do I return an item that arrived damaged?", "How do I return an item which arrived damaged?"},
+		{"这个月的账单怎么还没出", "本月的账单怎么还没出"}, // 这个月 is no identification
+		{"逾期了最好怎么处理", "逾期了应该怎么处理"},    // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause
 		{"Why didn't I get my refund?", "Why did I not get my refund?"},

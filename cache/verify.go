@@ -694,6 +694,16 @@ func whArgument(lower []string) string {
 				return "subj"
 			}
 			return ""
+		case w == "who" && (modalBits(next, "") != 0 || next == "will" || next == "would" || next == "has" || next == "have") && i+2 < len(lower):
+			// "Who will the new CEO replace?" asks the object, "Who will
+			// replace the new CEO?" the subject.
+			switch v := lower[i+2]; {
+			case objectStart[v] || persons[v] != "":
+				return "obj"
+			case !functionWords[v] && !auxiliaries[v] && v[0] < utf8.RuneSelf && !strings.Contains(v, "'"):
+				return "subj"
+			}
+			return ""
 		case auxiliaries[next] || functionWords[next] || next[0] >= utf8.RuneSelf || strings.Contains(next, "'"):
 			return ""
 		case w == "what" && !strings.HasSuffix(next, "ed"):
@@ -964,6 +974,17 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		if okA && okB && query.than && stored.than && (query.seq[a].role == "than") != (stored.seq[b].role == "than") {
 			return "roles", fmt.Sprintf("roles differ: %q is compared against (after than/比) in one question only", u.text)
 		}
+	}
+	// Two neighbours exchanged, all else equal ("Are all Muslims Arabs?"
+	// / "Are all Arabs Muslims?", "milk chocolate" / "chocolate milk", 女儿 /
+	// 儿女): no frame stays between them, yet one names the other.
+	if a, b, ok := swappedPair(query, stored); ok {
+		return "order", fmt.Sprintf("%q and %q exchange places", a, b)
+	}
+	// Only before the modal against only after it ("Only the manager can
+	// approve refunds." / "The manager can only approve refunds.").
+	if q, s := query.onlyPlace(), stored.onlyPlace(); q != 0 && s != 0 && q != s {
+		return "scope", "only limits another part of the sentence (before or after its modal)"
 	}
 	// One word replaced, all else equal: however long the question, the
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless

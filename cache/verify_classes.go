@@ -63,6 +63,61 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	return x.low, y.low, true
 }
 
+// swappedPair returns two neighbouring content units of q that s has in
+// the other order, every other token equal. Chinese compounds whose two
+// characters read alike either way (互相 / 相互, 合适 / 适合) pass.
+func swappedPair(q, s vsig) (a, b string, ok bool) {
+	if len(q.seq) != len(s.seq) {
+		return "", "", false
+	}
+	at := -1
+	for i := 0; i < len(q.seq); i++ {
+		x, y := &q.seq[i], &s.seq[i]
+		if x.low == y.low {
+			continue
+		}
+		if at >= 0 || i+1 >= len(q.seq) || q.seq[i+1].low != y.low || s.seq[i+1].low != x.low {
+			return "", "", false
+		}
+		at = i
+		i++
+	}
+	if at < 0 || !q.seq[at].unit || !q.seq[at+1].unit {
+		return "", "", false
+	}
+	x, y := q.seq[at].low, q.seq[at+1].low
+	if reversibleHan[x+y] || reversibleHan[y+x] || strongParticles[x] || strongParticles[y] || weakParticles[x] || weakParticles[y] { // pick up orders / pick orders up
+		return "", "", false
+	}
+	return x, y, true
+}
+
+// reversibleHan are Chinese words whose characters say the same in either
+// order.
+var reversibleHan = setOf("互相 合适 积累 代替 离别 样式 演讲 觉察 力气 喜欢")
+
+// onlyPlace returns where "only" stands against the first modal of an
+// English question: 1 before it, 2 after it, 0 when it has no only or no
+// modal.
+func (s *vsig) onlyPlace() uint8 {
+	only, modal := -1, -1
+	for i := range s.seq {
+		switch w := s.seq[i].low; {
+		case w == "only" && only < 0:
+			only = i
+		case modalBits(w, "") != 0 && modal < 0:
+			modal = i
+		}
+	}
+	switch {
+	case only < 0 || modal < 0:
+		return 0
+	case only < modal:
+		return 1
+	}
+	return 2
+}
+
 // hanDirectional are function characters for the order checks that are
 // what a question asks when one replaces another (多收了 / 少收了, 借的钱 /
 // 还的钱, 上半年 / 下半年, 想查一下 / 想改一下, 一个多少钱 / 一斤多少钱).

@@ -283,6 +283,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Most of the staff voted for the plan, but a few opposed it.", "A few of the staff voted for the plan, but most opposed it.", "order|roles"},
 		// Did not against does not, whatever modal both share.
 		{"不吃晚饭会影响睡眠吗", "没吃晚饭会影响睡眠吗", "mood"},
+		// Two neighbours exchanged; the place of only; who + modal asks the
+		// subject or the object.
+		{"Are all salmon fish?", "Are all fish salmon?", "order"},
+		{"我的女儿现在在国外读书，学费可以抵扣个税吗", "我的儿女现在在国外读书，学费可以抵扣个税吗", "order"},
+		{"Only the supervisor can approve overtime.", "The supervisor can only approve overtime.", "scope"},
+		{"Who will the new director replace?", "Who will replace the new director?", "roles"},
 		// Chinese personal pronouns are participants.
 		{"他上个月借给我五千块钱没写借条，能要回来吗", "我上个月借给他五千块钱没写借条，能要回来吗", "order|roles"},
 		{"我们公司欠你们公司的货款什么时候结清", "你们公司欠我们公司的货款什么时候结清", "order|roles"},
@@ -303,8 +309,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单能退款吗", "这个订单可以退款吗"},
 		{"退款怎么还没到账", "退款为什么还没到账"}, // 怎么还没 asks why
 		{"花呗怎么又扣款了", "花呗为什么又扣款了"},
-		{"信用卡怎么还款", "信用卡如何还款"},                                                                                    // 怎么还 is how to repay
-		{"运费多少", "运费多少钱"},                                                                                         // a bare how much is a price
+		{"信用卡怎么还款", "信用卡如何还款"},       // 怎么还 is how to repay
+		{"运费多少", "运费多少钱"},            // a bare how much is a price
+		{"你们两个人互相认识吗", "你们两个人相互认识吗"}, // characters that read alike either way
+		{"How do I back up photos on my phone?", "How do I back photos up on my phone?"},
 		{"Can I get a refund if I cancel my flight online?", "If I cancel my flight online, can I get a refund?"}, // an opening condition moves
 		{"如果我提前还款，需要付违约金吗", "我提前还款的话，需要付违约金吗"},
 		{"Do all customers who have not paid get a reminder email?", "Do customers who have not paid all get a reminder email?"}, // a negation in a relative clause

@@ -980,14 +980,6 @@ const hanDigits = "零〇一二两三四五六七八九"
 // the others may not (万一 "in case", 千万 "by all means", 百分之 "percent").
 const hanUnits = "十百千万亿"
 
-// parseHanNumber reads a Chinese numeral at the start of rs. It returns the
-// value as a decimal string, the runes used, and whether it was written
-// digit by digit (二〇二三), which only a year may be.
-//
-// Colloquial forms are read as spoken: a digit right after 百, 千, 万 or 亿
-// at the end of the numeral carries the next lower unit (三万六 = 36000,
-// 一千八 = 1800, 两百五 = 250), unless 零 comes before it (一百零五 = 105);
-// 两 is 2. A numeral that starts with a unit other than 十 is not read.
 // colloquialDecimal reads the decimals a Chinese length or price carries
 // after its unit, 米 or 块: 七五 in 一米七五, 零七 in 一米零七, 五 in 一块五 —
 // one or two digits, perhaps after 零, with no numeral or measure word after
@@ -1002,8 +994,8 @@ func colloquialDecimal(rest []rune) (string, int) {
 		digits, j = "0", 2
 	}
 	for k := 0; k < 2 && j < len(rest); k++ {
-		d := slices.Index([]rune("零一二三四五六七八九"), rest[j])
-		if d < 0 {
+		d, ok := hanDigit(rest[j])
+		if !ok || rest[j] == '两' {
 			break
 		}
 		digits += string(rune('0' + d))
@@ -1023,6 +1015,32 @@ func colloquialDecimal(rest []rune) (string, int) {
 	return digits, j
 }
 
+// hanDigit returns the value of a Chinese digit (零 and 〇 are 0, 两 is 2).
+func hanDigit(r rune) (int, bool) {
+	switch r {
+	case '〇':
+		return 0, true
+	case '两':
+		return 2, true
+	}
+	d := slices.Index([]rune("零一二三四五六七八九"), r)
+	return d, d >= 0
+}
+
+// hanDigitValue is hanDigit for a rune known to be a digit.
+func hanDigitValue(r rune) int {
+	d, _ := hanDigit(r)
+	return d
+}
+
+// parseHanNumber reads a Chinese numeral at the start of rs. It returns the
+// value as a decimal string, the runes used, and whether it was written
+// digit by digit (二〇二三), which only a year may be.
+//
+// Colloquial forms are read as spoken: a digit right after 百, 千, 万 or 亿
+// at the end of the numeral carries the next lower unit (三万六 = 36000,
+// 一千八 = 1800, 两百五 = 250), unless 零 comes before it (一百零五 = 105);
+// 两 is 2. A numeral that starts with a unit other than 十 is not read.
 func parseHanNumber(rs []rune) (string, int, bool) {
 	n := 0
 	for n < len(rs) && strings.ContainsRune(hanDigits+hanUnits, rs[n]) {
@@ -1042,15 +1060,6 @@ func parseHanNumber(rs []rune) (string, int, bool) {
 			break
 		}
 	}
-	digit := func(r rune) int {
-		switch r {
-		case '零', '〇':
-			return 0
-		case '两':
-			return 2
-		}
-		return strings.IndexRune("零一二三四五六七八九", r) / 3 // byte index of 3-byte runes
-	}
 	plain := true
 	for _, r := range rs[:n] {
 		if strings.ContainsRune(hanUnits, r) {
@@ -1060,7 +1069,7 @@ func parseHanNumber(rs []rune) (string, int, bool) {
 	if plain {
 		var b strings.Builder
 		for _, r := range rs[:n] {
-			b.WriteString(strconv.Itoa(digit(r)))
+			b.WriteString(strconv.Itoa(hanDigitValue(r)))
 		}
 		return b.String(), n, n > 1
 	}
@@ -1081,7 +1090,7 @@ func parseHanNumber(rs []rune) (string, int, bool) {
 			total += (wan + section + num) * 100000000
 			wan, section, num = 0, 0, 0
 		default:
-			num = int64(digit(r))
+			num = int64(hanDigitValue(r))
 			// The implied unit: the last digit right after 百/千/万/亿.
 			if k == n-1 && k >= 2 && strings.ContainsRune("百千万亿", rs[k-1]) {
 				num *= unitOf[rs[k-1]] / 10
@@ -1415,12 +1424,11 @@ func (a *analyzer) han(i int) int {
 				flush()
 				if rest[0] == '块' {
 					a.facet("cny:" + v + "." + dec)
-					p += n + m
 				} else {
 					a.facet("num:" + v + "." + dec)
 					resid = append(resid, rest[0]) // 米 stays content, as after 1.75
-					p += n + m
 				}
+				p += n + m
 				continue
 			}
 			if f, m := hanClassifier(v, rest, a, numeral{i, p}); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {

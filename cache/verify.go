@@ -387,12 +387,9 @@ func conditionLast(toks []string) []string {
 	if len(toks) < 4 {
 		return toks
 	}
-	switch strings.ToLower(toks[0]) {
-	case "if", "unless", "如", "要", "假":
+	switch h := strings.ToLower(toks[0]); {
+	case h == "if", h == "unless", h+toks[1] == "如果", h+toks[1] == "要是", h+toks[1] == "假如":
 	default:
-		return toks
-	}
-	if h := strings.ToLower(toks[0]); (h == "如" || h == "要" || h == "假") && toks[1] != map[string]string{"如": "果", "要": "是", "假": "如"}[h] {
 		return toks
 	}
 	brk := slices.Index(toks, "|")
@@ -537,8 +534,6 @@ func signature(q string) vsig {
 
 // participle reports a past participle: -ed, or an irregular one.
 func participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed") || participles[w] }
-
-func oneOfWords(w string, ws ...string) bool { return slices.Contains(ws, w) }
 
 func isHanTok(t string) bool {
 	r, _ := utf8.DecodeRuneInString(t)
@@ -1081,13 +1076,17 @@ func (s *vsig) durationAt(i int) bool {
 		return j >= 0 && j < len(s.seq) && (isDigits(s.seq[j].low) || numerals[s.seq[j].low] != "")
 	}
 	window := func(j int) bool { // "the next 7 days" names a window, with for or in alike
-		return j >= 0 && oneOfWords(s.seq[j].low, "the", "next", "last", "first", "past", "coming", "previous", "following") // "for the 12 months to March"
+		return j >= 0 && windowWords[s.seq[j].low] // "for the 12 months to March"
 	}
 	modifier := func(j int) bool { // "a 5 year CD": the length names a kind of thing
 		return j+1 < len(s.seq) && s.seq[j+1].unit && s.seq[j+1].clause == s.seq[j].clause && !isTimeWord(s.seq[j+1].low)
 	}
 	return number(i) && unit(i+1) && !window(i-1) && !modifier(i+1) || unit(i) && number(i-1) && !window(i-2) && !modifier(i)
 }
+
+// windowWords before a length of time make it a window, named alike with
+// for or in ("for the next 7 days" = "in the next 7 days").
+var windowWords = setOf("the next last first past coming previous following")
 
 func timeModifier(w string) bool { return w == "next" || w == "last" || w == "this" }
 

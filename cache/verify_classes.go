@@ -268,8 +268,6 @@ func (s *vsig) scopeWords() {
 	}
 	negAt := -1 // the first negation of the clause, or -1
 	clause, clauseStart := -1, 0
-	var parts []string
-	defer func() { s.particles = parts }()
 	for i := range seq {
 		w := seq[i].low
 		if seq[i].clause != clause {
@@ -303,9 +301,9 @@ func (s *vsig) scopeWords() {
 				s.negScope = append(s.negScope, place)
 			}
 		}
-		if (strongParticles[w] && !(w == "up" && oneOfWords(low(i+1), "to", "front")) || weakParticles[w] && !objectStart[low(i+1)]) &&
+		if (strongParticles[w] && !(w == "up" && (low(i+1) == "to" || low(i+1) == "front")) || weakParticles[w] && !objectStart[low(i+1)]) &&
 			i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) { // not "10% off", "up to $500", "in the store"
-			parts = append(parts, w+" "+seq[i-1].word) // not "10% off", not "in the store"
+			s.particles = append(s.particles, w+" "+seq[i-1].word)
 		}
 		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
 			if m := modalBits(w, low(i+1)); m != 0 {
@@ -336,18 +334,20 @@ func (s *vsig) scopeWords() {
 		}
 		// and/or after a verb (需要身份证和户口本, need a passport and a visa),
 		// not in a list that opens the clause as its topic (退货和换货需要付运费吗,
-		// 周末和节假日发货吗: each of them is asked about).
-		topic := i-clauseStart <= 3
-		if oneOf("和与及跟、或", w) {
-			topic = hanUnitsBefore(seq, clauseStart, i) <= 3 // not counting 请问, 你好
+		// 周末和节假日发货吗: each of them is asked about; 请问, 你好 not counted).
+		topic := func() bool {
+			if oneOf("和与及跟、或", w) {
+				return hanUnitsBefore(seq, clauseStart, i) <= 3
+			}
+			return i-clauseStart <= 3
 		}
 		switch w {
 		case "and", "和", "与", "及", "跟", "、":
-			if !topic {
+			if !topic() {
 				s.conj |= 1
 			}
 		case "or", "或":
-			if !topic {
+			if !topic() {
 				s.conj |= 2
 			}
 		case "上", "下", "这", "那", "本", "每", "前":
@@ -359,11 +359,19 @@ func (s *vsig) scopeWords() {
 				next = low(i + 2) // 上一期, 这一次
 			}
 			if oneOf("次期笔批轮回趟家单"+hanClassifiers, next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
-				s.deixis |= map[string]uint8{"上": 1, "前": 1, "下": 2, "这": 4, "那": 4, "本": 4, "每": 8}[w]
+				s.deixis |= deixisClass[w]
 			}
 		}
 	}
 }
+
+// deixisClass: 上, 前一 the previous one (1), 下 the next (2), 这, 那, 本
+// this one (4), 每 every one (8).
+var deixisClass = map[string]uint8{"上": 1, "前": 1, "下": 2, "这": 4, "那": 4, "本": 4, "每": 8}
+
+// degreeWords before many or much make an amount, not a quantifier
+// ("how much", "so many").
+var degreeWords = setOf("how so too very as")
 
 // strongParticles are the particles of English phrasal verbs that are
 // never a preposition (out of is counted as out): sign up / sign in, pick
@@ -507,11 +515,19 @@ func hanBest(zh string) bool {
 // damaged").
 func whichAsked(lower []string) bool {
 	for i, w := range lower {
-		if w == "which" && (i == 0 || !relativeWord(w, lower[i-1])) {
+		if w == "which" && !relativeWord(w, prevWord(lower, i)) {
 			return true
 		}
 	}
 	return false
+}
+
+// prevWord returns the word before i, or "".
+func prevWord(lower []string, i int) string {
+	if i == 0 {
+		return ""
+	}
+	return lower[i-1]
 }
 
 // relativeWord reports a word that opens a relative clause after a noun:
@@ -540,7 +556,7 @@ func scopeWord(w, prev string) string {
 		return "all"
 	case w == "always" || w == "总":
 		return "always"
-	case (w == "many" || w == "much") && !oneOfWords(prev, "how", "so", "too", "very", "as"):
+	case (w == "many" || w == "much") && !degreeWords[prev]:
 		return "many" // not "how much"
 	case w == "necessarily" || w == "定" && prev == "一":
 		return "sure"
@@ -612,13 +628,13 @@ func (s *vsig) openingModal() string {
 // recognize", "the bill that was sent").
 func demonstrativeThat(lower []string) bool {
 	for i, w := range lower {
-		if w != "that" || i > 0 && relativeWord(w, lower[i-1]) {
+		if w != "that" || relativeWord(w, prevWord(lower, i)) {
 			continue // "an item that arrived damaged"
 		}
 		if i+1 >= len(lower) {
 			return true
 		}
-		if n := lower[i+1]; persons[n] == "" && !auxiliaries[n] && !passiveAux[n] && !strings.Contains(n, "'") && n != "was" && n != "is" {
+		if n := lower[i+1]; persons[n] == "" && !auxiliaries[n] && !passiveAux[n] && !strings.Contains(n, "'") {
 			return true
 		}
 	}

@@ -836,20 +836,8 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Chinese moods: what happened against what can, must or will happen
 	// (批下来了吗 / 能批下来吗, 为什么没有退款 / 为什么不能退款, 可以提前还款吗
 	// / 需要提前还款吗); English opening auxiliaries are compared below.
-	qm, sm := query.moodAsked(stored), stored.moodAsked(query)
-	if a, b := qm, sm; a&b == moodDone && a != b {
-		a, b = a&^moodDone, b&^moodDone // 已经发货了还能取消吗 / 已经发货了还需要取消吗: both happened, then can against must
-		if a != 0 && b != 0 {
-			return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
-		}
-	}
-	if a, b := qm&(moodDone|moodNot), sm&(moodDone|moodNot); a != 0 && b != 0 && a&b == 0 {
-		// Did not against does not, whatever modal both share (不吃早饭会胖吗
-		// / 没吃早饭会胖吗).
-		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
-	}
-	if a, b := qm, sm; a != 0 && b != 0 && a&b == 0 {
-		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
+	if qm, sm := query.moodAsked(stored), stored.moodAsked(query); moodsConflict(qm, sm) {
+		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", qm, sm)
 	}
 	// A negation before a quantifier against one after it (not all / all
 	// not, 不一定能 / 一定不能, 不都 / 都不).

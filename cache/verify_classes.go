@@ -230,6 +230,19 @@ func hanMood(w, prev, next, next2 string) mood {
 	return 0
 }
 
+// moodsConflict reports two moods that name no common one, compared as
+// facts (did, does not: 不吃早饭会胖吗 / 没吃早饭会胖吗, whatever modal both
+// share), as modals (can, must: 已经发货了还能取消吗 / 已经发货了还需要取消吗,
+// though both happened) and whole (退款了吗 / 可以退款吗).
+func moodsConflict(a, b mood) bool {
+	for _, part := range []mood{moodDone | moodNot, moodAbility | moodNeed, ^mood(0)} {
+		if x, y := a&part, b&part; x != 0 && y != 0 && x&y == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // timeAsked reports a question about when or how long: 几天就能到 asks
 // what 几天才能到 asks.
 func (s *vsig) timeAsked() bool {

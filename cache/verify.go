@@ -156,6 +156,7 @@ type vsig struct {
 type vagent struct {
 	key           string
 	pos           int
+	by            int      // the position of by/被
 	before, after []string // participants before by/被, after the agent
 	han           bool     // 被: the verb follows the agent
 }
@@ -183,11 +184,13 @@ func (u *vunit) partKey() string {
 // participant of the active question a, still after the participants that
 // come before by/被 in s (who does what to whom exchanged), or with none of
 // them in a to tell (refused: precision first). A participant moved before
-// them is an active paraphrase and passes. After 被, the verb must also
-// have moved before the agent.
-func (s *vsig) voiceSwap(a vsig) (string, bool) {
+// them is an active paraphrase and passes, and is returned in voiced
+// when a has no passive of its own: the order check then lets the agent's
+// phrase and the words before by/被 change places. After 被, the verb must
+// also have moved before the agent.
+func (s *vsig) voiceSwap(a vsig) (refused string, swapped bool, voiced []vagent) {
 	if len(s.agents) == 0 {
-		return "", false
+		return "", false, nil
 	}
 	first := make(map[string]int, len(a.seq)) // participant → its first position in a
 	for i := range a.seq {
@@ -234,10 +237,39 @@ func (s *vsig) voiceSwap(a vsig) (string, bool) {
 			continue
 		}
 		if same > 0 || moved == 0 && !g.han {
-			return g.key, true
+			return g.key, true, nil
+		}
+		if len(a.agents) == 0 {
+			voiced = append(voiced, g)
 		}
 	}
-	return "", false
+	return "", false, voiced
+}
+
+// voicePhrases reports that the units at i and j of s are the agent's
+// phrase of a voiced passive (after by/被 and any of/的 in its clause) and a unit before
+// by/被 in that clause, in either order: "The school was founded by a group
+// of farmers" / "A group of farmers founded the school".
+func (s *vsig) voicePhrases(voiced []vagent, i, j int) bool {
+	for _, g := range voiced {
+		c := s.seq[g.by].clause
+		inAgent := func(k int) bool { // after by/被, through of/的: "by a group of local farmers"
+			if k <= g.by || s.seq[k].clause != c {
+				return false
+			}
+			for m := g.by + 1; m < k; m++ {
+				if r := roleMarkers[s.seq[m].low]; r != "" && r != "of" {
+					return false
+				}
+			}
+			return true
+		}
+		before := func(k int) bool { return k < g.by && s.seq[k].clause == c }
+		if inAgent(i) && before(j) || inAgent(j) && before(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // roleMarkers maps English prepositions and Chinese role particles to a
@@ -923,13 +955,17 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// active question: "Was Y funded by X" / "Did X fund Y" is a paraphrase
 	// (X moved before Y), "Did I get paid by X" / "Did I pay X" exchanges
 	// who pays whom (I stays before X).
+	var qVoiced, sVoiced []vagent // the passives of each that the other says actively
 	for _, side := range []struct {
-		p, a  vsig
-		where string
-	}{{query, stored, "the question"}, {stored, query, "the cached question"}} {
-		if g, ok := side.p.voiceSwap(side.a); ok {
+		p, a   vsig
+		where  string
+		voiced *[]vagent
+	}{{query, stored, "the question", &qVoiced}, {stored, query, "the cached question", &sVoiced}} {
+		g, ok, voiced := side.p.voiceSwap(side.a)
+		if ok {
 			return "roles", fmt.Sprintf("roles differ: %q does it (after by/被, a passive) in %s, and is an unmarked participant after the same ones in the other", g, side.where)
 		}
+		*side.voiced = voiced
 	}
 	for _, u := range query.seq {
 		a, okA := qi[u.text]
@@ -1001,6 +1037,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			if symmetric && compareRole(query.seq[ax].role) && compareRole(query.seq[ay].role) &&
 				compareRole(stored.seq[bx].role) && compareRole(stored.seq[by].role) {
 				continue // "between A and B" = "between B and A"
+			}
+			if query.voicePhrases(qVoiced, ax, ay) || stored.voicePhrases(sVoiced, bx, by) {
+				continue // the passive's agent and the rest of its clause, said actively
 			}
 			// x and y changed places. A paraphrase moves phrases past each
 			// other, each with its role; an exchange swaps the roles, or
@@ -1357,7 +1396,7 @@ func (s *vsig) grammar() {
 		// auxiliary before it ("was it paid by X", "did I get paid by X"),
 		// or after 被.
 		if w == "by" && s.passive(i) || w == "被" {
-			g := vagent{pos: -1}
+			g := vagent{pos: -1, by: i}
 			for j := i + 1; in(i, j) && roleMarkers[seq[j].low] == ""; j++ {
 				if k := seq[j].partKey(); k != "" {
 					g.key, g.pos = k, j

@@ -292,7 +292,7 @@ func (s *vsig) scopeWords() {
 		if relativeWord(w, low(i-1)) {
 			negAt = -1 // "all customers who have not paid": the negation is the relative clause's
 		}
-		if negWord(w) && !aNotA(seq, i) && negAt < 0 {
+		if negWord(w, low(i-1)) && !aNotA(seq, i) && negAt < 0 {
 			negAt = i
 		}
 		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals+"快已过", low(i+1)) || isDigits(low(i+1)))) { // 都两个月了, 都快, 都已经: already
@@ -304,7 +304,7 @@ func (s *vsig) scopeWords() {
 				place = q + ":neg-before"
 			} else {
 				for j := i + 1; j < len(seq) && seq[j].clause == clause && !relativeWord(seq[j].low, seq[j-1].low); j++ {
-					if negWord(seq[j].low) && !aNotA(seq, j) {
+					if negWord(seq[j].low, seq[j-1].low) && !aNotA(seq, j) {
 						place = q + ":neg-after"
 						break
 					}
@@ -549,9 +549,10 @@ func relativeWord(w, prev string) bool {
 	return prev != "" && prev[0] < utf8.RuneSelf && !functionWords[prev] && (w == "who" || w == "that" || w == "which" || w == "whom" || w == "whose")
 }
 
-// negWord reports a negation: not, never, n't; 不, 没, 别, 未.
-func negWord(w string) bool {
-	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w)
+// negWord reports a negation: not, never, n't; 不, 没, 别, 未, and 非
+// after 并, 绝 or 决 (并非所有: not all; not 非常, 除非).
+func negWord(w, prev string) bool {
+	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w) || w == "非" && oneOf("并绝决", prev)
 }
 
 // aNotA reports the 不 of a question form A不A (是不是, 安不安全) at i:

@@ -157,6 +157,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Did we get invoiced by Brightline Freight last week?", "Did we invoice Brightline Freight last week?", "roles"},
 		{"Is Tomas being sued by his landlord?", "Is Tomas suing his landlord?", "roles"},
 		{"我被王芳投诉了吗", "我投诉了王芳吗", "roles"},
+		{"The bill was approved by the Senate after the House vote.", "The House approved the bill after the Senate vote.", "order|roles"},
+		{"Was the package sent by Anna to Ben?", "Did Ben send the package to Anna?", "order|roles"},
 		// Quantities exchanged between two units.
 		{"Can one driver use two trucks?", "Can two drivers use one truck?", "quantity"},
 		{"Is a single ticket valid for two rides?", "Are two tickets valid for a single ride?", "quantity|roles"},
@@ -222,6 +224,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这批货不一定能在周五之前全部出库吗", "这批货一定不能在周五之前全部出库吗", "negation"},
 		{"店里的东西都不能退换吗", "店里的东西不都能退换吗", "negation"},
 		{"Why are not all of my deposits showing up in the app?", "Why are all of my deposits not showing up in the app?", "negation"},
+		{"并非所有门店都支持自提吗", "所有门店都不支持自提吗", "negation"}, // 并非: not
 		{"上次在你们店买的鞋子能换吗", "这次在你们店买的鞋子能换吗", "deixis"},
 		{"上一期的账单能分期吗", "这一期的账单能分期吗", "deixis"},
 		{"开户需要身份证和户口本吗", "开户需要身份证或户口本吗", "conjunction"},
@@ -313,6 +316,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"运费多少", "运费多少钱"},            // a bare how much is a price
 		{"你们两个人互相认识吗", "你们两个人相互认识吗"}, // characters that read alike either way
 		{"How do I back up photos on my phone?", "How do I back photos up on my phone?"},
+		// A passive said actively: the agent's phrase and the rest of its
+		// clause change places around the verb.
+		{"Was the Arden Library funded by the Delacroix Foundation?", "Did the Delacroix Foundation fund the Arden Library?"},
+		{"The museum was designed in 1921 by a team of Dutch architects.", "A team of Dutch architects designed the museum in 1921."},
+		{"非常好用吗", "非常好用吗？"},
 		{"Can I get a refund if I cancel my flight online?", "If I cancel my flight online, can I get a refund?"}, // an opening condition moves
 		{"如果我提前还款，需要付违约金吗", "我提前还款的话，需要付违约金吗"},
 		{"Do all customers who have not paid get a reminder email?", "Do customers who have not paid all get a reminder email?"}, // a negation in a relative clause

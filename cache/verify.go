@@ -655,14 +655,14 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "yesno"
 	case has("whose"):
 		s.qtype = "whose" // the owner: "Whose card was used?" is not "Who used the card?"
-	case has("who", "whom", "谁"):
+	case has("who", "whom", "谁", "什么人"):
 		s.qtype = "who"
-	case has("where", "哪里", "哪儿", "在哪", "什么地方"):
+	case has("where", "哪里", "哪儿", "哪了", "哪呢", "在哪", "什么地方"):
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么没", "怎么会", "怎么老是", "怎么总是"):
-		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了); 怎么不让 asks how
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事"):
+		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了), as 怎么回事 does; 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
 	case has("how", "怎么", "如何", "怎样"):

@@ -320,7 +320,9 @@ func TestVerifyGrammar(t *testing.T) {
 		// clause change places around the verb.
 		{"Was the Arden Library funded by the Delacroix Foundation?", "Did the Delacroix Foundation fund the Arden Library?"},
 		{"The museum was designed in 1921 by a team of Dutch architects.", "A team of Dutch architects designed the museum in 1921."},
-		{"非常好用吗", "非常好用吗？"},
+		{"这个快递是谁签收的", "这个快递是什么人签收的"},              // 什么人 asks who
+		{"洗衣机用了一周就坏了，这是怎么回事", "洗衣机用了一周就坏了，这是为什么"}, // 怎么回事 asks why
+		{"我的订单怎么还不发货", "我的订单为什么还不发货"},
 		{"Can I get a refund if I cancel my flight online?", "If I cancel my flight online, can I get a refund?"}, // an opening condition moves
 		{"如果我提前还款，需要付违约金吗", "我提前还款的话，需要付违约金吗"},
 		{"Do all customers who have not paid get a reminder email?", "Do customers who have not paid all get a reminder email?"}, // a negation in a relative clause

@@ -73,10 +73,10 @@ f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|dro
 -|哪些|有哪些|都有哪些|哪个|哪一个|哪|什么|是什么|啥|有何|怎么样
 q:qty|how many|how much|what number of|what quantity of|number of|quantity|quantities|amount|count|多少|几个|几|数量|多少个|多少钱|是多少|要多少钱|多少分
 q:how|how|how to|how do i|how can i|way to|ways to|the way to|怎么|怎么办|怎样做|如何做|要怎么|如何|怎样|该如何|要如何|怎么处理|如何处理|怎么解决|如何解决
-f:ask:who|who|whom|whose|which person|which people|谁|哪位
+f:ask:who|who|whom|whose|which person|which people|谁|哪位|什么人|是什么人
 f:ask:when|when|what time|是什么时候|时候|什么时候|何时|时间|几点|啥时候|哪天|哪一天|是哪天
-f:ask:where|where|location|locations|located|whereabouts|哪里|哪儿|在哪|在哪里|在哪儿|位置|什么地方
-f:ask:why|why|reason|reasons|how come|what causes|what caused|what causing|what is causing|what are causing|what can cause|what could cause|what might cause|the cause of|the causes of|cause of|causes of|为什么|为啥|原因|什么导致|是什么导致|导致的原因|为何|怎么又|怎么会|怎么老是|怎么总是
+f:ask:where|where|location|locations|located|whereabouts|哪里|哪儿|哪了|哪呢|在哪|在哪里|在哪儿|位置|什么地方
+f:ask:why|why|reason|reasons|how come|what causes|what caused|what causing|what is causing|what are causing|what can cause|what could cause|what might cause|the cause of|the causes of|cause of|causes of|为什么|为啥|原因|什么导致|是什么导致|导致的原因|为何|怎么又|怎么会|怎么老是|怎么总是|怎么回事
 q:meaning|mean|means|meaning|meant|stand for|stands for|definition|意思|什么意思|是什么意思|代表什么|代表|指的是什么|指什么|含义|表示什么|表示|意味着
 q:diff|difference|differences|differ|different|vs|versus|区别|差别|不同|有什么区别|有什么不同|差异在哪
 q:advice|ok|okay|good idea|a good idea|advisable|recommended|safe|sensible|reasonable|合适|合理|推荐|建议|好|可行

@@ -223,6 +223,15 @@ func (wn *wordnet) countLine(l string) error {
 	return nil
 }
 
+// tagged returns how often SemCor tagged the lemma in a part of speech.
+func (wn *wordnet) tagged(lemma string, pos byte) int {
+	n := 0
+	for k := range wn.senses[lemma][pos] {
+		n += wn.counts[lemma+"\x00"+string(pos)+"\x00"+strconv.Itoa(k+1)]
+	}
+	return n
+}
+
 // dominant returns the lemma's most frequent sense: the first synset of the
 // part of speech whose senses were tagged most often, or "" when none was.
 func (wn *wordnet) dominant(lemma string) string {
@@ -344,7 +353,9 @@ func (wn *wordnet) antonymFacets(lemmas map[string]string) map[string]string {
 // forms returns a lemma's inflected forms (its first word inflected when
 // it is a phrase): regular ones by the part of speech of its most frequent
 // sense, and WordNet's irregular ones, leaving out a form that is a noun or
-// a verb of its own.
+// a verb of its own that SemCor tagged more than once ("rose", "building";
+// "lost" and "rising", tagged as nouns once and never, are forms of lose
+// and rise).
 func (wn *wordnet) forms(lemma, key string) []string {
 	if strings.Contains(lemma, " ") {
 		return nil // a phrase is matched as written
@@ -364,8 +375,8 @@ func (wn *wordnet) forms(lemma, key string) []string {
 		if f == lemma || !wnLemma.MatchString(f) {
 			continue
 		}
-		if m := wn.senses[f]; len(m['n']) > 0 || len(m['v']) > 0 {
-			continue
+		if m := wn.senses[f]; (len(m['n']) > 0 || len(m['v']) > 0) && wn.tagged(f, 'n')+wn.tagged(f, 'v') > 1 {
+			continue // "rose" the flower, "building", "left": not only forms of rise, build, leave
 		}
 		out = append(out, f)
 	}

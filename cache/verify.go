@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,6 +149,7 @@ type vsig struct {
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 	clock                            bool                // it asks the time of day (几点, what time)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
+	tenses                           map[string]string   // verb → "past" or "present": its finite English forms (ran, runs), not after an auxiliary, to or a determiner
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -561,7 +563,46 @@ func signature(q string) vsig {
 	}
 	s.grammar()
 	s.scopeWords()
+	s.finiteVerbs()
 	return s
+}
+
+// pastForm reports a past form of a verb: ran, sent, picked.
+func pastForm(w string) bool {
+	_, t := text.VerbTense(w)
+	return t == "past"
+}
+
+// notFinite are the words after which a verb form is no finite verb of
+// its own: auxiliaries and modals (was paid, has sent, did run, will
+// run), to, and determiners (the lost card, my picked orders).
+var notFinite = setOf(`is are was were be been being am do does did has have had having get gets got gotten getting
+will would can could shall should may might must to the a an my your his her its our their this that these those`)
+
+// finiteVerbs records the tense of every finite English verb form (a past
+// form or an -s form not right after an auxiliary, to or a determiner):
+// "Who runs the depot?" asks who does now, "Who ran the depot?" who did.
+func (s *vsig) finiteVerbs() {
+	for i := range s.seq {
+		u := &s.seq[i]
+		if !u.unit || u.named || u.low == "" || u.low[0] >= utf8.RuneSelf {
+			continue
+		}
+		if i > 0 && s.seq[i-1].clause == u.clause && notFinite[s.seq[i-1].low] {
+			continue
+		}
+		verb, tense := text.VerbTense(u.low)
+		if tense == "" {
+			continue
+		}
+		if s.tenses == nil {
+			s.tenses = map[string]string{}
+		}
+		if t, ok := s.tenses[verb]; ok && t != tense {
+			tense = "both"
+		}
+		s.tenses[verb] = tense
+	}
 }
 
 // participle reports a past participle: -ed, or an irregular one.
@@ -733,8 +774,8 @@ func whArgument(lower []string) string {
 			return ""
 		case auxiliaries[next] || functionWords[next] || next[0] >= utf8.RuneSelf || strings.Contains(next, "'"):
 			return ""
-		case w == "what" && !strings.HasSuffix(next, "ed"):
-			return "" // "what time", "what SKU": a determiner, not the subject
+		case w == "what" && !strings.HasSuffix(next, "ed") && !pastForm(next):
+			return "" // "what time", "what SKU": a determiner, not the subject ("what broke it" has one)
 		default:
 			return "subj"
 		}
@@ -850,6 +891,19 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			return "tense", "tense differs: the question asks about the future (will, going to, 会), the cached one about the past (did, has …ed, 了)"
 		}
 		return "tense", "tense differs: the question asks about the past (did, has …ed, 了), the cached one about the future (will, going to, 会)"
+	}
+	// One verb, finite in both, past in one and present in the other ("Who
+	// runs the depot?" / "Who ran the depot?"); a finite past against an
+	// explicit future ("will lay off" / "laid off").
+	for verb, t := range query.tenses {
+		if o := stored.tenses[verb]; o != "" && o != t && t != "both" && o != "both" {
+			return "tense", fmt.Sprintf("tense differs: %q is %s in the question, %s in the cached one", verb, t, o)
+		}
+	}
+	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
+		if side[0].future && !side[0].past && !side[1].future && slices.Contains(slices.Collect(maps.Values(side[1].tenses)), "past") {
+			return "tense", "tense differs: one question asks about the future (will, 会), the other about the past (a past verb form)"
+		}
 	}
 	// When-questions: a past against no tense marker asks about another
 	// time ("When did the store open?" is its history, "When does the

@@ -418,9 +418,14 @@ func hasHan(s string) bool {
 // "ship", "caring" is "care"); otherwise the word stays whole ("morning",
 // "speed"), so that a word never meets a different word ("caring" and
 // "car", "plane" and "plan" used to). A word in -s that is a word of its
-// own ("news", "goods") is not taken for a plural.
+// own ("news", "goods") is not taken for a plural. An irregular verb form
+// meets its verb ("sent" is "send", "bought" is "buy"), unless it is a
+// word of its own (found, left, rose: see lexgen).
 func stem(w string) string {
 	st := stemData()
+	if b, ok := st.irregular[w]; ok {
+		return b // sent, bought: WordNet's irregular verb forms
+	}
 	n := len(w)
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies") && !st.keep[w]:
@@ -441,6 +446,27 @@ func stem(w string) string {
 		return w[:n-1]
 	}
 	return w
+}
+
+// VerbTense reads an English word as a verb form: the verb and "past" for
+// a past form (an irregular one, or -ed on a verb: ran, sent, picked),
+// "present" for a third-person -s form of a verb (runs, picks), or ""
+// for anything else (the verb itself, -ing, a word that is no verb form).
+func VerbTense(w string) (verb, tense string) {
+	st := stemData()
+	if b, ok := st.irregular[w]; ok {
+		return b, "past"
+	}
+	b := stem(w)
+	switch {
+	case b == w || !st.verbs[b]:
+		return "", ""
+	case strings.HasSuffix(w, "ed"):
+		return b, "past"
+	case strings.HasSuffix(w, "s") && !st.keep[w]:
+		return b, "present"
+	}
+	return "", ""
 }
 
 // verbBase returns the verb left when an ending is taken off w (b is w
@@ -474,12 +500,13 @@ func cvc(w string) bool {
 
 // stemTables are the word lists of the generated lexicon that stem uses.
 type stemTables struct {
-	verbs map[string]bool // one-word verbs (@verbs)
-	keep  map[string]bool // words in -s that are not plurals (@keep)
+	verbs     map[string]bool   // one-word verbs (@verbs)
+	keep      map[string]bool   // words in -s that are not plurals (@keep)
+	irregular map[string]string // irregular verb form → its verb (@irregular)
 }
 
 var stemData = sync.OnceValue(func() *stemTables {
-	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}}
+	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}}
 	for _, line := range strings.Split(generatedLexicon, "\n") {
 		target, words, ok := strings.Cut(line, "|")
 		if !ok {
@@ -491,6 +518,13 @@ var stemData = sync.OnceValue(func() *stemTables {
 			m = st.verbs
 		case "@keep":
 			m = st.keep
+		case "@irregular":
+			for _, fb := range strings.Split(words, "|") {
+				if form, base, ok := strings.Cut(fb, ">"); ok {
+					st.irregular[form] = base
+				}
+			}
+			continue
 		default:
 			continue
 		}

@@ -82,3 +82,26 @@ func TestStemmerMeetsInflectionsAndKeepsWordsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestVerbTense checks the irregular forms WordNet gives the stemmer and
+// the tense reading of a verb form, and that words of their own stay.
+func TestVerbTense(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ w, verb, tense string }{
+		{"ran", "run", "past"}, {"sent", "send", "past"}, {"bought", "buy", "past"}, {"lost", "lose", "past"},
+		{"picked", "pick", "past"}, {"runs", "run", "present"}, {"ships", "ship", "present"},
+		{"run", "", ""}, {"picking", "", ""}, {"news", "", ""}, {"morning", "", ""},
+		{"found", "", ""}, {"rose", "", ""}, {"left", "", ""}, // verbs or nouns of their own
+	} {
+		if verb, tense := text.VerbTense(tc.w); verb != tc.verb || tense != tc.tense {
+			t.Errorf("VerbTense(%q) = %q, %q; want %q, %q", tc.w, verb, tense, tc.verb, tc.tense)
+		}
+	}
+	content := func(q string) []string { return text.Content(text.Normalize(q)) }
+	if a, b := content("sent invoices"), content("send invoices"); !slices.Equal(a, b) {
+		t.Errorf("content of sent and send: %q, %q; want equal", a, b)
+	}
+	if a, b := content("found companies"), content("find companies"); slices.Equal(a, b) {
+		t.Errorf("content of found and find: %q; want different", a)
+	}
+}

@@ -33,8 +33,8 @@ func main() {
 
 // generate writes the antonym facet lines of WordNet to out, each facet
 // with its lemmas and their inflected forms, then the word lists the
-// stemmer needs: every one-word verb (@verbs) and the words in -s that are
-// words of their own (@keep).
+// stemmer needs: every one-word verb (@verbs), the words in -s that are
+// words of their own (@keep) and the irregular forms (@irregular).
 func generate(wn *wordnet, out string) error {
 	lemmas := wn.lemmas()
 	facets := map[string][]string{}
@@ -63,6 +63,7 @@ func generate(wn *wordnet, out string) error {
 	}
 	writeList(w, "@verbs", wn.verbs())
 	writeList(w, "@keep", wn.keepS())
+	writeList(w, "@irregular", wn.irregulars())
 	if err := w.Flush(); err != nil {
 		file.Close()
 		return err

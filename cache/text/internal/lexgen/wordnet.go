@@ -426,6 +426,31 @@ func (wn *wordnet) verbs() []string {
 	return out
 }
 
+// irregulars returns WordNet's irregular forms of one-word verbs as
+// "form>base" (sent>send, bought>buy), sorted, for the stemmer: only a
+// form of one base, and no verb of its own nor a noun SemCor tagged more
+// than once (found is a verb, rose and left are nouns: they stay).
+func (wn *wordnet) irregulars() []string {
+	bases := map[string][]string{}
+	for base, forms := range wn.exc {
+		for _, f := range forms {
+			if f != base && wn.verbForm[f] && wnWord.MatchString(f) && wnWord.MatchString(base) && len(wn.senses[base]['v']) > 0 {
+				bases[f] = append(bases[f], base)
+			}
+		}
+	}
+	var out []string
+	for f, bs := range bases {
+		sort.Strings(bs)
+		if bs = dedup(bs); len(bs) != 1 || len(wn.senses[f]['v']) > 0 || wn.tagged(f, 'n') > 1 {
+			continue
+		}
+		out = append(out, f+">"+bs[0])
+	}
+	sort.Strings(out)
+	return out
+}
+
 // keepS returns the one-word lemmas ending in s that cannot be plurals of
 // the word without it, because that word is no noun ("news" beside the
 // adjective "new", "series" beside "sery"), sorted: the stemmer leaves

@@ -157,6 +157,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Did we get invoiced by Brightline Freight last week?", "Did we invoice Brightline Freight last week?", "roles"},
 		{"Is Tomas being sued by his landlord?", "Is Tomas suing his landlord?", "roles"},
 		{"我被王芳投诉了吗", "我投诉了王芳吗", "roles"},
+		{"自由党议员昨天批评了工党的领袖。", "工党议员昨天批评了自由党的领袖。", "order|roles"}, // 自由 is a word, not from + by
 		{"The bill was approved by the Senate after the House vote.", "The House approved the bill after the Senate vote.", "order|roles"},
 		{"Was the package sent by Anna to Ben?", "Did Ben send the package to Anna?", "order|roles"},
 		// Quantities exchanged between two units.

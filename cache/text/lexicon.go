@@ -2,6 +2,7 @@ package text
 
 import (
 	_ "embed"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -264,6 +265,82 @@ p:xining|xining|西宁
 //
 //go:embed lexicon_gen.txt
 var generatedLexicon string
+
+//go:embed hanwords_gen.txt
+var generatedHanWords string
+
+// hanFreq holds the frequency class (4 ln f) of every Han character and
+// of the two-character words whose role characters mark no role (自由,
+// 现在, 目的), from jieba's dictionary (internal/hangen); hanTotal is the
+// class of the whole dictionary.
+var hanFreq = sync.OnceValue(func() map[string]int {
+	m := map[string]int{}
+	for _, line := range strings.Split(generatedHanWords, "\n") {
+		k, words, ok := strings.Cut(line, " ")
+		class, err := strconv.Atoi(k)
+		if !ok || err != nil {
+			continue
+		}
+		for _, w := range strings.Fields(words) {
+			m[w] = class
+		}
+	}
+	return m
+})
+
+// HanWords marks the Han characters of toks (one character a token) that
+// the most probable segmentation of their run puts in a two-character word
+// (a unigram model over jieba's frequencies): 自由党 is 自由 + 党, so 自
+// and 由 are no role markers there; 线程跟进程 is 线程 + 跟 + 进程, so 跟
+// is one. A word that keeps its role character's role (送给, 对于) is not
+// in the table, so that character stands alone.
+func HanWords(toks []string) []bool {
+	freq := hanFreq()
+	total := float64(freq["total"]) / 4
+	logp := func(w string) (float64, bool) {
+		k, ok := freq[w]
+		return float64(k)/4 - total, ok
+	}
+	in := make([]bool, len(toks))
+	han := func(i int) bool {
+		r, size := utf8.DecodeRuneInString(toks[i])
+		return size == len(toks[i]) && IsHan(r)
+	}
+	for start := 0; start < len(toks); {
+		if !han(start) {
+			start++
+			continue
+		}
+		end := start
+		for end < len(toks) && han(end) {
+			end++
+		}
+		// best[j]: the best log probability of toks[start:start+j]; two[j]:
+		// its last word has two characters.
+		n := end - start
+		best := make([]float64, n+1)
+		two := make([]bool, n+1)
+		for j := 1; j <= n; j++ {
+			p, _ := logp(toks[start+j-1])
+			best[j] = best[j-1] + p
+			if j >= 2 {
+				if q, ok := logp(toks[start+j-2] + toks[start+j-1]); ok && best[j-2]+q > best[j] {
+					best[j], two[j] = best[j-2]+q, true
+				}
+			}
+		}
+		for j := n; j > 0; {
+			if two[j] {
+				in[start+j-1], in[start+j-2] = true, true
+				j -= 2
+			} else {
+				j--
+			}
+		}
+		start = end
+	}
+	return in
+}
 
 // Targets of lexicon entries.
 const (

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,6 +149,7 @@ type vsig struct {
 	clock                            bool                // it asks the time of day (几点, what time)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
 	tenses                           map[string]string   // verb → "past" or "present": its finite English forms (ran, runs), not after an auxiliary, to or a determiner
+	maybe                            bool                // a possibility: may, might, could; 可能, 也许, 或许
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -568,6 +568,18 @@ func signature(q string) vsig {
 	return s
 }
 
+// hasVerb reports a unit of s that is the verb or one of its forms.
+func (s *vsig) hasVerb(verb string) bool {
+	for i := range s.seq {
+		if u := &s.seq[i]; u.unit && u.low != "" && u.low[0] < utf8.RuneSelf {
+			if v, _ := text.VerbTense(u.low); u.low == verb || v == verb {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // pastForm reports a past form of a verb: ran, sent, picked.
 func pastForm(w string) bool {
 	_, t := text.VerbTense(w)
@@ -902,9 +914,21 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 	}
 	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
-		if side[0].future && !side[0].past && !side[1].future && slices.Contains(slices.Collect(maps.Values(side[1].tenses)), "past") {
-			return "tense", "tense differs: one question asks about the future (will, 会), the other about the past (a past verb form)"
+		if !side[0].future || side[0].past || side[1].future {
+			continue
 		}
+		for verb, t := range side[1].tenses {
+			if t == "past" && side[0].tenses[verb] == "" && side[0].hasVerb(verb) {
+				return "tense", fmt.Sprintf("tense differs: %q is future (will, 会) in one question, past in the other", verb)
+			}
+		}
+	}
+	// Two statements, one saying what may happen and the other what
+	// happens or will ("The carmaker may cut 500 jobs" / "The carmaker
+	// will cut 500 jobs"; 可能裁员 / 将裁员). Questions are let be: "Might
+	// it rain tomorrow?" asks what "Will it rain tomorrow?" asks.
+	if query.qtype == "" && stored.qtype == "" && !query.open && !stored.open && query.maybe != stored.maybe {
+		return "mood", "one statement says it may happen (may, might, could, 可能), the other that it does or will"
 	}
 	// When-questions: a past against no tense marker asks about another
 	// time ("When did the store open?" is its history, "When does the
@@ -1054,6 +1078,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// 儿女): no frame stays between them, yet one names the other.
 	if a, b, ok := swappedPair(query, stored); ok {
 		return "order", fmt.Sprintf("%q and %q exchange places", a, b)
+	}
+	// A modifier moved from the possessor to the thing possessed ("the
+	// former prime minister's adviser" / "the prime minister's former
+	// adviser").
+	if w, ok := modifierMoved(query, stored); ok {
+		return "order", fmt.Sprintf("%q modifies the possessor in one question, what it owns in the other", w)
 	}
 	// Only before the modal against only after it ("Only the manager can
 	// approve refunds." / "The manager can only approve refunds.").

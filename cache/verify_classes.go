@@ -63,6 +63,76 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	return x.low, y.low, true
 }
 
+// modifierMoved returns a unit that modifies the possessor in one question
+// and the thing possessed in the other: "the former prime minister's
+// adviser" / "the prime minister's former adviser", 前总理的顾问 /
+// 总理的前顾问. The possessive (X's, or 的 after X) is in both; the unit
+// stands in the possessor's phrase (before it, with at most two content
+// units between) on one side and opens the possessed thing's phrase
+// (right after the possessive) on the other.
+func modifierMoved(q, s vsig) (string, bool) {
+	// anchors maps a possessive to its position: "minister's", or "理的"
+	// for 的 after 理.
+	anchors := func(v vsig) map[string]int {
+		m := map[string]int{}
+		for i := range v.seq {
+			switch u := &v.seq[i]; {
+			case u.poss && !u.rep:
+				m[u.text] = i
+			case u.low == "的" && i > 0 && v.seq[i-1].unit:
+				k := v.seq[i-1].text + "的"
+				if _, dup := m[k]; dup {
+					m[k] = -1 // twice: not one place
+				} else {
+					m[k] = i
+				}
+			}
+		}
+		return m
+	}
+	// side: -1 in the possessor's phrase, +1 in the possessed one's, 0
+	// neither.
+	side := func(v vsig, at, x int) int {
+		lo, hi, dir := x, at, -1
+		if x > at {
+			lo, hi, dir = at, x, 1
+		}
+		if dir == 1 && x != at+1 || dir == -1 && at-x > 3 {
+			return 0 // right after the possessive; at most two units before the possessor's last
+		}
+		for k := lo + 1; k < hi; k++ {
+			if !v.seq[k].unit || v.seq[k].clause != v.seq[x].clause {
+				return 0
+			}
+		}
+		if dir == 1 && v.seq[at].poss || dir == -1 && v.seq[at].low == "的" {
+			return dir // past X's, or before X的 (X itself between)
+		}
+		if dir == 1 && v.seq[at].low == "的" || dir == -1 && v.seq[at].poss {
+			return dir
+		}
+		return 0
+	}
+	qa, sa := anchors(q), anchors(s)
+	for k, qi := range qa {
+		si, ok := sa[k]
+		if !ok || qi < 0 || si < 0 {
+			continue
+		}
+		for x := range q.seq {
+			u := &q.seq[x]
+			y, ok := s.index[u.text]
+			if !u.unit || u.rep || !ok || x == qi || y == si || u.poss || x == qi-1 && u.low != "" && k == u.text+"的" {
+				continue
+			}
+			if a, b := side(q, qi, x), side(s, si, y); a != 0 && b != 0 && a != b {
+				return u.word, true
+			}
+		}
+	}
+	return "", false
+}
+
 // swappedPair returns two neighbouring content units of q that s has in
 // the other order, every other token equal. Chinese compounds whose two
 // characters read alike either way (互相 / 相互, 合适 / 适合) pass.
@@ -325,6 +395,10 @@ func (s *vsig) scopeWords() {
 					s.modalAsksWhom = true // "What can I do", "Who should I contact"
 				}
 			}
+		}
+		switch {
+		case w == "may" || w == "might" || w == "could" || w == "能" && low(i-1) == "可" || w == "许" && (low(i-1) == "也" || low(i-1) == "或"):
+			s.maybe = true // 可能, 也许, 或许
 		}
 		switch {
 		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":

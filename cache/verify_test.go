@@ -171,6 +171,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who pays when a courier loses a parcel?", "Who paid when the courier lost the parcel?", "tense"},
 		{"The company will lay off 1,200 workers.", "The company laid off 1,200 workers.", "tense"},
 		{"What stung my son?", "What did my son sting?", "intent|roles|order"},
+		// A possibility against an assertion, in statements.
+		{"The airline may cancel 40 flights on Friday.", "The airline will cancel 40 flights on Friday.", "mood"},
+		{"该公司可能裁员三百人。", "该公司将裁员三百人。", "mood"},
+		// A modifier moved from the possessor to what it owns.
+		{"The former mayor's assistant resigned on Monday.", "The mayor's former assistant resigned on Monday.", "order"},
+		{"公司的新董事长是谁", "新公司的董事长是谁", "order"},
 		{"Is the meeting going to be recorded?", "Was the meeting recorded?", "tense"},
 		{"Has the refund been issued?", "Will the refund be issued?", "tense"},
 		{"Why has the rent gone up?", "Why is the rent gonna go up?", "tense"},

@@ -625,6 +625,7 @@ var englishUnits = map[string]string{
 	"month": "dur:#mo", "months": "dur:#mo", "year": "dur:#y", "years": "dur:#y",
 	"kg": "wt:#kg", "kgs": "wt:#kg", "kilogram": "wt:#kg", "kilograms": "wt:#kg",
 	"lb": "wt:#lb", "lbs": "wt:#lb", "pound": "wt:#lb", "pounds": "wt:#lb",
+	"km": "dist:#km", "kms": "dist:#km", "kilometer": "dist:#km", "kilometers": "dist:#km", "kilometre": "dist:#km", "kilometres": "dist:#km",
 	"t": "wt:#t", "ton": "wt:#t", "tons": "wt:#t", "tonne": "wt:#t", "tonnes": "wt:#t",
 	"unit": "qty:#pcs", "units": "qty:#pcs", "piece": "qty:#pcs", "pieces": "qty:#pcs", "pcs": "qty:#pcs", "each": "qty:#pcs", "ea": "qty:#pcs",
 	"case": "qty:#case", "cases": "qty:#case", "carton": "qty:#case", "cartons": "qty:#case", "ctn": "qty:#case",
@@ -980,14 +981,18 @@ const hanDigits = "零〇一二两三四五六七八九"
 // the others may not (万一 "in case", 千万 "by all means", 百分之 "percent").
 const hanUnits = "十百千万亿"
 
-// colloquialDecimal reads the decimals a Chinese length or price carries
-// after its unit, 米 or 块: 七五 in 一米七五, 零七 in 一米零七, 五 in 一块五 —
+// colloquialDecimal reads the decimals a Chinese length, price or
+// temperature carries after its unit, 米, 块 or 度: 七五 in 一米七五, 零七 in
+// 一米零七, 五 in 一块五 and 三十八度五, 半 (.5) in 一块半 —
 // one or two digits, perhaps after 零, with no numeral or measure word after
 // them (一块五一斤 is 1.5 yuan a jin; 三米五个 reads nothing). It returns the
 // decimals and how many runes, unit included, it read.
 func colloquialDecimal(rest []rune) (string, int) {
-	if len(rest) < 2 || rest[0] != '米' && rest[0] != '块' {
+	if len(rest) < 2 || !strings.ContainsRune("米块度", rest[0]) {
 		return "", 0
+	}
+	if rest[1] == '半' {
+		return "5", 2 // 一米半, 一块半, 三十八度半
 	}
 	digits, j := "", 1
 	if rest[j] == '零' {
@@ -1013,6 +1018,51 @@ func colloquialDecimal(rest []rune) (string, int) {
 		return "", 0 // 三米五个人, 一块五毛, 一米七五六: not one reading
 	}
 	return digits, j
+}
+
+// hanDecimals reads the decimals after 点 at the start of rest: one or
+// more digits (零 to 九), not followed by 分, 刻 or 半 nor by 十 or 百 (a
+// clock: 三点零五分, 三点一刻, 三点五十). It returns the digits and the
+// runes read, 点 included, or 0.
+func hanDecimals(rest []rune) (string, int) {
+	if len(rest) < 2 || rest[0] != '点' {
+		return "", 0
+	}
+	digits, j := "", 1
+	for ; j < len(rest); j++ {
+		d, ok := hanDigit(rest[j])
+		if !ok || rest[j] == '两' {
+			break
+		}
+		digits += string(rune('0' + d))
+	}
+	if digits == "" || j < len(rest) && strings.ContainsRune("分刻半十百千万钟", rest[j]) {
+		return "", 0
+	}
+	return digits, j
+}
+
+// halfable reports a facet whose number may take a half (dur, wt, dist,
+// age, cny, qty, or a count with its measure word): not a clock, a day, a
+// floor or a warehouse.
+func halfable(f string) bool {
+	for _, p := range []string{"dur:", "wt:", "dist:", "age:", "cny:", "qty:", "num:"} {
+		if strings.HasPrefix(f, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// halfOf reads the unit at the start of rest for the number v (0.5 after
+// 半, 1.5 after 一个半): the facet and the runes it used, or 0 when rest
+// starts with no unit that takes a half.
+func halfOf(v string, rest []rune, a *analyzer, pos numeral) (string, int) {
+	f, m := hanClassifier(v, rest, a, pos)
+	if m == 0 || !halfable(f) || f == "num:"+v {
+		return "", 0 // 半个 alone: half of what?
+	}
+	return f, m
 }
 
 // hanDigit returns the value of a Chinese digit (零 and 〇 are 0, 两 is 2).
@@ -1209,7 +1259,8 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		{"毫秒", "dur:#ms"}, {"秒钟", "dur:#s"}, {"秒", "dur:#s"}, {"分钟", "dur:#min"},
 		{"个小时", "dur:#h"}, {"小时", "dur:#h"}, {"天", "dur:#d"}, {"个星期", "dur:#w"},
 		{"星期", "dur:#w"}, {"周", "dur:#w"}, {"个月", "dur:#mo"},
-		{"公斤", "wt:#kg"}, {"千克", "wt:#kg"}, {"磅", "wt:#lb"}, {"吨", "wt:#t"},
+		{"公斤", "wt:#kg"}, {"千克", "wt:#kg"}, {"磅", "wt:#lb"}, {"吨", "wt:#t"}, {"斤", "wt:#jin"},
+		{"公里", "dist:#km"}, {"千米", "dist:#km"}, {"岁", "age:#"},
 		{"件", "qty:#pcs"}, {"箱", "qty:#case"}, {"托盘", "qty:#pallet"}, {"托", "qty:#pallet"},
 		{"美元", "usd:#"}, {"元", "cny:#"}, {"块钱", "cny:#"}, {"欧元", "eur:#"},
 		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
@@ -1352,8 +1403,30 @@ func (a *analyzer) han(i int) int {
 		if strings.HasPrefix(string(rs[p:]), "百分之") {
 			if v, n, _ := parseHanNumber(rs[p+3:]); n > 0 {
 				flush()
+				if d, m := hanDecimals(rs[p+3+n:]); m > 0 && isDigits(v) {
+					v, n = v+"."+d, n+m // 百分之五点三 is 5.3%
+				}
 				a.facet("pct:" + v)
 				p += 3 + n
+				continue
+			}
+		}
+		// A unit and a half after 个: 一个半小时 is 1.5 hours, 两个半月 2.5
+		// months (before the lexicon, which holds 一个).
+		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 && !digitForm && isDigits(v) && strings.HasPrefix(string(rs[p+n:]), "个半") {
+			if f, m := halfOf(v+".5", append([]rune("个"), rs[p+n+2:]...), a, numeral{i, p}); m > 1 {
+				flush()
+				a.facet(f)
+				p += n + m + 1
+				continue
+			}
+		}
+		// Half of a unit: 半个小时, 半年, 半斤 (not 上半年, 一半, 大半).
+		if rs[p] == '半' && (p == 0 || !strings.ContainsRune("上下前后一大多过", rs[p-1])) {
+			if f, m := halfOf("0.5", rs[p+1:], a, numeral{i, p}); m > 0 {
+				flush()
+				a.facet(f)
+				p += 1 + m
 				continue
 			}
 		}
@@ -1418,6 +1491,19 @@ func (a *analyzer) han(i int) int {
 				p += n
 				continue
 			}
+			if d, m := hanDecimals(rest); m > 0 && isDigits(v) && a.ampmAdjacent(numeral{i, p}) == "" {
+				// 六点八, 三点八五, 三十八点五度: a decimal, not a clock (which
+				// 分, 刻 or 半 would follow, or a half of the day precede).
+				flush()
+				dv := v + "." + d
+				f, k := hanClassifier(dv, rest[m:], a, numeral{i, p})
+				if k == 0 || !halfable(f) {
+					f, k = "num:"+dv, 0
+				}
+				a.facet(f)
+				p += n + m + k
+				continue
+			}
 			if dec, m := colloquialDecimal(rest); m > 0 && isDigits(v) {
 				// 一米七五 is 1.75 m, 一块五 is 1.5 yuan: the digits after the
 				// unit are its decimals (一米零七 = 1.07).
@@ -1433,6 +1519,11 @@ func (a *analyzer) han(i int) int {
 			}
 			if f, m := hanClassifier(v, rest, a, numeral{i, p}); m > 0 && !(v == "1" && strings.HasPrefix(f, "num:")) && !(f != "" && strings.HasPrefix(f, "clock:") && v == "1") {
 				flush()
+				if m < len(rest) && rest[m] == '半' && halfable(f) && isDigits(v) {
+					// 三年半, 两吨半, 一岁半: the unit and a half.
+					f, _ = hanClassifier(v+".5", rest, a, numeral{i, p})
+					m++
+				}
 				if f != "" {
 					a.facet(f)
 				}

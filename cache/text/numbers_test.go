@@ -13,6 +13,22 @@ func TestColloquialNumbers(t *testing.T) {
 		want string // a facet the question must have
 	}{
 		{"三万六的预算够吗", "num:36000"},
+		// Decimals after 点 where no clock is meant, and halves.
+		{"空腹血糖六点八", "num:6.8"},
+		{"利率三点八五", "num:3.85"},
+		{"三点五公斤", "wt:3.5kg"},
+		{"百分之五点三", "pct:5.3"},
+		{"三十八度五", "num:38.5"},
+		{"三十八点五度", "num:38.5"},
+		{"两吨半", "wt:2.5t"},
+		{"一个半小时", "dur:1.5h"},
+		{"半个小时", "dur:0.5h"},
+		{"三年半", "dur:3.5y"},
+		{"两岁半", "age:2.5"},
+		{"一块半", "cny:1.5"},
+		{"七公里", "dist:7km"},
+		{"7 km", "dist:7km"},
+		{"下午三点半", "time:15:30"},
 		{"预算36000够吗", "num:36000"},
 		{"一千八的手机", "num:1800"},
 		{"两百五的东西", "num:250"},

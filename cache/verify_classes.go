@@ -133,6 +133,34 @@ func modifierMoved(q, s vsig) (string, bool) {
 	return "", false
 }
 
+// withoutFillers returns s with its fillers left out, for the checks that
+// align two questions token by token: the particles 呢 啊 吧 呀 嘛 哦, 请问,
+// a closing 谢谢 or thanks, please, and the clause breaks they leave at the
+// end ("…还是直接调整库存呢" aligns with "…还是直接调整库存").
+func withoutFillers(s vsig) vsig {
+	seq := make([]vunit, 0, len(s.seq))
+	for i := 0; i < len(s.seq); i++ {
+		u := s.seq[i]
+		next := ""
+		if i+1 < len(s.seq) {
+			next = s.seq[i+1].low
+		}
+		switch {
+		case oneOf("呢啊吧呀嘛哦", u.low), u.low == "please", u.low == "thanks":
+			continue
+		case u.low == "请" && next == "问", u.low == "谢" && next == "谢", u.low == "thank" && next == "you":
+			i++
+			continue
+		}
+		seq = append(seq, u)
+	}
+	for len(seq) > 0 && seq[len(seq)-1].text[0] == '|' {
+		seq = seq[:len(seq)-1]
+	}
+	s.seq = seq
+	return s
+}
+
 // swappedPair returns two neighbouring content units of q that s has in
 // the other order, every other token equal. Chinese compounds whose two
 // characters read alike either way (互相 / 相互, 合适 / 适合) pass.

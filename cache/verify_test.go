@@ -171,6 +171,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who pays when a courier loses a parcel?", "Who paid when the courier lost the parcel?", "tense"},
 		{"The company will lay off 1,200 workers.", "The company laid off 1,200 workers.", "tense"},
 		{"What stung my son?", "What did my son sting?", "intent|roles|order"},
+		// One word replaced, a filler added elsewhere.
+		{"楼上的邻居半夜还在装修，打什么电话可以投诉", "楼下的邻居半夜还在装修，请问打什么电话可以投诉", "replaced"},
+		{"这台空调的外机噪音很大，应该找谁处理", "这台空调的内机噪音很大，应该找谁处理呢？谢谢", "replaced"},
 		// A possibility against an assertion, in statements.
 		{"The airline may cancel 40 flights on Friday.", "The airline will cancel 40 flights on Friday.", "mood"},
 		{"该公司可能裁员三百人。", "该公司将裁员三百人。", "mood"},

@@ -288,6 +288,10 @@ func hanMood(w, prev, next, next2 string) mood {
 		if next == "须" {
 			return moodNeed
 		}
+	case "得":
+		if oneOf("非就还也都总", prev) {
+			return moodNeed // 非得, 就得, 还得, 也得: must (děi), not the 得 of 跑得快
+		}
 	case "应":
 		if oneOf("该当", next) {
 			return moodNeed
@@ -390,7 +394,7 @@ func (s *vsig) scopeWords() {
 		if relativeWord(w, low(i-1)) {
 			negAt = -1 // "all customers who have not paid": the negation is the relative clause's
 		}
-		if negWord(w, low(i-1)) && !aNotA(seq, i) && negAt < 0 {
+		if negWord(w, low(i-1), low(i+1)) && !aNotA(seq, i) && negAt < 0 {
 			negAt = i
 		}
 		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals+"快已过", low(i+1)) || isDigits(low(i+1)))) { // 都两个月了, 都快, 都已经: already
@@ -402,7 +406,7 @@ func (s *vsig) scopeWords() {
 				place = q + ":neg-before"
 			} else {
 				for j := i + 1; j < len(seq) && seq[j].clause == clause && !relativeWord(seq[j].low, seq[j-1].low); j++ {
-					if negWord(seq[j].low, seq[j-1].low) && !aNotA(seq, j) {
+					if negWord(seq[j].low, seq[j-1].low, low(j+1)) && !aNotA(seq, j) {
 						place = q + ":neg-after"
 						break
 					}
@@ -652,9 +656,11 @@ func relativeWord(w, prev string) bool {
 }
 
 // negWord reports a negation: not, never, n't; 不, 没, 别, 未, and 非
-// after 并, 绝 or 决 (并非所有: not all; not 非常, 除非).
-func negWord(w, prev string) bool {
-	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") || oneOf("不没别未", w) || w == "非" && oneOf("并绝决", prev)
+// after 并, 绝 or 决 (并非所有: not all; not 非常, 除非). 不少 (many),
+// 不好意思 (sorry) and 别的 (other) negate nothing.
+func negWord(w, prev, next string) bool {
+	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") ||
+		w == "不" && next != "少" && next != "好" || w == "别" && next != "的" || oneOf("没未", w) || w == "非" && oneOf("并绝决", prev)
 }
 
 // aNotA reports the 不 of a question form A不A (是不是, 安不安全) at i:

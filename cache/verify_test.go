@@ -316,6 +316,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"为什么这个包裹没有签收", "为什么这个包裹不能签收", "mood"},
 		{"这个仓库每周都要盘点吗", "这个仓库每周都能盘点吗", "mood"},
 		{"开通会员需要身份证吗", "开通会员可以用身份证吗", "mood"},
+		{"现在非得把房子卖掉吗", "现在能把房子卖掉吗", "mood"},
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

@@ -150,6 +150,10 @@ type vsig struct {
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
 	tenses                           map[string]string   // verb → "past" or "present": its finite English forms (ran, runs), not after an auxiliary, to or a determiner
 	maybe                            bool                // a possibility: may, might, could; 可能, 也许, 或许
+	both                             uint8               // both 1, either 2
+	stranded                         string              // a role marker that ends a wh-question ("What can I substitute butter for?")
+	relWho                           string              // its relative who-clauses in order: "s" for who + verb, "o" for who(m) + noun phrase
+	progressive                      bool                // is/are + -ing, or being + participle: now
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -278,7 +282,7 @@ func (s *vsig) voicePhrases(voiced []vagent, i, j int) bool {
 // role class.
 var roleMarkers = map[string]string{
 	"to": "to", "into": "to", "onto": "to", "toward": "to", "towards": "to",
-	"from": "from", "by": "by", "of": "of", "for": "for", "with": "with",
+	"from": "from", "by": "by", "of": "of", "for": "for", "with": "with", "without": "without",
 	"in": "at", "on": "at", "at": "at", "inside": "at", "within": "at",
 	"than": "than", "between": "between", "and": "and", "or": "and", "vs": "and", "versus": "and",
 	"before": "before", "after": "after", "over": "over", "under": "under", "above": "over", "below": "under",
@@ -565,7 +569,18 @@ func signature(q string) vsig {
 	s.grammar()
 	s.scopeWords()
 	s.finiteVerbs()
+	s.clauseReads()
 	return s
+}
+
+// pastVerb reports a finite past verb form (picked, ran).
+func (s *vsig) pastVerb() bool {
+	for _, t := range s.tenses {
+		if t != "present" {
+			return true
+		}
+	}
+	return false
 }
 
 // hasVerb reports a unit of s that is the verb or one of its forms.
@@ -592,6 +607,73 @@ func pastForm(w string) bool {
 var notFinite = setOf(`is are was were be been being am do does did has have had having get gets got gotten getting
 will would can could shall should may might must to the a an my your his her its our their this that these those`)
 
+// clauseReads reads what the English clause structure tells: a role
+// marker that ends a wh-question (stranded), the kind of each relative
+// who-clause (who + verb: the head does it; who(m) + noun phrase: it is
+// done to the head) and a present progressive (is/are + -ing, being +
+// participle).
+func (s *vsig) clauseReads() {
+	seq := s.seq
+	for i := range seq {
+		w := seq[i].low
+		prev, next := "", ""
+		if i > 0 {
+			prev = seq[i-1].low
+		}
+		if i+1 < len(seq) {
+			next = seq[i+1].low
+		}
+		end := i+1 == len(seq) || seq[i+1].text[0] == '|' || roleMarkers[next] != "" && next[0] < utf8.RuneSelf || next == "when" || next == "while" || next == "if"
+		// "… substitute butter for?", "… for in cookies?", "… for when baking?"
+		if end && s.open && roleMarkers[w] != "" && w[0] < utf8.RuneSelf && w != "and" && w != "or" && s.stranded == "" {
+			s.stranded = w
+		}
+		if (w == "who" || w == "whom") && i > 0 && seq[i-1].unit && seq[i-1].low[0] < utf8.RuneSelf {
+			switch {
+			case w == "whom" || objectStart[next] || persons[next] != "":
+				s.relWho += "o"
+			case next != "":
+				s.relWho += "s"
+			}
+		}
+		if _, t := text.VerbTense(w); t == "ing" && (prev == "is" || prev == "are" || prev == "am") && !participle(next) && !pastForm(next) {
+			s.progressive = true // "Who is picking it?": now; not "Why is shipping delayed?"
+		}
+		if prev == "being" && participle(w) {
+			s.progressive = true
+		}
+	}
+}
+
+// strandedSwap returns a unit that follows the marker p ends on in a, and
+// is unmarked in p: "What can I substitute for butter?" / "What can I
+// substitute butter for?". The marker before the question word in a ("To
+// which dock is it assigned?") is what p says by ending on it.
+func strandedSwap(p, a vsig) (string, bool) {
+	if p.stranded == "" || a.stranded == p.stranded {
+		return "", false
+	}
+	for i := range a.seq {
+		if a.seq[i].low != p.stranded {
+			continue
+		}
+		for j := i + 1; j < len(a.seq) && a.seq[j].clause == a.seq[i].clause; j++ {
+			u := &a.seq[j]
+			if whWords[u.low] || isTimeWord(u.low) {
+				break // "to which dock", "assigned to this afternoon"
+			}
+			if !u.unit {
+				continue
+			}
+			if k, ok := p.index[u.text]; ok && p.seq[k].role == "" {
+				return u.word, true
+			}
+			break
+		}
+	}
+	return "", false
+}
+
 // finiteVerbs records the tense of every finite English verb form (a past
 // form or an -s form not right after an auxiliary, to or a determiner):
 // "Who runs the depot?" asks who does now, "Who ran the depot?" who did.
@@ -605,7 +687,7 @@ func (s *vsig) finiteVerbs() {
 			continue
 		}
 		verb, tense := text.VerbTense(u.low)
-		if tense == "" {
+		if tense == "" || tense == "ing" {
 			continue
 		}
 		if s.tenses == nil {
@@ -983,8 +1065,28 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.only != 0 && stored.only != 0 && query.only&stored.only == 0 {
 		return "scope", "only (只, 仅) against also (也)"
 	}
+	if (query.only == 0) != (stored.only == 0) && query.latin && stored.latin {
+		return "scope", "only (just) in one question: the others are left out"
+	}
 	if query.few != 0 && stored.few != 0 && query.few&stored.few == 0 {
 		return "negation", "a few (some) against few (hardly any)"
+	}
+	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
+		return "scope", "some of them against all of them"
+	}
+	if query.both != 0 && stored.both != 0 && query.both&stored.both == 0 {
+		return "scope", "both against either"
+	}
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if u, ok := strandedSwap(p[0], p[1]); ok {
+			return "roles", fmt.Sprintf("roles differ: %q follows %q in one question, and the other ends on %q (its question word takes the role)", u, p[0].stranded, p[0].stranded)
+		}
+	}
+	if query.relWho != "" && stored.relWho != "" && query.relWho != stored.relWho {
+		return "roles", "a relative who-clause asks who did it in one question and to whom it was done in the other"
+	}
+	if query.progressive != stored.progressive && (query.past || stored.past || query.pastVerb() || stored.pastVerb()) && !query.future && !stored.future {
+		return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what happened"
 	}
 	if query.cond != "" && stored.cond != "" && query.cond != stored.cond && !query.timeAsked() && !stored.timeAsked() {
 		return "condition", "只要, 就 (if) against 只有, 才 (only if)"
@@ -1009,7 +1111,8 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// cancel?"), a past against a present ("Did you ship it?" / "Do you
 	// ship it?"). An open question asks the same with either ("How do I
 	// reset it?" = "How can I reset it?").
-	if qm, sm := query.openingModal(), stored.openingModal(); query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && qm != sm && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) {
+	if qm, sm := query.openingModal(), stored.openingModal(); query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && qm != sm && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) &&
+		!(qm == "future" && modalTense[sm] || sm == "future" && modalTense[qm]) { // will against did or does: the tense checks
 		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one
@@ -1054,6 +1157,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		if okA && okB && query.seq[a].role != stored.seq[b].role && directional[query.seq[a].role] && directional[stored.seq[b].role] {
 			return "roles", fmt.Sprintf("roles differ: %q is %s in the question, %s in the cached one", u.text, roleName(query.seq[a].role), roleName(stored.seq[b].role))
+		}
+		// With against no marker ("Can I pay with my card?" / "Can I
+		// pay my card?"): an instrument against the object.
+		if okA && okB && (query.seq[a].role == "with") != (stored.seq[b].role == "with") && (query.seq[a].role == "" || stored.seq[b].role == "") && query.latin &&
+			(!query.hasWord("with") || !stored.hasWord("with")) {
+			return "roles", fmt.Sprintf("roles differ: %q comes with with in one question only", u.text)
+		}
+		if okA && okB && query.seq[a].role != stored.seq[b].role && strings.HasPrefix(query.seq[a].role, "with") && strings.HasPrefix(stored.seq[b].role, "with") {
+			return "roles", fmt.Sprintf("roles differ: %q is with in one question, without in the other", u.text)
 		}
 		// A length of time after for against the same after in, on or
 		// at: how long against when ("blocked for 24 hours" / "in 24
@@ -1361,7 +1473,7 @@ var (
 	// present; have/has a perfect (which, like did, asks about the past).
 	modalClass = map[string]string{
 		"can": "ability", "could": "ability", "may": "ability", "should": "advice", "must": "obligation", "might": "possibility",
-		"did": "past", "do": "present", "does": "present", "have": "perfect",
+		"did": "past", "do": "present", "does": "present", "have": "perfect", "will": "future",
 	}
 	modalTense = setOf("past present perfect")
 	// politeAfterWould follow a "would" that asks politely ("I'd like",

@@ -39,6 +39,11 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false
 	}
 	x, y := &q.seq[at], &s.seq[at]
+	// need, have and want as main verbs ("Does this pallet need / have a
+	// label?"): a requirement, a state, a wish; "need to" = "have to".
+	if cx, cy := stanceVerbs[x.low], stanceVerbs[y.low]; cx != 0 && cy != 0 && cx != cy && (at+1 >= len(q.seq) || q.seq[at+1].low != "to") {
+		return x.low, y.low, true
+	}
 	numeral := func(w string) bool { return strings.ContainsAny(w, "0123456789") || oneOf(hanNumerals, w) }
 	// A request's verb (tell, show, get) is a content word after a
 	// subject or to: "How do I get a refund?" / "How do I give a refund?".
@@ -159,6 +164,14 @@ func withoutFillers(s vsig) vsig {
 	}
 	s.seq = seq
 	return s
+}
+
+// stanceVerbs are main verbs of a requirement (1), a state (2) and a
+// wish (3).
+var stanceVerbs = map[string]uint8{
+	"need": 1, "needs": 1, "require": 1, "requires": 1,
+	"have": 2, "has": 2, "own": 2, "owns": 2, "include": 2, "includes": 2, "contain": 2, "contains": 2,
+	"want": 3, "wants": 3,
 }
 
 // swappedPair returns two neighbouring content units of q that s has in
@@ -433,6 +446,18 @@ func (s *vsig) scopeWords() {
 			s.maybe = true // 可能, 也许, 或许
 		}
 		switch {
+		case w == "both" && low(i+1) != "and":
+			s.both |= 1 // both parents, both of us; not "both … and"
+		case w == "either" && low(i+1) != "or":
+			s.both |= 2
+		case w == "some" && low(i+1) == "of":
+			s.few |= 4 | 8 // some of my emails: not all of them
+		case w == "some":
+			s.few |= 4 // some emails, some ways to
+		}
+		switch {
+		case w == "just" && !justRecent(low(i+1)):
+			s.only |= 1 // "Do I just need my passport?": only
 		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":
 			s.only |= 1 // 只有北部城区 / 北部城区也
 		case w == "also" || w == "也":
@@ -482,6 +507,16 @@ func (s *vsig) scopeWords() {
 			}
 		}
 	}
+}
+
+// justRecent reports a just that means a moment ago or exactly, not
+// only: before a past form ("I just ordered"), now, like, in case, about.
+func justRecent(next string) bool {
+	switch next {
+	case "now", "like", "in", "about", "as", "":
+		return true
+	}
+	return pastForm(next)
 }
 
 // deixisClass: 上, 前一 the previous one (1), 下 the next (2), 这, 那, 本
@@ -553,6 +588,8 @@ func modalBits(w, next string) uint8 {
 		if next == "to" {
 			return 1 // "Do I get to keep it?" is allowed, "Do I have to keep it?" required
 		}
+	case "will", "won't":
+		return 4 // "Which trucks will leave?" is a plan, "Which trucks can leave?" a permission
 	}
 	return 0
 }

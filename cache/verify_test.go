@@ -174,6 +174,21 @@ func TestVerifyGrammar(t *testing.T) {
 		// One word replaced, a filler added elsewhere.
 		{"楼上的邻居半夜还在装修，打什么电话可以投诉", "楼下的邻居半夜还在装修，请问打什么电话可以投诉", "replaced"},
 		{"这台空调的外机噪音很大，应该找谁处理", "这台空调的内机噪音很大，应该找谁处理呢？谢谢", "replaced"},
+		// Both against either, some of against all, just (only) against none.
+		{"Do both owners need to sign the lease?", "Does either owner need to sign the lease?", "scope"},
+		{"Why are some of my invoices unpaid?", "Why are my invoices unpaid?", "scope"},
+		{"Does the warranty just cover the screen?", "Does the warranty cover the screen?", "scope"},
+		// Will against can; a stranded preposition; who did it against to
+		// whom; with against none or without; now against then.
+		{"Which orders can ship from dock 3 today?", "Which orders will ship from dock 3 today?", "intent"},
+		{"Will the landlord return the deposit?", "Can the landlord return the deposit?", "intent"},
+		{"What can I exchange for this voucher?", "What can I exchange this voucher for?", "roles"},
+		{"The manager who the auditor praised left in May.", "The manager who praised the auditor left in May.", "roles"},
+		{"Can I pay with my store card?", "Can I pay my store card?", "roles"},
+		{"Can I rent a car with insurance without a deposit?", "Can I rent a car without insurance with a deposit?", "roles"},
+		{"Who is loading truck 12 right now?", "Who loaded truck 12?", "tense"},
+		// need, have and want as main verbs.
+		{"Does this crate need a pallet tag?", "Does this crate have a pallet tag?", "replaced"},
 		// A possibility against an assertion, in statements.
 		{"The airline may cancel 40 flights on Friday.", "The airline will cancel 40 flights on Friday.", "mood"},
 		{"该公司可能裁员三百人。", "该公司将裁员三百人。", "mood"},

@@ -306,6 +306,10 @@ func (a *analyzer) word(i int) int {
 		a.facet(w)
 		return 1
 	}
+	if v := a.verbSense(i); v != "" {
+		a.content("w:" + v)
+		return 1
+	}
 	// Phrases of the lexicon, longest first, over consecutive words.
 	maxN := 0
 	for j := i; j < len(a.toks) && a.toks[j].kind == tWord && maxN < a.lx.enMax; j++ {
@@ -349,6 +353,48 @@ func (a *analyzer) word(i int) int {
 	a.content("w:" + stem(w))
 	return 1
 }
+
+// verbSense returns the verb a word of two senses is at i, or "": left
+// before its object is the past of leave, not what remains
+// ("orders have left the warehouse", "pallets left the dock" / "orders are
+// left"); mean after a determiner is the average, not a meaning ("the mean
+// pick time" / "what does pick time mean"); a stop verb's -ed or -ing form
+// after a determiner is a modifier and stays ("my checked bag").
+func (a *analyzer) verbSense(i int) string {
+	word := func(k int) string {
+		if k >= 0 && k < len(a.toks) && a.toks[k].kind == tWord {
+			return a.toks[k].text
+		}
+		return ""
+	}
+	prev, next := word(i-1), word(i+1)
+	switch w := a.toks[i].text; {
+	case w == "left" && determiners[next] && !timeNouns[word(i+2)]: // not "left this year"
+		return "leave"
+	case w == "mean" && (determiners[prev] || prev == "the"):
+		return "average"
+	case determiners[prev] && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing")) && a.stopStem(w):
+		return w // "my checked bag", "a checking account": a modifier, not the request verb check
+	}
+	return ""
+}
+
+// stopStem reports a word that is no entry of the lexicon as written but
+// whose stem is a stop word (checked, checking: check).
+func (a *analyzer) stopStem(w string) bool {
+	if _, ok := a.lx.en[w]; ok {
+		return false
+	}
+	b := stem(w)
+	e, ok := a.lx.en[b]
+	return ok && b != w && e.kind == lexStop
+}
+
+// timeNouns name a stretch of time ("left this year").
+var timeNouns = map[string]bool{"year": true, "week": true, "month": true, "day": true, "morning": true, "afternoon": true, "evening": true, "quarter": true, "time": true, "shift": true}
+
+// determiners open a noun phrase.
+var determiners = map[string]bool{"the": true, "a": true, "an": true, "my": true, "your": true, "our": true, "their": true, "his": true, "her": true, "its": true, "this": true, "that": true, "these": true, "those": true}
 
 // framedIndex returns the index of the asker's I, we or you right after
 // the question's opening auxiliary (see opening), or -1.

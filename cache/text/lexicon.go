@@ -68,7 +68,7 @@ f:ord:20|twentieth|20th
 f:ord:30|thirtieth|30th
 f:ord:last|last one|最后一个
 f:dir:up|increase|increases|increased|raise|raised|grow|grows|提高|上升|上调|增长|调高|调大
-f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|drop|drops|降低|减少|下降|下调|调低|调小
+f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|降低|减少|下降|下调|调低|调小
 -|请问|请|不好意思|帮我|帮忙|帮|麻烦|麻烦你|麻烦您|给我|一下|查一下|查查|查询|查|看看|看一下|看下|瞧瞧|告诉我|我想知道|想知道|想问|问一下|能否|能不能|可以|可不可以|是否|要不要|是不是|会不会|有没有|对不对|好不好|行不行|了没有|了没
 -|的|了|吗|呢|吧|啊|呀|嘛|么|是|都|在|位于|处于|为|给|把|和|跟|与|及|以及|或|这|那|这个|那个|这张|那张|这些|那些|这里|那里|个|一个|一张|一条|一些|一共|共|总共|现在|目前|当前|已经|已|在哪个|上|里|中|内|还|也|就|又|再|会|能|要|需要|应该|该|得|地|着|过|等|下设|设有|开设|有|拥有|包括|包含|请帮我|帮我看看|帮我查查|帮我查一下|非常|无论|否则|不过|不仅|不断|不错
 -|哪些|有哪些|都有哪些|哪个|哪一个|哪|什么|是什么|啥|有何|怎么样
@@ -530,8 +530,9 @@ func stem(w string) string {
 
 // VerbTense reads an English word as a verb form: the verb and "past" for
 // a past form (an irregular one, or -ed on a verb: ran, sent, picked),
-// "present" for a third-person -s form of a verb (runs, picks), or ""
-// for anything else (the verb itself, -ing, a word that is no verb form).
+// "present" for a third-person -s form of a verb (runs, picks), "ing" for
+// its -ing form (picking), or "" for anything else (the verb itself, a
+// word that is no verb form).
 func VerbTense(w string) (verb, tense string) {
 	st := stemData()
 	if b, ok := st.irregular[w]; ok {
@@ -545,6 +546,8 @@ func VerbTense(w string) (verb, tense string) {
 		return b, "past"
 	case strings.HasSuffix(w, "s") && !st.keep[w]:
 		return b, "present"
+	case strings.HasSuffix(w, "ing"):
+		return b, "ing"
 	}
 	return "", ""
 }

@@ -419,14 +419,18 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 // is read as "can I get a refund if I cancel online?", so that the two
 // forms compare word for word (the repeated I and the would otherwise
 // look like a frame that stayed while cancel and refund moved). Only a
-// condition opened by if, unless or 如果/要是/假如 and closed by a comma
-// moves.
+// condition opened by if, unless or 如果/要是/假如, or a phrase opened by a
+// preposition or a subordinator (as, when, while, before, after, for …),
+// and closed by a comma moves.
 func conditionLast(toks []string) []string {
 	if len(toks) < 4 {
 		return toks
 	}
 	switch h := strings.ToLower(toks[0]); {
 	case h == "if", h == "unless", h+toks[1] == "如果", h+toks[1] == "要是", h+toks[1] == "假如":
+	case frontedOpeners[h] && !(h == "when" && auxiliaries[strings.ToLower(toks[1])]):
+		// A fronted phrase: "As a US citizen, do I need a visa?", "When I
+		// travel abroad, …" (not the question "When is …, and …?").
 	default:
 		return toks
 	}
@@ -442,6 +446,10 @@ func conditionLast(toks []string) []string {
 	out = append(out, toks[:brk]...)
 	return out
 }
+
+// frontedOpeners open a phrase or clause that may stand before the
+// question or after it.
+var frontedOpeners = setOf("when whenever while before after once since as during with without for on in at")
 
 // signature reads a question for verification.
 func signature(q string) vsig {
@@ -1237,6 +1245,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			}
 			if query.voicePhrases(qVoiced, ax, ay) || stored.voicePhrases(sVoiced, bx, by) {
 				continue // the passive's agent and the rest of its clause, said actively
+			}
+			if conjunctsSwapped(query, stored, ax, ay, bx, by) {
+				continue // "Visa and Mastercard" = "Mastercard and Visa"
 			}
 			// x and y changed places. A paraphrase moves phrases past each
 			// other, each with its role; an exchange swaps the roles, or

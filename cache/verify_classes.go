@@ -174,6 +174,63 @@ var stanceVerbs = map[string]uint8{
 	"want": 3, "wants": 3,
 }
 
+// conjunctions join two conjuncts that may come in either order.
+var conjunctions = setOf("and or 和 与 或 跟 、")
+
+// conjuncts returns the conjunction of s that has i in one conjunct and j
+// in the other (runs of content units and determiners on its two sides, in
+// its clause, of as many units), and the words of its left and right
+// conjuncts; at is -1 when there is none.
+func conjuncts(s vsig, i, j int) (at int, left, right []string) {
+	lo, hi := min(i, j), max(i, j)
+	for c := lo + 1; c < hi; c++ {
+		if !conjunctions[s.seq[c].low] {
+			continue
+		}
+		// The right conjunct runs to a marker or the clause's end; the left
+		// one takes as many content units ("gift cards and phone cases").
+		r, n := c+1, 0
+		for r < len(s.seq) && s.seq[r].clause == s.seq[c].clause && (s.seq[r].unit || nominal[s.seq[r].low]) && !conjunctions[s.seq[r].low] {
+			if s.seq[r].unit {
+				n++
+			}
+			r++
+		}
+		l := c - 1
+		for l >= 0 && n > 0 && s.seq[l].clause == s.seq[c].clause && (s.seq[l].unit || nominal[s.seq[l].low]) && !conjunctions[s.seq[l].low] {
+			if s.seq[l].unit {
+				n--
+			}
+			l--
+		}
+		if lo <= l || hi >= r {
+			return -1, nil, nil // i or j outside the two conjuncts
+		}
+		words := func(from, to int) []string {
+			var w []string
+			for k := from; k < to; k++ {
+				if s.seq[k].unit {
+					w = append(w, s.seq[k].word)
+				}
+			}
+			slices.Sort(w)
+			return w
+		}
+		return c, words(l+1, c), words(c+1, r)
+	}
+	return -1, nil, nil
+}
+
+// conjunctsSwapped reports two units of two conjuncts that came in the
+// other order: "Visa and Mastercard" / "Mastercard and Visa", "brown rice
+// or white rice" / "white rice or brown rice" (the same conjunction, each
+// conjunct whole on the other side).
+func conjunctsSwapped(q, s vsig, ax, ay, bx, by int) bool {
+	qc, ql, qr := conjuncts(q, ax, ay)
+	sc, sl, sr := conjuncts(s, bx, by)
+	return qc >= 0 && sc >= 0 && q.seq[qc].low == s.seq[sc].low && slices.Equal(ql, sr) && slices.Equal(qr, sl) && !slices.Equal(ql, qr)
+}
+
 // swappedPair returns two neighbouring content units of q that s has in
 // the other order, every other token equal. Chinese compounds whose two
 // characters read alike either way (互相 / 相互, 合适 / 适合) pass.

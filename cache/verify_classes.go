@@ -647,6 +647,14 @@ func modalBits(w, next string) uint8 {
 		}
 	case "will", "won't":
 		return 4 // "Which trucks will leave?" is a plan, "Which trucks can leave?" a permission
+	case "possible", "able":
+		if next == "to" || next == "for" {
+			return 1 // "Is it possible to …", "Am I able to …": can
+		}
+	case "necessary", "mandatory", "obligatory", "required":
+		if next == "to" || next == "for" {
+			return 2
+		}
 	}
 	return 0
 }

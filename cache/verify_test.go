@@ -189,6 +189,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who is loading truck 12 right now?", "Who loaded truck 12?", "tense"},
 		// need, have and want as main verbs.
 		{"Does this crate need a pallet tag?", "Does this crate have a pallet tag?", "replaced"},
+		{"Is it necessary to book a table?", "Can I book a table?", "intent"},
 		// A possibility against an assertion, in statements.
 		{"The airline may cancel 40 flights on Friday.", "The airline will cancel 40 flights on Friday.", "mood"},
 		{"该公司可能裁员三百人。", "该公司将裁员三百人。", "mood"},

@@ -310,6 +310,9 @@ func (a *analyzer) word(i int) int {
 		a.content("w:" + v)
 		return 1
 	}
+	if a.modalAdjective(i) {
+		return 1 // "Is it possible to …" asks what "Can I …" asks
+	}
 	// Phrases of the lexicon, longest first, over consecutive words.
 	maxN := 0
 	for j := i; j < len(a.toks) && a.toks[j].kind == tWord && maxN < a.lx.enMax; j++ {
@@ -377,6 +380,27 @@ func (a *analyzer) verbSense(i int) string {
 		return w // "my checked bag", "a checking account": a modifier, not the request verb check
 	}
 	return ""
+}
+
+// modalAdjectives say what a modal says when to (or for me to) follows
+// them: possible and able (can), necessary, mandatory, obligatory and
+// required (must). There they are no antonym facet, as can and must are
+// none; the verification compares them as modals.
+var modalAdjectives = map[string]bool{"possible": true, "able": true, "necessary": true, "mandatory": true, "obligatory": true, "required": true}
+
+// modalAdjective reports a modal adjective at i before to, or before for
+// and a pronoun and to ("possible for me to").
+func (a *analyzer) modalAdjective(i int) bool {
+	word := func(k int) string {
+		if k >= 0 && k < len(a.toks) && a.toks[k].kind == tWord {
+			return a.toks[k].text
+		}
+		return ""
+	}
+	if !modalAdjectives[a.toks[i].text] {
+		return false
+	}
+	return word(i+1) == "to" || word(i+1) == "for" && word(i+3) == "to"
 }
 
 // stopStem reports a word that is no entry of the lexicon as written but

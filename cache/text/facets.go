@@ -77,6 +77,29 @@ var framingAux = map[string]bool{
 	"will": true, "would": true, "must": true, "shall": true, "have": true,
 }
 
+// frontedEnd returns the index of the auxiliary that opens the question
+// after a fronted phrase ("As a student, can I …", "When I travel abroad,
+// do I …", "At a wedding, how much …"): the first question word, or
+// auxiliary followed by I, we or you; or 0.
+func frontedEnd(toks []token) int {
+	if len(toks) < 3 || toks[0].kind != tWord || !frontedOpeners[toks[0].text] || toks[0].text == "when" && framingAux[toks[1].text] {
+		return 0
+	}
+	for k := 1; k+1 < len(toks) && k < 16; k++ {
+		if next := toks[k+1].text; framingAux[toks[k].text] && (next == "i" || next == "we" || next == "you") || whWords[toks[k].text] {
+			return k
+		}
+	}
+	return 0
+}
+
+// frontedOpeners open a phrase or clause that may stand before the
+// question or after it.
+var frontedOpeners = map[string]bool{
+	"when": true, "whenever": true, "while": true, "before": true, "after": true, "once": true, "since": true,
+	"as": true, "during": true, "with": true, "without": true, "for": true, "on": true, "in": true, "at": true,
+}
+
 // framingLead are the words that may come before that auxiliary: question
 // words and greetings.
 var framingLead = map[string]bool{
@@ -93,7 +116,8 @@ var framingLead = map[string]bool{
 // framing, not a facet (framedIndex); the verification compares the
 // opening subjects of two questions (OpeningOf).
 func opening(toks []token) (aux string, subject int) {
-	for i, t := range toks {
+	for i, t := range toks[frontedEnd(toks):] {
+		i += frontedEnd(toks)
 		switch {
 		case t.kind == tSym:
 			continue

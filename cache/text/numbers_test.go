@@ -94,3 +94,22 @@ func TestColloquialNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestModalAdjectivesAndFrontedPhrases checks that "is it possible to"
+// gives no antonym facet (it asks what "can I" asks), that a phrase fronted
+// before the question leaves the asker's framing I a framing, and that
+// both keep their facets elsewhere.
+func TestModalAdjectivesAndFrontedPhrases(t *testing.T) {
+	for _, p := range [][2]string{
+		{"Is it possible to change the date of my flight?", "Can I change the date of my flight?"},
+		{"As a student, can I get a discount?", "Can I get a discount as a student?"},
+		{"At a wedding, how much should we tip them?", "How much should we tip them at a wedding?"},
+	} {
+		if a, b := Facets(Normalize(p[0])), Facets(Normalize(p[1])); !slices.Equal(a, b) {
+			t.Errorf("facets of %q = %v, of %q = %v; want equal", p[0], a, p[1], b)
+		}
+	}
+	if a, b := Facets(Normalize("Is a refund possible?")), Facets(Normalize("Is a refund impossible?")); slices.Equal(a, b) {
+		t.Errorf("possible and impossible as adjectives: both %v", a)
+	}
+}

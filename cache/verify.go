@@ -151,6 +151,7 @@ type vsig struct {
 	tenses                           map[string]string   // verb → "past" or "present": its finite English forms (ran, runs), not after an auxiliary, to or a determiner
 	maybe                            bool                // a possibility: may, might, could; 可能, 也许, 或许
 	both                             uint8               // both 1, either 2
+	oneOf                            bool                // 之一: one of them
 	stranded                         string              // a role marker that ends a wh-question ("What can I substitute butter for?")
 	relWho                           string              // its relative who-clauses in order: "s" for who + verb, "o" for who(m) + noun phrase
 	progressive                      bool                // is/are + -ing, or being + participle: now
@@ -1081,6 +1082,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
 		return "scope", "some of them against all of them"
+	}
+	if query.oneOf != stored.oneOf {
+		return "scope", "one of them (之一) against the one"
 	}
 	if query.both != 0 && stored.both != 0 && query.both&stored.both == 0 {
 		return "scope", "both against either"

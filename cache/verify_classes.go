@@ -507,6 +507,8 @@ func (s *vsig) scopeWords() {
 			s.both |= 1 // both parents, both of us; not "both … and"
 		case w == "either" && low(i+1) != "or":
 			s.both |= 2
+		case w == "之" && low(i+1) == "一" && low(i-1) != "分" && (i+2 >= len(seq) || !oneOf(hanNumerals, low(i+2))):
+			s.oneOf = true // 最大的城市之一: one of them, not the largest (not 三分之一)
 		case w == "some" && low(i+1) == "of":
 			s.few |= 4 | 8 // some of my emails: not all of them
 		case w == "some":

@@ -189,6 +189,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who is loading truck 12 right now?", "Who loaded truck 12?", "tense"},
 		// need, have and want as main verbs.
 		{"Does this crate need a pallet tag?", "Does this crate have a pallet tag?", "replaced"},
+		{"成都是西部最大的城市之一，房价贵吗", "成都是西部最大的城市，房价贵吗", "scope"},
 		{"Is it necessary to book a table?", "Can I book a table?", "intent"},
 		// A possibility against an assertion, in statements.
 		{"The airline may cancel 40 flights on Friday.", "The airline will cancel 40 flights on Friday.", "mood"},

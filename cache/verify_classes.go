@@ -359,8 +359,8 @@ func hanMood(w, prev, next, next2 string) mood {
 			return moodNeed
 		}
 	case "得":
-		if oneOf("非就还也都总", prev) {
-			return moodNeed // 非得, 就得, 还得, 也得: must (děi), not the 得 of 跑得快
+		if oneOf("非就还也都总", prev) || prev != "" && next != "" && isHanTok(prev) && !text.HanVerbal(prev) && !text.HanWord(prev+w) && !text.HanWord(w+next) && !oneOf(hanParticles, next) {
+			return moodNeed // 非得, 就得; 药得饭后吃: must (děi), not the 得 of 跑得快, 觉得, 得到
 		}
 	case "应":
 		if oneOf("该当", next) {

@@ -334,6 +334,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个仓库每周都要盘点吗", "这个仓库每周都能盘点吗", "mood"},
 		{"开通会员需要身份证吗", "开通会员可以用身份证吗", "mood"},
 		{"现在非得把房子卖掉吗", "现在能把房子卖掉吗", "mood"},
+		{"这种止痛药得饭前吃吗", "这种止痛药能饭前吃吗", "mood"}, // 得 after a noun: must
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

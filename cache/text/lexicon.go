@@ -280,6 +280,12 @@ var hanFreq = sync.OnceValue(func() map[string]int {
 	m := map[string]int{}
 	for _, line := range strings.Split(generatedHanWords, "\n") {
 		k, words, ok := strings.Cut(line, " ")
+		if k == "verbal" {
+			for _, w := range strings.Fields(words) {
+				m["v:"+w] = 1
+			}
+			continue
+		}
 		class, err := strconv.Atoi(k)
 		if !ok || err != nil {
 			continue
@@ -290,6 +296,17 @@ var hanFreq = sync.OnceValue(func() map[string]int {
 	}
 	return m
 })
+
+// HanVerbal reports a character jieba's dictionary tags as a verb or an
+// adjective (跑, 说, 长).
+func HanVerbal(ch string) bool { return hanFreq()["v:"+ch] == 1 }
+
+// HanWord reports two characters that are a word of the segmentation's
+// table (得到, 觉得; not 宝得).
+func HanWord(two string) bool {
+	_, ok := hanFreq()[two]
+	return ok && utf8.RuneCountInString(two) == 2
+}
 
 // HanWords marks the Han characters of toks (one character a token) that
 // the most probable segmentation of their run puts in a two-character word

@@ -2,7 +2,8 @@
 // the verification segments Chinese with, generated from jieba's
 // dictionary rather than written by hand: every Han character, and the
 // two-character words of frequency minFreq or more, except those in which
-// a role character (从, 自, 由, 对, 给, 在, 的 …) still marks a role.
+// a role character (从, 自, 由, 对, 给, 在, 的 …) still marks a role; and
+// the characters tagged as verbs or adjectives.
 //
 //	go run ./cache/text/internal/hangen -jieba /usr/lib/python3/dist-packages/jieba/dict.txt -o cache/text/hanwords_gen.txt
 //
@@ -40,7 +41,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := write(words, *out); err != nil {
+	verbal, err := readVerbal(*dict)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := write(words, verbal, *out); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -84,6 +89,31 @@ func readWords(path string) (map[string]int, error) {
 	return out, sc.Err()
 }
 
+// readVerbal returns the single characters jieba's dictionary tags as a
+// verb or an adjective (跑, 说, 长), with frequency minFreq or more: the
+// characters a complement 得 follows (跑得快), where a 得 after any other
+// is a must (药得饭后吃).
+func readVerbal(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != 3 || len([]rune(fs[0])) != 1 || !unicode.Is(unicode.Han, []rune(fs[0])[0]) {
+			continue
+		}
+		if freq, err := strconv.Atoi(fs[1]); err == nil && freq >= minFreq && (fs[2][0] == 'v' || fs[2][0] == 'a') {
+			out = append(out, fs[0])
+		}
+	}
+	sort.Strings(out)
+	return out, sc.Err()
+}
+
 // totalKey names the frequency class of all the dictionary's words
 // together, the denominator of a word's probability.
 const totalKey = "total"
@@ -91,8 +121,9 @@ const totalKey = "total"
 func class(freq int) int { return int(math.Round(4 * math.Log(float64(freq)))) }
 
 // write writes one line per frequency class: the class, then its words
-// (the first line holds "total", the class of the whole dictionary).
-func write(words map[string]int, path string) error {
+// (the first line holds "total", the class of the whole dictionary); then
+// a line "verbal" with the verb and adjective characters.
+func write(words map[string]int, verbal []string, path string) error {
 	byClass := map[int][]string{}
 	for w, k := range words {
 		byClass[k] = append(byClass[k], w)
@@ -114,6 +145,7 @@ func write(words map[string]int, path string) error {
 		sort.Strings(ws)
 		fmt.Fprintf(w, "%d %s\n", k, strings.Join(ws, " "))
 	}
+	fmt.Fprintf(w, "verbal %s\n", strings.Join(verbal, " "))
 	if err := w.Flush(); err != nil {
 		file.Close()
 		return err

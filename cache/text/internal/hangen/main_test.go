@@ -19,8 +19,12 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	verbal, err := readVerbal(dict)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "gen.txt")
-	if err := write(words, out); err != nil {
+	if err := write(words, verbal, out); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(out)

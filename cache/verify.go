@@ -429,9 +429,11 @@ func conditionLast(toks []string) []string {
 	}
 	switch h := strings.ToLower(toks[0]); {
 	case h == "if", h == "unless", h+toks[1] == "如果", h+toks[1] == "要是", h+toks[1] == "假如":
-	case frontedOpeners[h] && !(h == "when" && auxiliaries[strings.ToLower(toks[1])]):
+	case frontedOpeners[h] && !(h == "when" && auxiliaries[strings.ToLower(toks[1])]) && (frontedClauses[h] || slices.Index(toks, "|") <= maxFronted):
 		// A fronted phrase: "As a US citizen, do I need a visa?", "When I
-		// travel abroad, …" (not the question "When is …, and …?").
+		// travel abroad, …" (not the question "When is …, and …?", nor a
+		// whole clause before an appositive: "In 1741 he was succeeded by
+		// his nephew, Thomas Hale").
 	default:
 		return toks
 	}
@@ -447,6 +449,13 @@ func conditionLast(toks []string) []string {
 	out = append(out, toks[:brk]...)
 	return out
 }
+
+// maxFronted bounds the tokens of a fronted prepositional phrase before
+// its comma; a clause opened by a subordinator may be longer.
+const maxFronted = 6
+
+// frontedClauses open a fronted clause (a fronted phrase otherwise).
+var frontedClauses = setOf("when whenever while before after once since")
 
 // frontedOpeners open a phrase or clause that may stand before the
 // question or after it.
@@ -1209,6 +1218,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if w, ok := modifierMoved(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies the possessor in one question, what it owns in the other", w)
 	}
+	// A modifier before another noun ("毕业于北京大学的哥哥" / "…的他", "the
+	// singer who died" / "the painter who died").
+	if a, b, ok := headMoved(query, stored); ok {
+		return "roles", fmt.Sprintf("a modifier goes with %q in the question, with %q in the cached one", a, b)
+	}
 	// Only before the modal against only after it ("Only the manager can
 	// approve refunds." / "The manager can only approve refunds.").
 	if q, s := query.onlyPlace(), stored.onlyPlace(); q != 0 && s != 0 && q != s {
@@ -1284,7 +1298,7 @@ func isTimeWord(w string) bool {
 		"morning", "afternoon", "evening", "weekend":
 		return true
 	}
-	return len(w) == 4 && isDigits(w) && (w[:2] == "19" || w[:2] == "20")
+	return len(w) == 4 && isDigits(w) && (w[0] == '1' || w[:2] == "20") // a year: 1741, 2024
 }
 
 // timeAt reports a time at seq index i: a time word (Monday, tomorrow), a

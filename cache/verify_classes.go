@@ -174,6 +174,42 @@ var stanceVerbs = map[string]uint8{
 	"want": 3, "wants": 3,
 }
 
+// headMoved returns the two heads of a modifier that stands before one
+// noun in one question and before another in the other, both nouns in
+// both questions: 毕业于北京大学的哥哥 / 毕业于北京大学的他 (the 的-phrase), "the
+// brother of the singer who died" / "the painter who died" (a relative
+// clause after its head). The modifier is keyed by the unit before 的, or
+// by the unit after who, which or that.
+func headMoved(q, s vsig) (string, string, bool) {
+	heads := func(v vsig) map[string]string {
+		m := map[string]string{}
+		for i := 1; i+1 < len(v.seq); i++ {
+			var key, head string
+			switch u := &v.seq[i]; {
+			case u.low == "的" && v.seq[i-1].unit && v.seq[i+1].unit:
+				key, head = v.seq[i-1].text+"的", v.seq[i+1].word
+			case (u.low == "who" || u.low == "which") && v.seq[i-1].unit && v.seq[i+1].unit && v.seq[i-1].low[0] < utf8.RuneSelf:
+				key, head = u.low+" "+v.seq[i+1].word, v.seq[i-1].word
+			default:
+				continue
+			}
+			if _, dup := m[key]; dup {
+				m[key] = "" // twice: not one place
+			} else {
+				m[key] = head
+			}
+		}
+		return m
+	}
+	qh, sh := heads(q), heads(s)
+	for k, a := range qh {
+		if b, ok := sh[k]; ok && a != "" && b != "" && a != b && q.hasWord(b) && s.hasWord(a) && !hanAlike(a, b) {
+			return a, b, true
+		}
+	}
+	return "", "", false
+}
+
 // conjunctions join two conjuncts that may come in either order.
 var conjunctions = setOf("and or 和 与 或 跟 、")
 

@@ -197,6 +197,10 @@ func TestVerifyGrammar(t *testing.T) {
 		// A modifier moved from the possessor to what it owns.
 		{"The former mayor's assistant resigned on Monday.", "The mayor's former assistant resigned on Monday.", "order"},
 		{"公司的新董事长是谁", "新公司的董事长是谁", "order"},
+		// A modifier before another noun; a passive after a leading year.
+		{"她和毕业于复旦大学的姐姐一起开了这家店。", "毕业于复旦大学的她和姐姐一起开了这家店。", "roles"},
+		{"The cousin of the actor who won the award is a pilot.", "The cousin of the actor is a pilot who won the award.", "roles"},
+		{"In 1802 she was succeeded as abbess by her niece, Anne Ward.", "In 1802 she succeeded her niece, Anne Ward, as abbess.", "roles"},
 		{"Is the meeting going to be recorded?", "Was the meeting recorded?", "tense"},
 		{"Has the refund been issued?", "Will the refund be issued?", "tense"},
 		{"Why has the rent gone up?", "Why is the rent gonna go up?", "tense"},

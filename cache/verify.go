@@ -613,6 +613,12 @@ func (s *vsig) hasVerb(verb string) bool {
 	return false
 }
 
+// ingForm reports the -ing form of a verb: picking, loading.
+func ingForm(w string) bool {
+	_, t := text.VerbTense(w)
+	return t == "ing"
+}
+
 // pastForm reports a past form of a verb: ran, sent, picked.
 func pastForm(w string) bool {
 	_, t := text.VerbTense(w)
@@ -654,7 +660,7 @@ func (s *vsig) clauseReads() {
 				s.relWho += "s"
 			}
 		}
-		if _, t := text.VerbTense(w); t == "ing" && (prev == "is" || prev == "are" || prev == "am") && !participle(next) && !pastForm(next) {
+		if (prev == "is" || prev == "are" || prev == "am") && strings.HasSuffix(w, "ing") && !participle(next) && !pastForm(next) && ingForm(w) {
 			s.progressive = true // "Who is picking it?": now; not "Why is shipping delayed?"
 		}
 		if prev == "being" && participle(w) {

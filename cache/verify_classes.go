@@ -143,6 +143,9 @@ func modifierMoved(q, s vsig) (string, bool) {
 // a closing 谢谢 or thanks, please, and the clause breaks they leave at the
 // end ("…还是直接调整库存呢" aligns with "…还是直接调整库存").
 func withoutFillers(s vsig) vsig {
+	if !slices.ContainsFunc(s.seq, func(u vunit) bool { return filler(u.low) }) && (len(s.seq) == 0 || s.seq[len(s.seq)-1].text[0] != '|') {
+		return s // nothing to leave out (most questions)
+	}
 	seq := make([]vunit, 0, len(s.seq))
 	for i := 0; i < len(s.seq); i++ {
 		u := s.seq[i]
@@ -164,6 +167,11 @@ func withoutFillers(s vsig) vsig {
 	}
 	s.seq = seq
 	return s
+}
+
+// filler reports a token withoutFillers may leave out.
+func filler(w string) bool {
+	return oneOf("呢啊吧呀嘛哦请谢", w) || w == "please" || w == "thanks" || w == "thank"
 }
 
 // stanceVerbs are main verbs of a requirement (1), a state (2) and a

@@ -116,8 +116,9 @@ var framingLead = map[string]bool{
 // framing, not a facet (framedIndex); the verification compares the
 // opening subjects of two questions (OpeningOf).
 func opening(toks []token) (aux string, subject int) {
-	for i, t := range toks[frontedEnd(toks):] {
-		i += frontedEnd(toks)
+	start := frontedEnd(toks)
+	for i, t := range toks[start:] {
+		i += start
 		switch {
 		case t.kind == tSym:
 			continue

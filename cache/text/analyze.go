@@ -265,6 +265,7 @@ func (a *analyzer) signed(i int) bool {
 }
 
 func (a *analyzer) facet(f string) {
+	f = canonicalUnit(f)
 	if a.minus {
 		if k := strings.IndexByte(f, ':'); k >= 0 {
 			f = f[:k+1] + "-" + f[k+1:]
@@ -278,6 +279,46 @@ func (a *analyzer) facet(f string) {
 	if strings.HasPrefix(f, "ampm:") {
 		a.ampmIdx = len(a.out.ordered) - 1
 	}
+}
+
+// unitScale gives, for a duration or weight unit, the base unit of its
+// family and how many base units it is: seconds for s, min and h; days
+// for d and w; months for mo and y; kg for kg and jin.
+var unitScale = map[string]struct {
+	base string
+	n    int64
+}{
+	"s": {"s", 1}, "min": {"s", 60}, "h": {"s", 3600},
+	"d": {"d", 1}, "w": {"d", 7}, "mo": {"mo", 1}, "y": {"mo", 12},
+}
+
+// canonicalUnit writes a duration in the base unit of its family, so that
+// 半个小时 = 30 minutes = 1800 s, 两周 = 14 days, 半年 = 6 months, and a
+// weight in jin as kg (两斤 = 1 kg). Days and hours stay apart (a day is
+// a date as often as 24 hours).
+func canonicalUnit(f string) string {
+	switch {
+	case strings.HasPrefix(f, "dur:"):
+		v := f[4:]
+		j := 0
+		for j < len(v) && (v[j] >= '0' && v[j] <= '9' || v[j] == '.') {
+			j++
+		}
+		if u, ok := unitScale[v[j:]]; ok && j > 0 {
+			if sv := scaleDecimal(v[:j], u.n); sv != "" {
+				return "dur:" + sv + u.base
+			}
+		}
+	case strings.HasPrefix(f, "wt:") && strings.HasSuffix(f, "jin"):
+		if r, ok := new(big.Rat).SetString(strings.TrimSuffix(f[3:], "jin")); ok {
+			r.Quo(r, big.NewRat(2, 1))
+			if r.IsInt() {
+				return "wt:" + r.Num().String() + "kg"
+			}
+			return "wt:" + strings.TrimRight(strings.TrimRight(r.FloatString(6), "0"), ".") + "kg"
+		}
+	}
+	return f
 }
 
 func (a *analyzer) content(c string) { a.out.content = append(a.out.content, c) }
@@ -1058,6 +1099,14 @@ const hanUnits = "十百千万亿"
 // them (一块五一斤 is 1.5 yuan a jin; 三米五个 reads nothing). It returns the
 // decimals and how many runes, unit included, it read.
 func colloquialDecimal(rest []rune) (string, int) {
+	if len(rest) >= 3 && strings.ContainsRune("元块", rest[0]) && strings.ContainsRune("角毛", rest[2]) {
+		if d, ok := hanDigit(rest[1]); ok && rest[1] != '两' || rest[1] == '两' {
+			if rest[1] == '两' {
+				d = 2
+			}
+			return strconv.Itoa(d), 3 // 一元五角, 一块五毛: 1.5 yuan
+		}
+	}
 	if len(rest) < 2 || !strings.ContainsRune("米块度", rest[0]) {
 		return "", 0
 	}
@@ -1243,6 +1292,15 @@ func vagueHanNumber(rs []rune) int {
 	if hasJi && hasUnit {
 		return n // 十几, 几十, 二十几万
 	}
+	// Two neighbouring digits in a row are a range: 两三百, 四五十, 一两千,
+	// 十一二 (eleven or twelve), 二三十万.
+	for k := 1; k < n; k++ {
+		a, okA := hanDigit(rs[k-1])
+		b, okB := hanDigit(rs[k])
+		if okA && okB && rs[k-1] != '零' && rs[k-1] != '〇' && b == a+1 && (k+1 < n || hasUnit || n < len(rs)) {
+			return n
+		}
+	}
 	if hasUnit && !hasJi && n < len(rs) && strings.ContainsRune("多余来", rs[n]) && strings.ContainsRune(hanUnits, rs[n-1]) {
 		n++ // 三十多, 百余, 十来
 		for n < len(rs) && strings.ContainsRune("万亿", rs[n]) {
@@ -1347,6 +1405,8 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		{"根", "num:#根"}, {"颗", "num:#颗"}, {"片", "num:#片"}, {"篇", "num:#篇"}, {"首", "num:#首"}, {"部", "num:#部"},
 		{"间", "num:#间"}, {"座", "num:#座"}, {"栋", "num:#栋"}, {"棵", "num:#棵"}, {"头", "num:#头"}, {"艘", "num:#艘"},
 		{"架", "num:#架"}, {"趟", "num:#趟"}, {"顿", "num:#顿"}, {"场", "num:#场"}, {"门", "num:#门"}, {"节", "num:#节"},
+		{"倍", "num:#倍"}, {"成", "num:#成"}, {"环", "num:#环"}, {"档", "num:#档"}, {"代", "num:#代"}, {"星级", "num:#星"},
+		{"星", "num:#星"}, {"匹", "num:#匹"}, {"角", "num:#角"}, {"毛", "num:#毛"}, {"桌", "num:#桌"},
 	} {
 		if has(u.prefix) {
 			return strings.ReplaceAll(u.tpl, "#", v), utf8.RuneCountInString(u.prefix)
@@ -1379,6 +1439,14 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		}
 		return "", 0 // 号 alone is ambiguous: handled by the caller
 	}
+	if has("折") {
+		// A discount as the percentage paid: 八折 80, 八五折 and 8.5折 85.
+		d := strings.Replace(v, ".", "", 1)
+		if len(d) == 1 {
+			d += "0"
+		}
+		return "discount:" + d, 1
+	}
 	if has("点") {
 		h, _ := strconv.Atoi(v)
 		if half := a.ampmAdjacent(pos); half != "" && h >= 1 && h <= 12 {
@@ -1396,16 +1464,39 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 			}
 			return f, 1 + mn
 		}
+		if m, mn := hanMinutes(rs[1:]); mn > 0 {
+			return "clock:" + v + ":" + pad2(atoi(m)), 1 + mn // 九点半, 三点一刻: the minutes, whatever the half of the day
+		}
 		return "clock:" + v, 1
 	}
 	return "", 0
 }
 
-// hanMinutes reads the minutes after 点 on a clock: 半 (30), 一刻 (15),
-// 三刻 (45) or a numeral with 分 (零五分, 四十五分). It returns "0" and 0
-// when none follow. A numeral without 分 is not read: 二十点五公斤 is 20.5
-// kg, 下午两点二十几度 a temperature, 晚上七点三十桌菜 thirty tables.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// hanMinutes reads the minutes after 点 on a clock, perhaps after 过: 半
+// (30), 一刻 (15), 三刻 (45), a numeral with 分 (零五分, 四十五分) or a
+// two-digit numeral at the end of the run or before a word of time (六点四十,
+// 六点四十出发, 六点四十的车; a measure word may follow anything else). It returns "0" and 0
+// when none follow. 二十点五公斤 is 20.5 kg (a decimal, read first), 晚上七点三十桌菜
+// thirty tables.
 func hanMinutes(rs []rune) (string, int) {
+	skip := 0
+	if len(rs) > 1 && rs[0] == '过' {
+		skip, rs = 1, rs[1:] // 九点过五分
+	}
+	v, n := hanMinutesAt(rs)
+	if n == 0 {
+		return v, 0
+	}
+	return v, n + skip
+}
+
+// hanMinutesAt is hanMinutes after any 过.
+func hanMinutesAt(rs []rune) (string, int) {
 	s := string(rs)
 	switch {
 	case strings.HasPrefix(s, "半"):
@@ -1425,8 +1516,12 @@ func hanMinutes(rs []rune) (string, int) {
 	if n < len(rs) && rs[n] == '分' {
 		return v, n + 1
 	}
+	if strings.ContainsRune(string(rs[:n]), '十') && (n == len(rs) || strings.ContainsRune("的到前后左开出起见准整之", rs[n])) {
+		return v, n // 六点四十, 六点四十出发: two-digit minutes need no 分 (not 七点三十桌, 四点二十车货)
+	}
 	return "0", 0
 }
+
 
 // han handles a run of Han characters and returns the tokens it consumed
 // (always 1, or 2 when a following number was taken, e.g. 仓库3).
@@ -1488,6 +1583,16 @@ func (a *analyzer) han(i int) int {
 				flush()
 				a.facet(f)
 				p += n + m + 1
+				continue
+			}
+		}
+		// Every week on a day: 每周三 is freq:week and wd:3 (the lexicon's
+		// 每周 would take the 周 of 周三).
+		if rs[p] == '每' && p+2 < len(rs) && (rs[p+1] == '周' || rs[p+1] == '星' || rs[p+1] == '礼') && strings.ContainsRune("一二三四五六日天期拜", rs[p+2]) {
+			if rest := string(rs[p+1:]); !strings.HasPrefix(rest, "星期") && !strings.HasPrefix(rest, "礼拜") || len(rs) > p+3 && strings.ContainsRune("一二三四五六日天", rs[p+3]) {
+				flush()
+				a.facet("freq:week")
+				p++
 				continue
 			}
 		}
@@ -1555,7 +1660,7 @@ func (a *analyzer) han(i int) int {
 		// that gives them exactly one reading.
 		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 {
 			rest := rs[p+n:]
-			if digitForm && !strings.HasPrefix(string(rest), "年") {
+			if digitForm && !strings.HasPrefix(string(rest), "年") && !strings.HasPrefix(string(rest), "折") {
 				// 二三 is not a number unless it is a year.
 				resid = append(resid, rs[p:p+n]...)
 				p += n
@@ -1578,7 +1683,7 @@ func (a *analyzer) han(i int) int {
 				// 一米七五 is 1.75 m, 一块五 is 1.5 yuan: the digits after the
 				// unit are its decimals (一米零七 = 1.07).
 				flush()
-				if rest[0] == '块' {
+				if rest[0] == '块' || rest[0] == '元' {
 					a.facet("cny:" + v + "." + dec)
 				} else {
 					a.facet("num:" + v + "." + dec)

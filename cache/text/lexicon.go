@@ -158,6 +158,15 @@ f:day:before_yesterday|day before yesterday|前天
 f:day:after_tomorrow|day after tomorrow|后天
 f:week:this|this week|本周|这周|这个星期|本星期
 f:week:last|last week|上周|上个星期|上星期
+f:term:last|last term|last semester|上学期|上个学期
+f:term:this|this term|this semester|这学期|本学期|这个学期
+f:term:next|next term|next semester|下学期|下个学期
+f:season:last|last season|上赛季|上个赛季
+f:season:this|this season|本赛季|这个赛季|这赛季
+f:season:next|next season|下赛季|下个赛季
+f:schoolyear:last|上学年|上一学年
+f:schoolyear:this|本学年|这学年
+f:schoolyear:next|下学年|下一学年
 f:week:next|next week|下周|下个星期|下星期
 f:month:this|this month|本月|这个月
 f:month:last|last month|上个月|上月

@@ -1522,7 +1522,6 @@ func hanMinutesAt(rs []rune) (string, int) {
 	return "0", 0
 }
 
-
 // han handles a run of Han characters and returns the tokens it consumed
 // (always 1, or 2 when a following number was taken, e.g. 仓库3).
 func (a *analyzer) han(i int) int {

@@ -111,6 +111,7 @@ type vunit struct {
 	low    string // the token in lower case, not stemmed
 	alt    string // the token stemmed as a name is (stemLight), to match a name against a word
 	poss   bool   // an English possessive ("manager's")
+	seg    int    // a Han character's word in the segmentation of its run (text.HanSegment); 0 for other tokens
 }
 
 // vsig is what the verification stage reads of one question.
@@ -472,6 +473,7 @@ func signature(q string) vsig {
 	}
 	toks = conditionLast(toks)
 	inWord := text.HanWords(toks) // 自由, 现在: role characters inside a word mark no role
+	seg := text.HanSegment(toks)
 	s := vsig{seq: make([]vunit, 0, len(toks))}
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
@@ -499,7 +501,7 @@ func signature(q string) vsig {
 				r = "from" // out of: "into my savings" / "out of my savings"
 			}
 			s.than = s.than || r == "than"
-			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
+			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt, seg: seg[i]})
 			role = r
 			first = false
 			continue
@@ -517,17 +519,17 @@ func signature(q string) vsig {
 			// A personal pronoun is a participant, one per
 			// person (I = me): "My sister owes me" / "I owe my sister"
 			// exchange the sister and me around "owe".
-			s.seq = append(s.seq, vunit{text: p, role: role, clause: clause, low: lt, unit: true})
+			s.seq = append(s.seq, vunit{text: p, role: role, clause: clause, low: lt, unit: true, seg: seg[i]})
 			first = false
 			continue
 		}
 		if han && strings.Contains(hanFunction, t) || !han && (functionWords[lt] && !quantifiers[lt] || lead && imperatives[lt]) {
-			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt})
+			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt, seg: seg[i]})
 			first = false
 			continue
 		}
 		lead = false
-		u := vunit{text: lt, role: role, clause: clause, low: lt}
+		u := vunit{text: lt, role: role, clause: clause, low: lt, seg: seg[i]}
 		if !han {
 			s.latin = s.latin || strings.IndexFunc(t, unicode.IsLetter) >= 0
 			upper := unicode.IsUpper([]rune(t)[0])
@@ -1191,6 +1193,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			(!query.hasWord("with") || !stored.hasWord("with")) {
 			return "roles", fmt.Sprintf("roles differ: %q comes with with in one question only", u.text)
 		}
+		if okA && okB && (query.seq[a].role == "to" && stored.seq[b].role == "and" || query.seq[a].role == "and" && stored.seq[b].role == "to") {
+			return "roles", fmt.Sprintf("roles differ: %q ends a range (to, 到) in one question and a list (and, 和) in the other", u.text)
+		}
 		if okA && okB && query.seq[a].role != stored.seq[b].role && strings.HasPrefix(query.seq[a].role, "with") && strings.HasPrefix(stored.seq[b].role, "with") {
 			return "roles", fmt.Sprintf("roles differ: %q is with in one question, without in the other", u.text)
 		}
@@ -1228,6 +1233,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// singer who died" / "the painter who died").
 	if a, b, ok := headMoved(query, stored); ok {
 		return "roles", fmt.Sprintf("a modifier goes with %q in the question, with %q in the cached one", a, b)
+	}
+	// A 的-clause whose verb and participant exchanged (我邀请的好友 /
+	// 邀请我的好友, 被张伟击败的选手 / 击败张伟的选手).
+	if a, b, ok := deClauseSwapped(query, stored); ok {
+		return "roles", fmt.Sprintf("the clause before 的 ends on %q in one question, on %q in the other: who did it to whom", a, b)
 	}
 	// Only before the modal against only after it ("Only the manager can
 	// approve refunds." / "The manager can only approve refunds.").

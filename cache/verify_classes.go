@@ -218,6 +218,66 @@ func headMoved(q, s vsig) (string, string, bool) {
 	return "", "", false
 }
 
+// deClauseSwapped returns the last words of a 的-clause that ends on one
+// word in q and on another in s, each of the two in the other's clause
+// too: 我邀请的好友 / 邀请我的好友 (the verb against me), 这家公司收购的企业 /
+// 收购这家公司的企业. The clause is the words (text.HanSegment) before 的,
+// back to a clause break or another 的; the 的 is the one before the same
+// head. 了, 过, 被 and 把 are not words of it here (被张伟击败的 = 张伟击败的).
+func deClauseSwapped(q, s vsig) (string, string, bool) {
+	type clause struct {
+		last  string
+		words map[string]bool
+	}
+	clauses := func(v vsig) map[string]*clause {
+		m := map[string]*clause{}
+		for i := 1; i+1 < len(v.seq); i++ {
+			if v.seq[i].low != "的" || v.seq[i+1].text[0] == '|' {
+				continue
+			}
+			c := &clause{words: map[string]bool{}}
+			word, wseg := "", -1
+			for k := i - 1; k >= 0 && v.seq[k].text[0] != '|' && v.seq[k].low != "的" && len(c.words) < 6; k-- {
+				u := &v.seq[k]
+				if oneOf("了过被把", u.low) || u.seg == 0 {
+					continue
+				}
+				if u.seg == wseg {
+					word = u.low + word
+					continue
+				}
+				if word != "" {
+					c.words[word] = true
+					if c.last == "" {
+						c.last = word
+					}
+				}
+				word, wseg = u.low, u.seg
+			}
+			if word != "" {
+				c.words[word] = true
+				if c.last == "" {
+					c.last = word
+				}
+			}
+			key := v.seq[i+1].text
+			if _, dup := m[key]; dup {
+				m[key] = nil
+			} else {
+				m[key] = c
+			}
+		}
+		return m
+	}
+	qc, sc := clauses(q), clauses(s)
+	for k, a := range qc {
+		if b := sc[k]; a != nil && b != nil && a.last != b.last && b.words[a.last] && a.words[b.last] {
+			return a.last, b.last, true
+		}
+	}
+	return "", "", false
+}
+
 // conjunctions join two conjuncts that may come in either order.
 var conjunctions = setOf("and or 和 与 或 跟 、")
 

@@ -199,6 +199,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"公司的新董事长是谁", "新公司的董事长是谁", "order"},
 		// A modifier before another noun; a passive after a leading year.
 		{"她和毕业于复旦大学的姐姐一起开了这家店。", "毕业于复旦大学的她和姐姐一起开了这家店。", "roles"},
+		{"我推荐的同事下个月入职", "推荐我的同事下个月入职", "roles"}, // who did it to whom, before 的
+		{"被王磊打败的那支球队来自哪里", "打败王磊的那支球队来自哪里", "roles"},
+		{"周二到周四能上门取件吗", "周二和周四能上门取件吗", "roles"}, // a range against a list
 		{"The cousin of the actor who won the award is a pilot.", "The cousin of the actor is a pilot who won the award.", "roles"},
 		{"In 1802 she was succeeded as abbess by her niece, Anne Ward.", "In 1802 she succeeded her niece, Anne Ward, as abbess.", "roles"},
 		{"Is the meeting going to be recorded?", "Was the meeting recorded?", "tense"},

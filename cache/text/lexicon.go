@@ -324,13 +324,27 @@ func HanWord(two string) bool {
 // is one. A word that keeps its role character's role (送给, 对于) is not
 // in the table, so that character stands alone.
 func HanWords(toks []string) []bool {
+	seg := HanSegment(toks)
+	in := make([]bool, len(toks))
+	for i := range toks {
+		in[i] = seg[i] != 0 && (i > 0 && seg[i-1] == seg[i] || i+1 < len(toks) && seg[i+1] == seg[i])
+	}
+	return in
+}
+
+// HanSegment numbers the words of the most probable segmentation of each
+// Han run of toks (one character a token; see HanWords): the two
+// characters of a two-character word share a number, every other Han
+// character has its own, and a token that is no Han character gets 0.
+func HanSegment(toks []string) []int {
 	freq := hanFreq()
 	total := float64(freq["total"]) / 4
 	logp := func(w string) (float64, bool) {
 		k, ok := freq[w]
 		return float64(k)/4 - total, ok
 	}
-	in := make([]bool, len(toks))
+	seg := make([]int, len(toks))
+	id := 0
 	han := func(i int) bool {
 		r, size := utf8.DecodeRuneInString(toks[i])
 		return size == len(toks[i]) && IsHan(r)
@@ -359,8 +373,10 @@ func HanWords(toks []string) []bool {
 			}
 		}
 		for j := n; j > 0; {
+			id++
+			seg[start+j-1] = id
 			if two[j] {
-				in[start+j-1], in[start+j-2] = true, true
+				seg[start+j-2] = id
 				j -= 2
 			} else {
 				j--
@@ -368,7 +384,7 @@ func HanWords(toks []string) []bool {
 		}
 		start = end
 	}
-	return in
+	return seg
 }
 
 // Targets of lexicon entries.

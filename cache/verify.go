@@ -151,8 +151,12 @@ type vsig struct {
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
 	tenses                           map[string]string   // verb → "past" or "present": its finite English forms (ran, runs), not after an auxiliary, to or a determiner
 	maybe                            bool                // a possibility: may, might, could; 可能, 也许, 或许
+	text                             string              // the question as given
 	both                             uint8               // both 1, either 2
-	oneOf                            bool                // 之一: one of them
+	oneOf                            bool                // 之一, one of the largest: one of them
+	usedTo                           bool                // used to: a past habit
+	passives                         map[string]string   // verb in a passive without agent → the units before it in its clause ("Was the driver paid?": " driver ")
+	actives                          map[string]string   // verb in an active form (not after be, get or have) → its subject, the unit right before it
 	stranded                         string              // a role marker that ends a wh-question ("What can I substitute butter for?")
 	relWho                           string              // its relative who-clauses in order: "s" for who + verb, "o" for who(m) + noun phrase
 	progressive                      bool                // is/are + -ing, or being + participle: now
@@ -474,7 +478,7 @@ func signature(q string) vsig {
 	toks = conditionLast(toks)
 	inWord := text.HanWords(toks) // 自由, 现在: role characters inside a word mark no role
 	seg := text.HanSegment(toks)
-	s := vsig{seq: make([]vunit, 0, len(toks))}
+	s := vsig{seq: make([]vunit, 0, len(toks)), text: q}
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
 	var lower []string
@@ -615,6 +619,66 @@ func (s *vsig) hasVerb(verb string) bool {
 	return false
 }
 
+// doWords ask with do.
+var doWords = setOf("do does did don't doesn't didn't")
+
+// auxBefore reports a word of set before i in its clause.
+func (s *vsig) auxBefore(i int, set map[string]bool) bool {
+	for k := i - 1; k >= 0 && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k-- {
+		w := s.seq[k].low
+		if set[w] {
+			return true
+		}
+		if base, ok := strings.CutSuffix(w, "'s"); ok && functionWords[base] && set["is"] {
+			return true // where's, what's: is
+		}
+	}
+	return false
+}
+
+// byAfter reports a by after i in its clause (a passive with its agent).
+func (s *vsig) byAfter(i int) bool {
+	for k := i + 1; k < len(s.seq) && s.seq[k].clause == s.seq[i].clause; k++ {
+		if s.seq[k].low == "by" {
+			return true
+		}
+	}
+	return false
+}
+
+// addTo sets (*m)[k] = v, making the map.
+func addTo(m *map[string]string, k, v string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[k] = v
+}
+
+// unitsBefore returns the words of the units before i in its clause.
+func (s *vsig) unitsBefore(i int) []string {
+	var out []string
+	for k := i - 1; k >= 0 && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k-- {
+		if s.seq[k].unit {
+			out = append(out, s.seq[k].word)
+		}
+	}
+	return out
+}
+
+// subjectOf returns the word of the unit right before i in its clause
+// (determiners skipped), or "".
+func (s *vsig) subjectOf(i int) string {
+	for k := i - 1; k >= 0 && s.seq[k].clause == s.seq[i].clause && s.seq[k].text[0] != '|'; k-- {
+		if s.seq[k].unit {
+			return s.seq[k].word
+		}
+		if !nominal[s.seq[k].low] && possessivePronouns[s.seq[k].low] == "" {
+			return ""
+		}
+	}
+	return ""
+}
+
 // ingForm reports the -ing form of a verb: picking, loading.
 func ingForm(w string) bool {
 	_, t := text.VerbTense(w)
@@ -667,6 +731,21 @@ func (s *vsig) clauseReads() {
 		}
 		if prev == "being" && participle(w) {
 			s.progressive = true
+		}
+		if w == "used" && next == "to" {
+			s.usedTo = true
+		}
+		if seq[i].unit && w[0] < utf8.RuneSelf && !seq[i].named {
+			verb, t := text.VerbTense(w)
+			opens := i == 0 || seq[i-1].text[0] == '|' || seq[i-1].clause != seq[i].clause
+			switch {
+			case t == "past" && (s.auxBefore(i, passiveAux) || opens) && !s.byAfter(i):
+				addTo(&s.passives, verb, " "+strings.Join(s.unitsBefore(i), " ")+" ") // "Was the driver paid?", "my card got declined", "Born in Cork, …"
+			case (t == "past" || t == "present") && !s.auxBefore(i, passiveAux) && !s.auxBefore(i, perfectAux) && !nominal[prev] && possessivePronouns[prev] == "" && !strings.HasSuffix(prev, "'ve"):
+				addTo(&s.actives, verb, s.subjectOf(i)) // "Which suppliers paid?" (not a perfect: "I've lost my card" = "my card is lost")
+			case t == "" && text.IsVerb(w) && s.auxBefore(i, doWords) && !s.auxBefore(i, passiveAux):
+				addTo(&s.actives, w, s.subjectOf(i)) // "Did the driver pay?"
+			}
 		}
 	}
 }
@@ -1100,6 +1179,22 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
 		return "scope", "some of them against all of them"
 	}
+	if query.usedTo != stored.usedTo {
+		return "tense", "tense differs: used to (a past habit) in one question only"
+	}
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		for v, before := range p[0].passives {
+			if subj, ok := p[1].actives[v]; ok && subj != "" && strings.Contains(before, " "+subj+" ") && p[1].passives[v] == "" && p[0].actives[v] == "" {
+				return "roles", fmt.Sprintf("roles differ: %q is done to %q (a passive) in one question, done by it in the other", v, subj)
+			}
+		}
+		if p[0].stranded != "" && p[1].stranded == "" && p[1].open && !p[1].hasWord(p[0].stranded) {
+			return "intent", fmt.Sprintf("one question ends on %q (what it is %s), the other asks what it is", p[0].stranded, p[0].stranded)
+		}
+		if p[0].qtype == "yesno" && p[1].qtype == "" && !p[1].open && p[1].latin && !strings.HasSuffix(strings.TrimSpace(p[1].text), "?") {
+			return "intent", "a yes/no question against a statement"
+		}
+	}
 	if query.oneOf != stored.oneOf {
 		return "scope", "one of them (之一) against the one"
 	}
@@ -1193,7 +1288,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			(!query.hasWord("with") || !stored.hasWord("with")) {
 			return "roles", fmt.Sprintf("roles differ: %q comes with with in one question only", u.text)
 		}
-		if okA && okB && (query.seq[a].role == "to" && stored.seq[b].role == "and" || query.seq[a].role == "and" && stored.seq[b].role == "to") {
+		if okA && okB && isHanTok(u.low) && (query.seq[a].role == "to" && stored.seq[b].role == "and" || query.seq[a].role == "and" && stored.seq[b].role == "to") {
 			return "roles", fmt.Sprintf("roles differ: %q ends a range (to, 到) in one question and a list (and, 和) in the other", u.text)
 		}
 		if okA && okB && query.seq[a].role != stored.seq[b].role && strings.HasPrefix(query.seq[a].role, "with") && strings.HasPrefix(stored.seq[b].role, "with") {

@@ -39,6 +39,12 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false
 	}
 	x, y := &q.seq[at], &s.seq[at]
+	// Two prepositions of different kinds before the same words ("pay by
+	// check" / "pay for a check", "a taxi to / at the airport"); in, on and
+	// at alike, and to, into and onto.
+	if px, py := roleMarkers[x.low], roleMarkers[y.low]; px != "" && py != "" && px != py && x.low[0] < utf8.RuneSelf && y.low[0] < utf8.RuneSelf && px != "and" && py != "and" && !timeAfter(q, at) {
+		return x.low, y.low, true
+	}
 	// need, have and want as main verbs ("Does this pallet need / have a
 	// label?"): a requirement, a state, a wish; "need to" = "have to".
 	if cx, cy := stanceVerbs[x.low], stanceVerbs[y.low]; cx != 0 && cy != 0 && cx != cy && (at+1 >= len(q.seq) || q.seq[at+1].low != "to") {
@@ -140,8 +146,8 @@ func modifierMoved(q, s vsig) (string, bool) {
 
 // withoutFillers returns s with its fillers left out, for the checks that
 // align two questions token by token: the particles 呢 啊 吧 呀 嘛 哦, 请问,
-// a closing 谢谢 or thanks, please, and the clause breaks they leave at the
-// end ("…还是直接调整库存呢" aligns with "…还是直接调整库存").
+// a closing 谢谢 or thanks, please, the articles, and the clause breaks
+// they leave at the end ("…还是直接调整库存呢" aligns with "…还是直接调整库存").
 func withoutFillers(s vsig) vsig {
 	if !slices.ContainsFunc(s.seq, func(u vunit) bool { return filler(u.low) }) && (len(s.seq) == 0 || s.seq[len(s.seq)-1].text[0] != '|') {
 		return s // nothing to leave out (most questions)
@@ -154,8 +160,8 @@ func withoutFillers(s vsig) vsig {
 			next = s.seq[i+1].low
 		}
 		switch {
-		case oneOf("呢啊吧呀嘛哦", u.low), u.low == "please", u.low == "thanks":
-			continue
+		case oneOf("呢啊吧呀嘛哦", u.low), u.low == "please", u.low == "thanks", u.low == "a", u.low == "an", u.low == "the":
+			continue // "need a label" / "have the label" align word for word
 		case u.low == "请" && next == "问", u.low == "谢" && next == "谢", u.low == "thank" && next == "you":
 			i++
 			continue
@@ -171,7 +177,7 @@ func withoutFillers(s vsig) vsig {
 
 // filler reports a token withoutFillers may leave out.
 func filler(w string) bool {
-	return oneOf("呢啊吧呀嘛哦请谢", w) || w == "please" || w == "thanks" || w == "thank"
+	return oneOf("呢啊吧呀嘛哦请谢", w) || w == "please" || w == "thanks" || w == "thank" || w == "a" || w == "an" || w == "the"
 }
 
 // stanceVerbs are main verbs of a requirement (1), a state (2) and a
@@ -294,11 +300,11 @@ func conjuncts(s vsig, i, j int) (at int, left, right []string) {
 		// The right conjunct runs to a marker or the clause's end; the left
 		// one takes as many content units ("gift cards and phone cases").
 		r, n := c+1, 0
-		for r < len(s.seq) && s.seq[r].clause == s.seq[c].clause && (s.seq[r].unit || nominal[s.seq[r].low]) && !conjunctions[s.seq[r].low] {
+		for r < len(s.seq) && s.seq[r].clause == s.seq[c].clause && (s.seq[r].unit || nominal[s.seq[r].low] && r == c+1) && !conjunctions[s.seq[r].low] {
 			if s.seq[r].unit {
 				n++
 			}
-			r++
+			r++ // to a marker, the clause's end or a determiner past the first word ("wash or dry-clean a coat")
 		}
 		l := c - 1
 		for l >= 0 && n > 0 && s.seq[l].clause == s.seq[c].clause && (s.seq[l].unit || nominal[s.seq[l].low]) && !conjunctions[s.seq[l].low] {
@@ -613,14 +619,16 @@ func (s *vsig) scopeWords() {
 			s.both |= 2
 		case w == "之" && low(i+1) == "一" && low(i-1) != "分" && (i+2 >= len(seq) || !oneOf(hanNumerals, low(i+2))):
 			s.oneOf = true // 最大的城市之一: one of them, not the largest (not 三分之一)
+		case w == "one" && low(i+1) == "of" && low(i+2) == "the" && superlative(low(i+3)):
+			s.oneOf = true // "one of the largest cities": not the largest
 		case w == "some" && low(i+1) == "of":
 			s.few |= 4 | 8 // some of my emails: not all of them
 		case w == "some":
 			s.few |= 4 // some emails, some ways to
 		}
 		switch {
-		case w == "just" && !justRecent(low(i+1)):
-			s.only |= 1 // "Do I just need my passport?": only
+		case w == "just" && !justRecent(low(i+1)) && !(persons[low(i-1)] != "" && modalBits(low(i-2), "") != 0):
+			s.only |= 1 // "Do I just need my passport?": only; "Can I just walk in?" asks what "Can I walk in?" asks
 		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":
 			s.only |= 1 // 只有北部城区 / 北部城区也
 		case w == "also" || w == "也":
@@ -672,6 +680,15 @@ func (s *vsig) scopeWords() {
 	}
 }
 
+// superlative reports most, least, best, worst or an -est adjective.
+func superlative(w string) bool {
+	switch w {
+	case "most", "least", "best", "worst", "biggest", "largest", "longest", "oldest", "highest":
+		return true
+	}
+	return len(w) > 5 && strings.HasSuffix(w, "est") && !strings.HasSuffix(w, "rest") && !strings.HasSuffix(w, "test") && !strings.HasSuffix(w, "quest")
+}
+
 // justRecent reports a just that means a moment ago or exactly, not
 // only: before a past form ("I just ordered"), now, like, in case, about.
 func justRecent(next string) bool {
@@ -719,14 +736,32 @@ func particleDiffers(q, s vsig) (string, bool) {
 				continue
 			}
 			for _, y := range b.particles {
-				if o, ob, _ := strings.Cut(y, " "); ob == before && weakParticles[o] {
-					return p + "/" + o, true
+				if o, ob, _ := strings.Cut(y, " "); ob == before && (weakParticles[o] || strongParticles[o] && o != p && !(oneOf2(p, o, "out", "off"))) {
+					return p + "/" + o, true // sign in / sign out, move up / move back (log out = log off)
 				}
 			}
 		}
 	}
 	return "", false
 }
+
+// timeAfter reports a time after the preposition at i ("for Monday", "in
+// the next 7 days", "for the 12 months"), where for, in and on say alike.
+func timeAfter(q vsig, i int) bool {
+	for k := i + 1; k < len(q.seq) && k <= i+3; k++ {
+		w := q.seq[k].low
+		if isTimeWord(w) || w != "" && w[0] >= '0' && w[0] <= '9' || numerals[w] != "" && w != "a" && w != "an" || timeModifier(w) || w == "past" || w == "coming" || w == "first" {
+			return true
+		}
+		if w != "the" && w != "a" && w != "an" {
+			return false
+		}
+	}
+	return false
+}
+
+// oneOf2 reports {a, b} = {x, y}.
+func oneOf2(a, b, x, y string) bool { return a == x && b == y || a == y && b == x }
 
 // askVerbs after a modal and a subject ask what to do or whom to ask,
 // whatever the modal.
@@ -752,7 +787,20 @@ func modalBits(w, next string) uint8 {
 			return 1 // "Do I get to keep it?" is allowed, "Do I have to keep it?" required
 		}
 	case "will", "won't":
+		if next == "you" {
+			return 1 // "Will you deliver on Saturday?" asks what "Can you …" asks
+		}
 		return 4 // "Which trucks will leave?" is a plan, "Which trucks can leave?" a permission
+	case "going":
+		if next == "to" {
+			return 4 // going to: will
+		}
+	case "want", "wants":
+		if next == "to" {
+			return 8 // "Which pickers want to work?" is a wish, "… have to work?" a duty
+		}
+	case "might", "mightn't":
+		return 1 // a possibility, as may and could
 	case "possible", "able":
 		if next == "to" || next == "for" {
 			return 1 // "Is it possible to …", "Am I able to …": can
@@ -945,6 +993,8 @@ func whatNoun(lower []string) bool {
 // I get to …" as "Can I …".
 func (s *vsig) openingModal() string {
 	switch {
+	case s.modal == "future" && s.modals&1 != 0:
+		return "ability" // will you, will I be able to: can
 	case s.modal == "present" && s.modals&2 != 0, s.modal == "obligation":
 		return "advice" // must, do I have to, do I need to: what should I
 	case s.modal == "present" && s.modals&1 != 0:

@@ -187,6 +187,19 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I pay with my store card?", "Can I pay my store card?", "roles"},
 		{"Can I rent a car with insurance without a deposit?", "Can I rent a car without insurance with a deposit?", "roles"},
 		{"Who is loading truck 12 right now?", "Who loaded truck 12?", "tense"},
+		// Kinds of review round 23: a passive without its agent against the
+		// active with the same subject; have to / want to; used to; a
+		// preposition replaced; one of the largest; might; a stranded for
+		// dropped; a statement against a question; opposite particles.
+		{"Was the courier paid for the late delivery?", "Did the courier pay for the late delivery?", "roles"},
+		{"Which staff have to stay late on Friday?", "Which staff want to stay late on Friday?", "intent"},
+		{"Which shops used to open on Sundays?", "Which shops open on Sundays?", "tense"},
+		{"Can I pay by card at the reception?", "Can I pay for a card at the reception?", "replaced"},
+		{"Is Lyon one of the biggest cities in France?", "Is Lyon the biggest city in France?", "scope"},
+		{"Which trains might be delayed tomorrow?", "Which trains will be delayed tomorrow?", "intent"},
+		{"What is this charge for?", "What is this charge?", "intent"},
+		{"The council will close the library on Monday.", "Will the council close the library on Monday?", "intent"},
+		{"Can I move my booking up a day?", "Can I move my booking back a day?", "particle"},
 		// need, have and want as main verbs.
 		{"Does this crate need a pallet tag?", "Does this crate have a pallet tag?", "replaced"},
 		{"成都是西部最大的城市之一，房价贵吗", "成都是西部最大的城市，房价贵吗", "scope"},

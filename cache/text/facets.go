@@ -82,6 +82,10 @@ var framingAux = map[string]bool{
 // do I …", "At a wedding, how much …"): the first question word, or
 // auxiliary followed by I, we or you; or 0.
 func frontedEnd(toks []token) int {
+	if len(toks) > 2 && toks[0].kind == tWord && toks[1].kind == tWord && (toks[1].text == "whom" || toks[1].text == "which" || toks[1].text == "what") &&
+		(toks[0].text == "to" || toks[0].text == "for" || toks[0].text == "from" || toks[0].text == "with") {
+		return 1 // "To whom should I address it?" as "Who should I address it to?"
+	}
 	if len(toks) < 3 || toks[0].kind != tWord || !frontedOpeners[toks[0].text] || toks[0].text == "when" && framingAux[toks[1].text] {
 		return 0
 	}

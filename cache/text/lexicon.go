@@ -120,7 +120,7 @@ f:rel:after|after|later than|之后|以后|点后
 f:cmp:gt|above|more than|greater than|higher than|larger than|exceed|exceeds|exceeding|超过|高于|大于|多于
 f:cmp:ge|at least|or more|no less than|no fewer than|not less than|以上|至少|不少于|不低于|不小于
 f:cmp:lt|below|under|less than|fewer than|lower than|smaller than|低于|小于|少于|不到
-f:cmp:le|at most|or less|or fewer|no more than|not more than|以下|不超过|至多|不多于|不高于|不大于
+f:cmp:le|at most|up to|or less|or fewer|no more than|not more than|以下|不超过|至多|不多于|不高于|不大于
 f:run:start|start|starts|started|starting|begin|begins|开始|启动
 f:run:stop|stop|stops|stopped|stopping|停止|结束|停
 f:state:open|open|opened|未关闭
@@ -569,6 +569,9 @@ func stem(w string) string {
 	}
 	return w
 }
+
+// IsVerb reports a one-word verb of WordNet (pay, call).
+func IsVerb(w string) bool { return stemData().verbs[w] }
 
 // VerbTense reads an English word as a verb form: the verb and "past" for
 // a past form (an irregular one, or -ed on a verb: ran, sent, picked),

@@ -1179,6 +1179,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
 		return "scope", "some of them against all of them"
 	}
+	if a, b := negations(query), negations(stored); a != b && a > 0 && b > 0 {
+		return "negation", fmt.Sprintf("the questions negate %d and %d times (\"Which items can I return without a receipt?\" / \"… can't I …\")", a, b)
+	}
+	if w, ok := modifierAttached(query, stored); ok {
+		return "order", fmt.Sprintf("%q modifies another word in each question", w)
+	}
 	if query.usedTo != stored.usedTo {
 		return "tense", "tense differs: used to (a past habit) in one question only"
 	}

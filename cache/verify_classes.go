@@ -284,6 +284,59 @@ func deClauseSwapped(q, s vsig) (string, string, bool) {
 	return "", "", false
 }
 
+// negations counts the negations of s (not, n't, never, no, without; 不,
+// 没, 别, 未, 非 as negWord reads them; not the 不 of A不A or 不管).
+func negations(s vsig) int {
+	n := 0
+	for i := range s.seq {
+		w := s.seq[i].low
+		prev, next := "", ""
+		if i > 0 {
+			prev = s.seq[i-1].low
+		}
+		if i+1 < len(s.seq) {
+			next = s.seq[i+1].low
+		}
+		if negWord(w, prev, next) && !aNotA(s.seq, i) || w == "no" || w == "without" {
+			n++
+		}
+	}
+	return n
+}
+
+// modifierAttached returns a modifier that stands right before one noun
+// in q and right before another in s, both nouns in both questions: "a
+// 17th-century wooden altar" / "the 17th-century church … a wooden
+// altar". Only a modifier the words say little about (a name, a number, a
+// hyphenated word) before a word that is no verb is read so, since plain
+// adjectives move with their noun phrases in paraphrases ("zone C bins
+// need" / "bins in zone C need").
+func modifierAttached(q, s vsig) (string, bool) {
+	next := func(v vsig, i int) string {
+		if i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == v.seq[i].clause && !text.IsVerb(v.seq[i+1].low) {
+			if _, t := text.VerbTense(v.seq[i+1].low); t == "" {
+				return v.seq[i+1].word
+			}
+		}
+		return ""
+	}
+	for i := range q.seq {
+		u := &q.seq[i]
+		if !u.unit || u.rep || u.low == "" || u.low[0] >= utf8.RuneSelf || !(u.named || strings.ContainsAny(u.low, "-0123456789")) {
+			continue
+		}
+		j, ok := s.index[u.text]
+		if !ok {
+			continue
+		}
+		a, b := next(q, i), next(s, j)
+		if a != "" && b != "" && a != b && q.hasWord(b) && s.hasWord(a) {
+			return u.word, true
+		}
+	}
+	return "", false
+}
+
 // conjunctions join two conjuncts that may come in either order.
 var conjunctions = setOf("and or 和 与 或 跟 、")
 

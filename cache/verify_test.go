@@ -192,6 +192,8 @@ func TestVerifyGrammar(t *testing.T) {
 		// preposition replaced; one of the largest; might; a stranded for
 		// dropped; a statement against a question; opposite particles.
 		{"Was the courier paid for the late delivery?", "Did the courier pay for the late delivery?", "roles"},
+		{"Which fees can I avoid without a premium account?", "Which fees can't I avoid without a premium account?", "negation"},
+		{"List the re-wrapped pallets from the damaged Boston shipment.", "List the damaged pallets from the re-wrapped Boston shipment.", "order|roles"},
 		{"Which staff have to stay late on Friday?", "Which staff want to stay late on Friday?", "intent"},
 		{"Which shops used to open on Sundays?", "Which shops open on Sundays?", "tense"},
 		{"Can I pay by card at the reception?", "Can I pay for a card at the reception?", "replaced"},

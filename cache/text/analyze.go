@@ -354,6 +354,12 @@ func (a *analyzer) word(i int) int {
 	if a.modalAdjective(i) {
 		return 1 // "Is it possible to …" asks what "Can I …" asks
 	}
+	if approxWords[w] {
+		if nt, ok := a.next(i); ok && (nt.kind == tNum || nt.kind == tWord && isNumberWord(nt.text)) {
+			a.facet("approx") // "about 10 minutes" is not "10 minutes"
+			return 1
+		}
+	}
 	// Phrases of the lexicon, longest first, over consecutive words.
 	maxN := 0
 	for j := i; j < len(a.toks) && a.toks[j].kind == tWord && maxN < a.lx.enMax; j++ {
@@ -421,6 +427,15 @@ func (a *analyzer) verbSense(i int) string {
 		return w // "my checked bag", "a checking account": a modifier, not the request verb check
 	}
 	return ""
+}
+
+// approxWords before a number make it approximate.
+var approxWords = map[string]bool{"about": true, "around": true, "approximately": true, "roughly": true, "nearly": true, "almost": true, "approx": true}
+
+// isNumberWord reports a spelled number (ten, twenty).
+func isNumberWord(w string) bool {
+	_, ok := numberWord(w)
+	return ok
 }
 
 // modalAdjectives say what a modal says when to (or for me to) follows

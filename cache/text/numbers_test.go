@@ -41,6 +41,7 @@ func TestColloquialNumbers(t *testing.T) {
 		{"三成", "num:3成"},
 		{"每周三开会", "wd:3"},
 		{"上学期", "term:last"},
+		{"about 10 minutes", "approx"}, // an approximate number is not the number
 		{"两岁半", "age:2.5"},
 		{"一块半", "cny:1.5"},
 		{"七公里", "dist:7km"},

@@ -419,8 +419,9 @@ func (a *analyzer) verbSense(i int) string {
 	}
 	prev, next := word(i-1), word(i+1)
 	switch w := a.toks[i].text; {
-	case w == "left" && determiners[next] && !timeNouns[word(i+2)]: // not "left this year"
-		return "leave"
+	case w == "left" && determiners[next] && !timeNouns[word(i+2)], // not "left this year"
+		w == "left" && next != "" && !determiners[next] && !leftBefore[next] && !timeNouns[next] && !strings.HasSuffix(next, "ed") && prev != "have" && prev != "has" && prev != "are" && prev != "is" && prev != "were" && prev != "was" && prev != "still":
+		return "leave" // "cartons left zone C", not "are left in zone C", "left over", "left today"
 	case w == "mean" && (determiners[prev] || prev == "the"):
 		return "average"
 	case determiners[prev] && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing")) && a.stopStem(w):
@@ -469,6 +470,11 @@ func (a *analyzer) stopStem(w string) bool {
 	e, ok := a.lx.en[b]
 	return ok && b != w && e.kind == lexStop
 }
+
+// leftBefore are the words after which left is what remains ("left in
+// stock", "left over", "left to pick").
+var leftBefore = map[string]bool{"in": true, "on": true, "at": true, "over": true, "for": true, "to": true, "from": true, "after": true,
+	"before": true, "of": true, "with": true, "by": true, "until": true, "till": true, "today": true, "now": true, "here": true, "there": true, "and": true, "or": true}
 
 // timeNouns name a stretch of time ("left this year").
 var timeNouns = map[string]bool{"year": true, "week": true, "month": true, "day": true, "morning": true, "afternoon": true, "evening": true, "quarter": true, "time": true, "shift": true}

@@ -457,14 +457,14 @@ func conditionLast(toks []string) []string {
 
 // maxFronted bounds the tokens of a fronted prepositional phrase before
 // its comma; a clause opened by a subordinator may be longer.
-const maxFronted = 6
+const maxFronted = 8
 
 // frontedClauses open a fronted clause (a fronted phrase otherwise).
 var frontedClauses = setOf("when whenever while before after once since")
 
 // frontedOpeners open a phrase or clause that may stand before the
 // question or after it.
-var frontedOpeners = setOf("when whenever while before after once since as during with without for on in at")
+var frontedOpeners = setOf("when whenever while before after once since as during with without for on in at about near from under despite")
 
 // signature reads a question for verification.
 func signature(q string) vsig {

@@ -904,6 +904,9 @@ func (a *analyzer) numberToken(i int, v string) int {
 		j++
 	}
 	num, suf := v[:j], v[j:]
+	if suf == "'s" {
+		suf = "" // "wave 4's pick list" is wave 4's
+	}
 	if strings.Count(num, ".") <= 1 && !strings.HasSuffix(num, ".") {
 		if suf == "" {
 			return a.number(i, num, true) // a decimal: same unit handling

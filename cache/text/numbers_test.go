@@ -42,6 +42,7 @@ func TestColloquialNumbers(t *testing.T) {
 		{"每周三开会", "wd:3"},
 		{"上学期", "term:last"},
 		{"about 10 minutes", "approx"}, // an approximate number is not the number
+		{"print wave 4's pick list", "num:4"},
 		{"两岁半", "age:2.5"},
 		{"一块半", "cny:1.5"},
 		{"七公里", "dist:7km"},

@@ -1182,6 +1182,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if a, b := negations(query), negations(stored); a != b && a > 0 && b > 0 {
 		return "negation", fmt.Sprintf("the questions negate %d and %d times (\"Which items can I return without a receipt?\" / \"… can't I …\")", a, b)
 	}
+	if w, ok := agentMoved(query, stored); ok {
+		return "roles", fmt.Sprintf("%q does one thing (after by) in one question, another in the other", w)
+	}
 	if w, ok := modifierAttached(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies another word in each question", w)
 	}

@@ -337,6 +337,42 @@ func modifierAttached(q, s vsig) (string, bool) {
 	return "", false
 }
 
+// agentMoved returns an agent (the unit after by) that follows one past
+// participle in q and another in s, both participles in both questions:
+// "built by Italian craftsmen …, restored in 1890" / "built …, restored
+// by Italian craftsmen in 1890".
+func agentMoved(q, s vsig) (string, bool) {
+	agents := func(v vsig) map[string]string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(v.seq); i++ {
+			if v.seq[i].low != "by" {
+				continue
+			}
+			agent := ""
+			for k := i + 1; k < len(v.seq) && v.seq[k].clause == v.seq[i].clause; k++ {
+				if v.seq[k].unit {
+					agent = v.seq[k].word
+					break
+				}
+			}
+			for k := i - 1; k >= 0 && v.seq[k].clause == v.seq[i].clause && agent != ""; k-- {
+				if verb, t := text.VerbTense(v.seq[k].low); t == "past" {
+					m[agent] = verb
+					break
+				}
+			}
+		}
+		return m
+	}
+	qa, sa := agents(q), agents(s)
+	for a, vq := range qa {
+		if vs, ok := sa[a]; ok && vq != vs && q.hasVerb(vs) && s.hasVerb(vq) {
+			return a, true
+		}
+	}
+	return "", false
+}
+
 // conjunctions join two conjuncts that may come in either order.
 var conjunctions = setOf("and or 和 与 或 跟 、")
 

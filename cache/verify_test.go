@@ -193,6 +193,7 @@ func TestVerifyGrammar(t *testing.T) {
 		// dropped; a statement against a question; opposite particles.
 		{"Was the courier paid for the late delivery?", "Did the courier pay for the late delivery?", "roles"},
 		{"Which fees can I avoid without a premium account?", "Which fees can't I avoid without a premium account?", "negation"},
+		{"The bridge, designed by a Danish firm in 1930, was widened in 1975.", "The bridge, designed in 1930, was widened by a Danish firm in 1975.", "roles"},
 		{"List the re-wrapped pallets from the damaged Boston shipment.", "List the damaged pallets from the re-wrapped Boston shipment.", "order|roles"},
 		{"Which staff have to stay late on Friday?", "Which staff want to stay late on Friday?", "intent"},
 		{"Which shops used to open on Sundays?", "Which shops open on Sundays?", "tense"},

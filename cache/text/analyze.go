@@ -1123,6 +1123,11 @@ const hanUnits = "十百千万亿"
 // them (一块五一斤 is 1.5 yuan a jin; 三米五个 reads nothing). It returns the
 // decimals and how many runes, unit included, it read.
 func colloquialDecimal(rest []rune) (string, int) {
+	if len(rest) >= 2 && (rest[0] == '毛' || rest[0] == '角') {
+		if d, ok := hanDigit(rest[1]); ok && (len(rest) == 2 || !strings.ContainsRune("个件只条张本块米斤两克元毛分天次箱瓶包盒袋人", rest[2])) {
+			return "-" + strconv.Itoa(d), 2 // 两毛五: 0.25 yuan (the caller reads the sign as tenths)
+		}
+	}
 	if len(rest) >= 3 && strings.ContainsRune("元块", rest[0]) && strings.ContainsRune("角毛", rest[2]) {
 		if d, ok := hanDigit(rest[1]); ok && rest[1] != '两' || rest[1] == '两' {
 			if rest[1] == '两' {
@@ -1161,6 +1166,33 @@ func colloquialDecimal(rest []rune) (string, int) {
 		return "", 0 // 三米五个人, 一块五毛, 一米七五六: not one reading
 	}
 	return digits, j
+}
+
+// hanFraction reads N分之M at the start of rs (三分之一, 千分之五, 万分之三)
+// as "M/N", with the runes read, or 0.
+func hanFraction(rs []rune) (string, int) {
+	var den string
+	n := 0
+	switch {
+	case strings.HasPrefix(string(rs), "千分之"):
+		den, n = "1000", 1
+	case strings.HasPrefix(string(rs), "万分之"):
+		den, n = "10000", 1
+	default:
+		v, m, _ := parseHanNumber(rs)
+		if m == 0 || !isDigits(v) {
+			return "", 0
+		}
+		den, n = v, m
+	}
+	if !strings.HasPrefix(string(rs[n:]), "分之") || den == "100" {
+		return "", 0
+	}
+	num, m, _ := parseHanNumber(rs[n+2:])
+	if m == 0 || !isDigits(num) {
+		return "", 0
+	}
+	return num + "/" + den, n + 2 + m
 }
 
 // hanDecimals reads the decimals after 点 at the start of rest: one or
@@ -1599,6 +1631,63 @@ func (a *analyzer) han(i int) int {
 				continue
 			}
 		}
+		// Fractions: 三分之一 is 1/3, 千分之五 5/1000 (百分之 is a percentage,
+		// above).
+		if v, m := hanFraction(rs[p:]); m > 0 {
+			flush()
+			a.facet("frac:" + v)
+			p += m
+			continue
+		}
+		// A sign in words: 零下十五度 is below zero, 负三 minus three, 负增长 a
+		// negative growth.
+		if strings.HasPrefix(string(rs[p:]), "零下") || rs[p] == '负' && p+1 < len(rs) && strings.ContainsRune(hanDigits+hanUnits+"增", rs[p+1]) {
+			flush()
+			if strings.HasPrefix(string(rs[p:]), "负增长") {
+				a.facet("neg-growth") // 负增长百分之二 is no growth of 2%
+				p += 3
+				continue
+			}
+			a.facet("minus") // its own facet: the numeral after it may give none (零下五度)
+			p += 1 + boolInt(rs[p] == '零')
+			continue
+		}
+		// Counted from the end: 倒数第二 is ord:-2.
+		if strings.HasPrefix(string(rs[p:]), "倒数第") {
+			if v, n, _ := parseHanNumber(rs[p+3:]); n > 0 {
+				flush()
+				a.facet("ord:-" + v)
+				p += 3 + n
+				continue
+			}
+		}
+		// A range with one unit: 三到五天 is 3 to 5 days, 一至三岁 1 to 3 years
+		// of age (both ends read, in order).
+		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 && !digitForm && p+n+1 < len(rs) && (rs[p+n] == '到' || rs[p+n] == '至') && isDigits(v) {
+			if w, m, _ := parseHanNumber(rs[p+n+1:]); m > 0 && p+n+1+m < len(rs) && rs[p+n+1+m] != '点' { // not a clock: its reading has side effects on the half of the day
+				rest := rs[p+n+1+m:]
+				if f2, k := hanClassifier(w, rest, a, numeral{i, p + n + 1}); k > 0 && f2 != "" {
+					if f1, _ := hanClassifier(v, rest, a, numeral{i, p}); f1 != "" {
+						flush()
+						a.facet(f1)
+						a.facet(f2)
+						p += n + 1 + m + k
+						continue
+					}
+				}
+			}
+		}
+		// A unit and a half before the lexicon, which holds 一年 (per year):
+		// 一年半 is 1.5 years.
+		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 && !digitForm && isDigits(v) && p+n < len(rs) && rs[p+n] != '点' {
+			if f, m := hanClassifier(v, rs[p+n:], a, numeral{i, p}); m > 0 && p+n+m < len(rs) && rs[p+n+m] == '半' && halfable(f) && !strings.HasPrefix(f, "num:") {
+				f, _ = hanClassifier(v+".5", rs[p+n:], a, numeral{i, p})
+				flush()
+				a.facet(f)
+				p += n + m + 1
+				continue
+			}
+		}
 		// A unit and a half after 个: 一个半小时 is 1.5 hours, 两个半月 2.5
 		// months (before the lexicon, which holds 一个).
 		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 && !digitForm && isDigits(v) && strings.HasPrefix(string(rs[p+n:]), "个半") {
@@ -1706,7 +1795,9 @@ func (a *analyzer) han(i int) int {
 				// 一米七五 is 1.75 m, 一块五 is 1.5 yuan: the digits after the
 				// unit are its decimals (一米零七 = 1.07).
 				flush()
-				if rest[0] == '块' || rest[0] == '元' {
+				if strings.HasPrefix(dec, "-") {
+					a.facet("cny:0." + v + dec[1:]) // 两毛五 = 0.25 yuan
+				} else if rest[0] == '块' || rest[0] == '元' {
 					a.facet("cny:" + v + "." + dec)
 				} else {
 					a.facet("num:" + v + "." + dec)

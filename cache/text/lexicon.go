@@ -156,6 +156,16 @@ f:day:yesterday|yesterday|昨天|昨日
 f:day:tomorrow|tomorrow|明天|明日
 f:day:before_yesterday|day before yesterday|前天
 f:day:after_tomorrow|day after tomorrow|后天
+f:day:three_days_ago|three days ago|大前天
+f:day:in_three_days|in three days|大后天
+f:week:after_next|the week after next|下下周|下下个星期|下下星期
+f:week:before_last|the week before last|上上周|上上个星期|上上星期
+f:month:after_next|the month after next|下下个月|下下月
+f:month:before_last|the month before last|上上个月|上上月
+f:year:after_next|the year after next|后年
+f:year:before_last|the year before last|前年
+f:year:in_three|大后年
+f:year:three_ago|大前年
 f:week:this|this week|本周|这周|这个星期|本星期
 f:week:last|last week|上周|上个星期|上星期
 f:term:last|last term|last semester|上学期|上个学期

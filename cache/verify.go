@@ -155,6 +155,8 @@ type vsig struct {
 	both                             uint8               // both 1, either 2
 	oneOf                            bool                // 之一, one of the largest: one of them
 	usedTo                           bool                // used to: a past habit
+	perfectQ                         bool                // have/has + a past participle: so far ("How many have we shipped?")
+	oneOfNoun                        string              // the noun after "one of the/my/your …" (one of them)
 	passives                         map[string]string   // verb in a passive without agent → the units before it in its clause ("Was the driver paid?": " driver ")
 	actives                          map[string]string   // verb in an active form (not after be, get or have) → its subject, the unit right before it
 	stranded                         string              // a role marker that ends a wh-question ("What can I substitute butter for?")
@@ -619,6 +621,9 @@ func (s *vsig) hasVerb(verb string) bool {
 	return false
 }
 
+// definite determiners point at one thing ("the forklift", "your driver").
+var definite = setOf("the this that my your our their his her its")
+
 // doWords ask with do.
 var doWords = setOf("do does did don't doesn't didn't")
 
@@ -718,7 +723,7 @@ func (s *vsig) clauseReads() {
 		if end && s.open && roleMarkers[w] != "" && w[0] < utf8.RuneSelf && w != "and" && w != "or" && s.stranded == "" {
 			s.stranded = w
 		}
-		if (w == "who" || w == "whom") && i > 0 && seq[i-1].unit && seq[i-1].low[0] < utf8.RuneSelf {
+		if (w == "who" || w == "whom" || w == "that" || w == "which") && i > 0 && seq[i-1].unit && seq[i-1].low[0] < utf8.RuneSelf && !seq[i-1].named {
 			switch {
 			case w == "whom" || objectStart[next] || persons[next] != "":
 				s.relWho += "o"
@@ -734,6 +739,17 @@ func (s *vsig) clauseReads() {
 		}
 		if w == "used" && next == "to" {
 			s.usedTo = true
+		}
+		if perfectAux[w] || strings.HasSuffix(w, "'ve") {
+			for k := i + 1; k < len(seq) && k <= i+4 && seq[k].clause == seq[i].clause; k++ {
+				if v := seq[k].low; v == "been" || pastForm(v) && v != "got" { // have got: have
+					s.perfectQ = true
+					break
+				}
+			}
+		}
+		if w == "one" && next == "of" && i+3 < len(seq) && (nominal[seq[i+2].low] || possessivePronouns[seq[i+2].low] != "") && seq[i+3].unit {
+			s.oneOfNoun = seq[i+3].word // "one of the forklifts"
 		}
 		if seq[i].unit && w[0] < utf8.RuneSelf && !seq[i].named {
 			verb, t := text.VerbTense(w)
@@ -792,8 +808,8 @@ func (s *vsig) finiteVerbs() {
 			continue
 		}
 		verb, tense := text.VerbTense(u.low)
-		if tense == "" || tense == "ing" {
-			continue
+		if tense == "" || tense == "ing" || tense == "past" && i > 1 && perfectAux[s.seq[i-2].low] {
+			continue // "have we sorted": a perfect, read apart (perfectQ)
 		}
 		if s.tenses == nil {
 			s.tenses = map[string]string{}
@@ -1182,11 +1198,25 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if a, b := negations(query), negations(stored); a != b && a > 0 && b > 0 {
 		return "negation", fmt.Sprintf("the questions negate %d and %d times (\"Which items can I return without a receipt?\" / \"… can't I …\")", a, b)
 	}
+	if a, b := negatedWord(query), negatedWord(stored); a != "" && b != "" && a != b && query.hasVerb(b) && stored.hasVerb(a) {
+		return "negation", fmt.Sprintf("the negation goes with %q in the question, with %q in the cached one", a, b)
+	}
 	if w, ok := agentMoved(query, stored); ok {
 		return "roles", fmt.Sprintf("%q does one thing (after by) in one question, another in the other", w)
 	}
 	if w, ok := modifierAttached(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies another word in each question", w)
+	}
+	if query.perfectQ != stored.perfectQ && query.qtype != "yesno" && stored.qtype != "yesno" && query.qtype != "" && stored.qtype != "" &&
+		!query.past && !stored.past && !query.pastVerb() && !stored.pastVerb() && !query.future && !stored.future {
+		return "tense", "tense differs: one question asks what has been done so far (have …ed), the other what is done"
+	}
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if n := p[0].oneOfNoun; n != "" && p[1].oneOfNoun == "" {
+			if k, ok := p[1].index[n]; ok && k > 0 && definite[p[1].seq[k-1].low] {
+				return "scope", fmt.Sprintf("one of the %ss in one question, the %s in the other", n, n)
+			}
+		}
 	}
 	if query.usedTo != stored.usedTo {
 		return "tense", "tense differs: used to (a past habit) in one question only"

@@ -10,6 +10,7 @@ package cache
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/cache/text"
@@ -42,7 +43,9 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	// Two prepositions of different kinds before the same words ("pay by
 	// check" / "pay for a check", "a taxi to / at the airport"); in, on and
 	// at alike, and to, into and onto.
-	if px, py := roleMarkers[x.low], roleMarkers[y.low]; px != "" && py != "" && px != py && x.low[0] < utf8.RuneSelf && y.low[0] < utf8.RuneSelf && px != "and" && py != "and" && !timeAfter(q, at) {
+	if px, py := roleMarkers[x.low], roleMarkers[y.low]; px != "" && py != "" && px != py && x.low[0] < utf8.RuneSelf && y.low[0] < utf8.RuneSelf && px != "and" && py != "and" &&
+		!(timeAfter(q, at) && timePreposition[x.low] && timePreposition[y.low]) &&
+		(verbBefore(q, at) || directional[px] || directional[py]) { // after a noun, "rate on / for" say alike; "taxi to / at" do not
 		return x.low, y.low, true
 	}
 	// need, have and want as main verbs ("Does this pallet need / have a
@@ -302,6 +305,45 @@ func negations(s vsig) int {
 		}
 	}
 	return n
+}
+
+// negatedWord returns the content word a single negation of s negates
+// (the first unit within three tokens after it), or "".
+func negatedWord(s vsig) string {
+	found := ""
+	for i := range s.seq {
+		w := s.seq[i].low
+		prev, next := "", ""
+		if i > 0 {
+			prev = s.seq[i-1].low
+		}
+		if i+1 < len(s.seq) {
+			next = s.seq[i+1].low
+		}
+		if !(negWord(w, prev, next) && !aNotA(s.seq, i)) {
+			continue
+		}
+		if found != "" {
+			return "" // two negations: the count check reads them
+		}
+		for k := i + 1; k < len(s.seq) && k <= i+3; k++ {
+			u := &s.seq[k]
+			if u.low == "" || u.low[0] >= utf8.RuneSelf || auxiliaries[u.low] || persons[u.low] != "" || !verbLike(u.low) {
+				continue
+			}
+			if p := s.seq[k-1].low; !nominal[p] && !quantifiers[p] && possessivePronouns[p] == "" {
+				found = stemWord(u.low) // "told me not to take" / "didn't tell me to take"
+				if v, _ := text.VerbTense(u.low); v != "" {
+					found = v
+				}
+				break
+			}
+		}
+		if found == "" {
+			return ""
+		}
+	}
+	return found
 }
 
 // modifierAttached returns a modifier that stands right before one noun
@@ -839,7 +881,8 @@ func particleDiffers(q, s vsig) (string, bool) {
 func timeAfter(q vsig, i int) bool {
 	for k := i + 1; k < len(q.seq) && k <= i+3; k++ {
 		w := q.seq[k].low
-		if isTimeWord(w) || w != "" && w[0] >= '0' && w[0] <= '9' || numerals[w] != "" && w != "a" && w != "an" || timeModifier(w) || w == "past" || w == "coming" || w == "first" {
+		if isTimeWord(w) || w != "" && w[0] >= '0' && w[0] <= '9' && (strings.IndexFunc(w, unicode.IsLetter) >= 0 || strings.Contains(w, ":") || k+1 < len(q.seq) && timeUnit(q.seq[k+1].low)) ||
+			timeModifier(w) || w == "past" || w == "coming" || w == "first" {
 			return true
 		}
 		if w != "the" && w != "a" && w != "an" {
@@ -848,6 +891,44 @@ func timeAfter(q vsig, i int) bool {
 	}
 	return false
 }
+
+// timeUnit reports a unit of time (days, months …).
+func timeUnit(w string) bool {
+	switch strings.TrimSuffix(w, "s") {
+	case "second", "minute", "hour", "day", "week", "month", "year", "night":
+		return true
+	}
+	return false
+}
+
+// verbBefore reports a verb within three tokens before i in its clause,
+// the head a preposition at i goes with ("travel to Mexico with", "pay
+// by"), not after a determiner ("the mean").
+func verbBefore(q vsig, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-3 && q.seq[k].clause == q.seq[i].clause && q.seq[k].text[0] != '|'; k-- {
+		if u := &q.seq[k]; u.low != "" && u.low[0] < utf8.RuneSelf && (verbLike(u.low) || beForms[u.low] && k == i-1) && (k == 0 || !nominal[q.seq[k-1].low] && !quantifiers[q.seq[k-1].low] && possessivePronouns[q.seq[k-1].low] == "") {
+			return true // "pay by", "travel … with", "are at / for dock 4"
+		}
+	}
+	return false
+}
+
+// beForms are the forms of be.
+var beForms = setOf("is are was were be been am")
+
+// verbLike reports a verb or a verb form (pay, paid, designed).
+func verbLike(w string) bool {
+	if text.IsVerb(w) {
+		return true
+	}
+	_, t := text.VerbTense(w)
+	return t != ""
+}
+
+// timePreposition say alike before a time: for, in, on, at, during,
+// within ("appointments for / on Monday"); to (change it to Monday) and by
+// (a deadline) do not.
+var timePreposition = setOf("for in on at during within")
 
 // oneOf2 reports {a, b} = {x, y}.
 func oneOf2(a, b, x, y string) bool { return a == x && b == y || a == y && b == x }

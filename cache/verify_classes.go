@@ -62,7 +62,7 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 				(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
 	}
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
-		lookVerbs[x.low] && lookVerbs[y.low] || // find / get / see / check my statements
+		lookVerbs[x.low]&lookVerbs[y.low] != 0 || // see / check my balance, find / get my statements
 		strongParticles[x.low] || strongParticles[y.low] || // log out / log off: the particles are compared apart
 		hanAlike(x.low, y.low) {
 		return "", "", false
@@ -544,9 +544,18 @@ func hanAlike(a, b string) bool {
 	return false
 }
 
-// lookVerbs ask for information alike ("Where can I find / get my
-// statements?", "How do I check / see my balance?").
-var lookVerbs = setOf("see check find get know view look show tell access")
+// lookVerbs ask for information alike within a class: inspecting (1:
+// "How do I check / see my balance?"), obtaining (2: "Where can I find /
+// get my statements?"; see and know are both) and presenting (4: show,
+// tell). Across classes
+// they do not ("check my bags" is handing them over, "get my bags"
+// collecting them; "show my ticket" / "get my ticket").
+var lookVerbs = map[string]uint8{
+	"check": 1, "view": 1, "look": 1,
+	"find": 2, "get": 2, "access": 2,
+	"see": 1 | 2, "know": 1 | 2, // "Where do I see / find my IBAN?"
+	"show": 4, "tell": 4,
+}
 
 // subjectOrTo come before a verb that is the question's own.
 var subjectOrTo = setOf("i we you they he she it to")

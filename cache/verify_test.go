@@ -200,6 +200,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Which firm bought the bakery that the brewery acquired?", "Which firm bought the bakery that acquired the brewery?", "roles"},
 		{"How many parcels have we sorted today?", "How many parcels do we sort today?", "tense"},
 		{"Is one of the scanners at dock 2 broken?", "Is the scanner at dock 2 broken?", "scope"},
+		{"Where do I check my suitcase at Gatwick?", "Where do I get my suitcase at Gatwick?", "replaced"}, // handing over against collecting
 		{"List the re-wrapped pallets from the damaged Boston shipment.", "List the damaged pallets from the re-wrapped Boston shipment.", "order|roles"},
 		{"Which staff have to stay late on Friday?", "Which staff want to stay late on Friday?", "intent"},
 		{"Which shops used to open on Sundays?", "Which shops open on Sundays?", "tense"},

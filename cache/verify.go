@@ -1381,7 +1381,10 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// One word replaced, all else equal: however long the question, the
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless
 	// the two words read as one (a stem, a concept of the lexicon).
-	if a, b, ok := replacedWord(withoutFillers(query), withoutFillers(stored)); ok {
+	if fillerFree(query) != fillerFree(stored) {
+		// The questions differ in length beyond their fillers: no word
+		// replaced at the same place (and no copies made to find out).
+	} else if a, b, ok := replacedWord(withoutFillers(query), withoutFillers(stored)); ok {
 		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
 	}
 	// One time adverbial on each side moves freely ("Who picked it

@@ -178,6 +178,29 @@ func withoutFillers(s vsig) vsig {
 	return s
 }
 
+// fillerFree counts the tokens withoutFillers keeps (about: the clause
+// breaks at the end are counted), without copying.
+func fillerFree(s vsig) int {
+	n, trail := 0, 0
+	for i := 0; i < len(s.seq); i++ {
+		u := &s.seq[i]
+		switch {
+		case oneOf("呢啊吧呀嘛哦", u.low), u.low == "please", u.low == "thanks", u.low == "a", u.low == "an", u.low == "the":
+			continue
+		case i+1 < len(s.seq) && (u.low == "请" && s.seq[i+1].low == "问" || u.low == "谢" && s.seq[i+1].low == "谢" || u.low == "thank" && s.seq[i+1].low == "you"):
+			i++
+			continue
+		}
+		n++
+		if u.text[0] == '|' {
+			trail++
+		} else {
+			trail = 0
+		}
+	}
+	return n - trail // withoutFillers drops the clause breaks left at the end
+}
+
 // filler reports a token withoutFillers may leave out.
 func filler(w string) bool {
 	return oneOf("呢啊吧呀嘛哦请谢", w) || w == "please" || w == "thanks" || w == "thank" || w == "a" || w == "an" || w == "the"

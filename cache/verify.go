@@ -1381,6 +1381,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// One word replaced, all else equal: however long the question, the
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless
 	// the two words read as one (a stem, a concept of the lexicon).
+	if w, ok := insertedWord(query, stored); ok {
+		return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+	}
 	if fillerFree(query) != fillerFree(stored) {
 		// The questions differ in length beyond their fillers: no word
 		// replaced at the same place (and no copies made to find out).

@@ -206,6 +206,37 @@ func filler(w string) bool {
 	return oneOf("呢啊吧呀嘛哦请谢", w) || w == "please" || w == "thanks" || w == "thank" || w == "a" || w == "an" || w == "the"
 }
 
+// insertedWord returns the one English content word s has and q lacks
+// (or the reverse), all else equal without fillers: "the alleged
+// fraud", "the acting director", "tried to enter", "nearly won".
+func insertedWord(q, s vsig) (string, bool) {
+	if fillerFree(q) == fillerFree(s) {
+		return "", false
+	}
+	q, s = withoutFillers(q), withoutFillers(s)
+	if len(s.seq) < len(q.seq) {
+		q, s = s, q
+	}
+	if len(s.seq) != len(q.seq)+1 {
+		return "", false
+	}
+	i := 0
+	for i < len(q.seq) && q.seq[i].low == s.seq[i].low {
+		i++
+	}
+	for k := i; k < len(q.seq); k++ {
+		if q.seq[k].low != s.seq[k+1].low {
+			return "", false
+		}
+	}
+	u := &s.seq[i]
+	if !u.unit || u.named || u.low == "" || u.low[0] >= utf8.RuneSelf || persons[u.low] != "" || strings.ContainsAny(u.low, "0123456789") ||
+		strongParticles[u.low] || weakParticles[u.low] { // print out / print: a particle often only completes the verb
+		return "", false
+	}
+	return u.low, true
+}
+
 // stanceVerbs are main verbs of a requirement (1), a state (2) and a
 // wish (3).
 var stanceVerbs = map[string]uint8{

@@ -1327,6 +1327,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			(!query.hasWord("with") || !stored.hasWord("with")) {
 			return "roles", fmt.Sprintf("roles differ: %q comes with with in one question only", u.text)
 		}
+		// A number reached (涨到百分之五, to 5%) against a change by it (涨了百分之五).
+		if okA && okB && (isDigits(u.low) || oneOf(hanNumerals, u.low)) && (query.seq[a].role == "to") != (stored.seq[b].role == "to") &&
+			(query.seq[a].role == "to" && !directional[stored.seq[b].role] || stored.seq[b].role == "to" && !directional[query.seq[a].role]) {
+			return "roles", fmt.Sprintf("roles differ: the number %q is reached (to, 到) in one question, a change by it in the other", u.text)
+		}
 		if okA && okB && isHanTok(u.low) && (query.seq[a].role == "to" && stored.seq[b].role == "and" || query.seq[a].role == "and" && stored.seq[b].role == "to") {
 			return "roles", fmt.Sprintf("roles differ: %q ends a range (to, 到) in one question and a list (and, 和) in the other", u.text)
 		}

@@ -201,6 +201,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How many parcels have we sorted today?", "How many parcels do we sort today?", "tense"},
 		{"Is one of the scanners at dock 2 broken?", "Is the scanner at dock 2 broken?", "scope"},
 		{"Where do I check my suitcase at Gatwick?", "Where do I get my suitcase at Gatwick?", "replaced"}, // handing over against collecting
+		{"The court heard that the suspect entered the building through a side door at night.", "The court heard that the suspect allegedly entered the building through a side door at night.", "inserted"},
+		{"The board named the acting director of the museum last week.", "The board named the director of the museum last week.", "inserted"},
+		{"这家超市的鸡蛋价格涨到了十二元一盒，还有哪里能买到便宜的", "这家超市的鸡蛋价格涨了十二元一盒，还有哪里能买到便宜的", "roles"}, // to 12 against by 12
 		{"List the re-wrapped pallets from the damaged Boston shipment.", "List the damaged pallets from the re-wrapped Boston shipment.", "order|roles"},
 		{"Which staff have to stay late on Friday?", "Which staff want to stay late on Friday?", "intent"},
 		{"Which shops used to open on Sundays?", "Which shops open on Sundays?", "tense"},

@@ -156,6 +156,11 @@ f:day:yesterday|yesterday|昨天|昨日
 f:day:tomorrow|tomorrow|明天|明日
 f:day:before_yesterday|day before yesterday|前天
 f:day:after_tomorrow|day after tomorrow|后天
+f:gen:70s|七零后|70后
+f:gen:80s|八零后|80后
+f:gen:90s|九零后|90后
+f:gen:00s|零零后|00后
+f:per:person|per person|each person|per head|每人|每个人|人均
 f:day:three_days_ago|three days ago|大前天
 f:day:in_three_days|in three days|大后天
 f:week:after_next|the week after next|下下周|下下个星期|下下星期

@@ -45,6 +45,7 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	// at alike, and to, into and onto.
 	if px, py := roleMarkers[x.low], roleMarkers[y.low]; px != "" && py != "" && px != py && x.low[0] < utf8.RuneSelf && y.low[0] < utf8.RuneSelf && px != "and" && py != "and" &&
 		!(timeAfter(q, at) && timePreposition[x.low] && timePreposition[y.low]) &&
+		!oneOf2(x.low, y.low, "by", "with") && !oneOf2(x.low, y.low, "in", "with") && !oneOf2(x.low, y.low, "to", "with") && // pay by / with card, in / with cash, speak to / with
 		(verbBefore(q, at) || directional[px] || directional[py]) { // after a noun, "rate on / for" say alike; "taxi to / at" do not
 		return x.low, y.low, true
 	}

@@ -403,6 +403,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause
 		{"Why didn't I get my refund?", "Why did I not get my refund?"},
+		{"Can I pay by card at the market?", "Can I pay with a card at the market?"},     // by / with, in / with, to / with alike
 		{"Can I deposit up to $10,000 in cash?", "Can I deposit in cash up to $10,000?"}, // up to is no particle
 		{"What is the rate on a 5 year CD?", "What is the rate for a 5 year CD?"},        // a length that names a kind
 		{"Do I need to bring my passport?", "Should I bring my passport?"},

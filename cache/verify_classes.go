@@ -347,19 +347,23 @@ func deClauseSwapped(q, s vsig) (string, string, bool) {
 func negations(s vsig) int {
 	n := 0
 	for i := range s.seq {
-		w := s.seq[i].low
-		prev, next := "", ""
-		if i > 0 {
-			prev = s.seq[i-1].low
-		}
-		if i+1 < len(s.seq) {
-			next = s.seq[i+1].low
-		}
-		if negWord(w, prev, next) && !aNotA(s.seq, i) || w == "no" || w == "without" {
+		if w := s.seq[i].low; s.negationAt(i) || w == "no" || w == "without" {
 			n++
 		}
 	}
 	return n
+}
+
+// negationAt reports a negation at i (negWord, not the 不 of A不A).
+func (s *vsig) negationAt(i int) bool {
+	prev, next := "", ""
+	if i > 0 {
+		prev = s.seq[i-1].low
+	}
+	if i+1 < len(s.seq) {
+		next = s.seq[i+1].low
+	}
+	return negWord(s.seq[i].low, prev, next) && !aNotA(s.seq, i)
 }
 
 // negatedWord returns the content word a single negation of s negates
@@ -367,15 +371,7 @@ func negations(s vsig) int {
 func negatedWord(s vsig) string {
 	found := ""
 	for i := range s.seq {
-		w := s.seq[i].low
-		prev, next := "", ""
-		if i > 0 {
-			prev = s.seq[i-1].low
-		}
-		if i+1 < len(s.seq) {
-			next = s.seq[i+1].low
-		}
-		if !(negWord(w, prev, next) && !aNotA(s.seq, i)) {
+		if !s.negationAt(i) {
 			continue
 		}
 		if found != "" {

@@ -585,6 +585,13 @@ func stem(w string) string {
 	return w
 }
 
+// IsPerson reports a noun whose most frequent sense names a person
+// (driver, suppliers; WordNet's noun.person).
+func IsPerson(w string) bool {
+	st := stemData()
+	return st.person[w] || st.person[stem(w)]
+}
+
 // IsVerb reports a one-word verb of WordNet (pay, call).
 func IsVerb(w string) bool { return stemData().verbs[w] }
 
@@ -646,10 +653,11 @@ type stemTables struct {
 	verbs     map[string]bool   // one-word verbs (@verbs)
 	keep      map[string]bool   // words in -s that are not plurals (@keep)
 	irregular map[string]string // irregular verb form → its verb (@irregular)
+	person    map[string]bool   // nouns that name a person (@person)
 }
 
 var stemData = sync.OnceValue(func() *stemTables {
-	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}}
+	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}, person: map[string]bool{}}
 	for _, line := range strings.Split(generatedLexicon, "\n") {
 		target, words, ok := strings.Cut(line, "|")
 		if !ok {
@@ -661,6 +669,8 @@ var stemData = sync.OnceValue(func() *stemTables {
 			m = st.verbs
 		case "@keep":
 			m = st.keep
+		case "@person":
+			m = st.person
 		case "@irregular":
 			for _, fb := range strings.Split(words, "|") {
 				if form, base, ok := strings.Cut(fb, ">"); ok {

@@ -100,6 +100,11 @@ func TestVerbTense(t *testing.T) {
 			t.Errorf("VerbTense(%q) = %q, %q; want %q, %q", tc.w, verb, tense, tc.verb, tc.tense)
 		}
 	}
+	for w, want := range map[string]bool{"driver": true, "suppliers": true, "landlord": true, "order": false, "parcel": false, "card": false} {
+		if text.IsPerson(w) != want {
+			t.Errorf("IsPerson(%q) = %v, want %v", w, !want, want)
+		}
+	}
 	content := func(q string) []string { return text.Content(text.Normalize(q)) }
 	if a, b := content("sent invoices"), content("send invoices"); !slices.Equal(a, b) {
 		t.Errorf("content of sent and send: %q, %q; want equal", a, b)

@@ -34,7 +34,8 @@ func main() {
 // generate writes the antonym facet lines of WordNet to out, each facet
 // with its lemmas and their inflected forms, then the word lists the
 // stemmer needs: every one-word verb (@verbs), the words in -s that are
-// words of their own (@keep) and the irregular forms (@irregular).
+// words of their own (@keep), the irregular forms (@irregular) and the
+// nouns that name a person (@person).
 func generate(wn *wordnet, out string) error {
 	lemmas := wn.lemmas()
 	facets := map[string][]string{}
@@ -64,6 +65,7 @@ func generate(wn *wordnet, out string) error {
 	writeList(w, "@verbs", wn.verbs())
 	writeList(w, "@keep", wn.keepS())
 	writeList(w, "@irregular", wn.irregulars())
+	writeList(w, "@person", wn.persons())
 	if err := w.Flush(); err != nil {
 		file.Close()
 		return err

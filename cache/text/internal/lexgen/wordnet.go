@@ -451,6 +451,26 @@ func (wn *wordnet) irregulars() []string {
 	return out
 }
 
+// persons returns the one-word nouns whose first sense (WordNet lists a
+// lemma's senses most frequent first) is a person (lexicographer file
+// noun.person): driver, supplier, landlord; not order, parcel, card. The
+// verification reads a passive against an active of the same verb as a
+// change of roles only for such a subject ("Was the driver paid?" / "Did
+// the driver pay?"), since a thing's verb often reads either way ("Was my
+// order shipped?" = "Did my order ship?").
+func (wn *wordnet) persons() []string {
+	var out []string
+	for lemma, m := range wn.senses {
+		if offs := m['n']; len(offs) > 0 && wnWord.MatchString(lemma) {
+			if s := wn.synsets[offs[0]]; s != nil && s.lexFile == 18 {
+				out = append(out, lemma)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // keepS returns the one-word lemmas ending in s that cannot be plurals of
 // the word without it, because that word is no noun ("news" beside the
 // adjective "new", "series" beside "sery"), sorted: the stemmer leaves

@@ -403,7 +403,31 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause
 		{"Why didn't I get my refund?", "Why did I not get my refund?"},
-		{"Can I pay by card at the market?", "Can I pay with a card at the market?"},     // by / with, in / with, to / with alike
+		{"Can I pay by card at the market?", "Can I pay with a card at the market?"}, // by / with, in / with, to / with alike
+		// Paraphrases the checks of 2026-12-07 let pass.
+		{"Was the Arden Library funded by the Delacroix Foundation?", "Did the Delacroix Foundation fund the Arden Library?"},
+		{"Which gate is flight BA117 assigned to?", "To which gate is flight BA117 assigned?"},
+		{"Do you take Amex and Discover at the checkout?", "Do you take Discover and Amex at the checkout?"},
+		{"Which is cheaper, green tea or black tea?", "Which is cheaper, black tea or green tea?"},
+		{"As a new customer, can I get free delivery?", "Can I get free delivery as a new customer?"},
+		{"Is it possible to change my seat?", "Can I change my seat?"},
+		{"Is it necessary to book a table?", "Do I need to book a table?"},
+		{"Has invoice 5521 been paid?", "Did you pay invoice 5521?"},
+		{"Will I be able to change my order after it ships?", "Can I change my order after it ships?"},
+		{"Will you deliver to my office on Sunday?", "Can you deliver to my office on Sunday?"},
+		{"Can I just walk in for a haircut?", "Can I walk in for a haircut?"},
+		{"Should I wash or dry-clean a silk shirt?", "Should I dry-clean or wash a silk shirt?"},
+		{"Can I book a table for 8pm?", "Can I book a table at 8pm?"},
+		{"What is the interest rate on a 3 year bond?", "What is the interest rate for a 3 year bond?"},
+		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
+		{"Was my parcel delivered yesterday?", "Did my parcel deliver yesterday?"},
+		{"Can you recommend some good hiking boots?", "Which hiking boots are good?"},
+		{"Where is my manager's new office?", "Where is the new office of my manager?"},
+		{"怎么开通手机银行的指纹登录？", "手机银行的指纹登录如何开通？"},
+		{"被王磊打败的那支球队来自哪里", "王磊打败的那支球队来自哪里"},
+		{"他跑得快吗", "他跑得快吗？"},
+		{"不好意思，这件外套能换大一号吗", "这件外套能换大一号吗"},
+		{"网上有不少人说空腹喝咖啡伤胃，是真的吗", "网上有很多人说空腹喝咖啡伤胃，是真的吗"},
 		{"Can I deposit up to $10,000 in cash?", "Can I deposit in cash up to $10,000?"}, // up to is no particle
 		{"What is the rate on a 5 year CD?", "What is the rate for a 5 year CD?"},        // a length that names a kind
 		{"Do I need to bring my passport?", "Should I bring my passport?"},

@@ -155,6 +155,7 @@ type vsig struct {
 	both                             uint8               // both 1, either 2
 	oneOf                            bool                // 之一, one of the largest: one of them
 	usedTo                           bool                // used to: a past habit
+	already, notYet                  bool                // 已, already; 未, 尚未, not yet
 	perfectQ                         bool                // have/has + a past participle: so far ("How many have we shipped?")
 	oneOfNoun                        string              // the noun after "one of the/my/your …" (one of them)
 	passives                         map[string]string   // verb in a passive without agent → the units before it in its clause ("Was the driver paid?": " driver ")
@@ -529,7 +530,10 @@ func signature(q string) vsig {
 			first = false
 			continue
 		}
-		if han && strings.Contains(hanFunction, t) || !han && (functionWords[lt] && !quantifiers[lt] || lead && imperatives[lt]) {
+		// A single Latin letter beside Han text is a name (A仓, B区), not an
+		// article.
+		letterName := !han && hasHan && len(t) == 1 && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]))
+		if han && strings.Contains(hanFunction, t) || !han && !letterName && (functionWords[lt] && !quantifiers[lt] || lead && imperatives[lt]) {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt, seg: seg[i]})
 			first = false
 			continue
@@ -739,6 +743,12 @@ func (s *vsig) clauseReads() {
 		}
 		if w == "used" && next == "to" {
 			s.usedTo = true
+		}
+		switch {
+		case w == "已" && next != "经" || w == "already" || w == "经" && prev == "已":
+			s.already = true
+		case w == "未" || w == "yet" && (prev == "not" || strings.HasSuffix(prev, "n't")) || w == "yet" && i > 1 && negWord(seq[i-2].low, "", ""):
+			s.notYet = true
 		}
 		if perfectAux[w] || strings.HasSuffix(w, "'ve") {
 			for k := i + 1; k < len(seq) && k <= i+4 && seq[k].clause == seq[i].clause; k++ {
@@ -1217,6 +1227,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 				return "scope", fmt.Sprintf("one of the %ss in one question, the %s in the other", n, n)
 			}
 		}
+	}
+	if query.already && stored.notYet || query.notYet && stored.already {
+		return "mood", "one question says it is already done (已, already), the other not yet (未, 尚未, not yet)"
 	}
 	if query.usedTo != stored.usedTo {
 		return "tense", "tense differs: used to (a past habit) in one question only"

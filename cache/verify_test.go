@@ -197,6 +197,8 @@ func TestVerifyGrammar(t *testing.T) {
 		// Kinds of review round 25: a negation on another verb, a relative
 		// that, so far against usual, one of them against the one.
 		{"The nurse told me not to eat before the scan.", "The nurse didn't tell me to eat before the scan.", "negation"},
+		{"海关已放行这批货物。", "海关尚未放行这批货物。", "mood|negation"},      // already against not yet
+		{"C库调给D库的三十托到了吗？", "D库调给C库的三十托到了吗？", "order|roles"}, // a letter beside Han text is a name
 		{"Which firm bought the bakery that the brewery acquired?", "Which firm bought the bakery that acquired the brewery?", "roles"},
 		{"How many parcels have we sorted today?", "How many parcels do we sort today?", "tense"},
 		{"Is one of the scanners at dock 2 broken?", "Is the scanner at dock 2 broken?", "scope"},

@@ -479,8 +479,7 @@ func signature(q string) vsig {
 		return vsig{long: true}
 	}
 	toks = conditionLast(toks)
-	inWord := text.HanWords(toks) // 自由, 现在: role characters inside a word mark no role
-	seg := text.HanSegment(toks)
+	seg := text.HanSegment(toks) // 自由, 现在: role characters inside a word mark no role
 	s := vsig{seq: make([]vunit, 0, len(toks)), text: q}
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
@@ -503,7 +502,7 @@ func signature(q string) vsig {
 		if !han {
 			tok = stemLight(lt)
 		}
-		if r, ok := roleMarkers[lt]; ok && (lt != "比" || hanThan(toks, i)) && !(han && inWord[i]) {
+		if r, ok := roleMarkers[lt]; ok && (lt != "比" || hanThan(toks, i)) && !(han && text.InWord(seg, i)) {
 			if lt == "of" && i > 0 && strings.EqualFold(toks[i-1], "out") {
 				r = "from" // out of: "into my savings" / "out of my savings"
 			}

@@ -16,7 +16,7 @@
 // IsHan from here so that both readings agree on what is Chinese,
 // OpeningOf so that it compares the opening subject the facets left out,
 // and the word readings it needs from the same resources: VerbTense and
-// IsVerb (WordNet), HanSegment, HanWords, HanWord and HanVerbal (jieba).
+// IsVerb (WordNet), HanSegment, InWord, HanWord and HanVerbal (jieba).
 //
 // Its exported surface: Normalize, Facets, Content, IsHan, OpeningOf and
 // those word readings.

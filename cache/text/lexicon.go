@@ -296,66 +296,74 @@ var generatedLexicon string
 //go:embed hanwords_gen.txt
 var generatedHanWords string
 
-// hanFreq holds the frequency class (4 ln f) of every Han character and
-// of the two-character words whose role characters mark no role (自由,
-// 现在, 目的), from jieba's dictionary (internal/hangen); hanTotal is the
-// class of the whole dictionary.
-var hanFreq = sync.OnceValue(func() map[string]int {
-	m := map[string]int{}
+// InWord reports a token that HanSegment put in a two-character word.
+func InWord(seg []int, i int) bool {
+	return seg[i] != 0 && (i > 0 && seg[i-1] == seg[i] || i+1 < len(seg) && seg[i+1] == seg[i])
+}
+
+// hanTables are the jieba tables of hanwords_gen.txt (internal/hangen):
+// the frequency class (4 ln f) of every Han character and of the
+// two-character words whose role characters mark no role (自由, 现在,
+// 目的), the class of the whole dictionary, and the characters tagged as
+// verbs or adjectives.
+type hanTables struct {
+	freq   map[string]int
+	total  int
+	verbal map[string]bool
+}
+
+var hanData = sync.OnceValue(func() *hanTables {
+	t := &hanTables{freq: map[string]int{}, verbal: map[string]bool{}}
 	for _, line := range strings.Split(generatedHanWords, "\n") {
 		k, words, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
 		if k == "verbal" {
 			for _, w := range strings.Fields(words) {
-				m["v:"+w] = 1
+				t.verbal[w] = true
 			}
 			continue
 		}
 		class, err := strconv.Atoi(k)
-		if !ok || err != nil {
+		if err != nil {
 			continue
 		}
 		for _, w := range strings.Fields(words) {
-			m[w] = class
+			if w == "total" {
+				t.total = class
+			} else {
+				t.freq[w] = class
+			}
 		}
 	}
-	return m
+	return t
 })
 
 // HanVerbal reports a character jieba's dictionary tags as a verb or an
 // adjective (跑, 说, 长).
-func HanVerbal(ch string) bool { return hanFreq()["v:"+ch] == 1 }
+func HanVerbal(ch string) bool { return hanData().verbal[ch] }
 
 // HanWord reports two characters that are a word of the segmentation's
 // table (得到, 觉得; not 宝得).
 func HanWord(two string) bool {
-	_, ok := hanFreq()[two]
+	_, ok := hanData().freq[two]
 	return ok && utf8.RuneCountInString(two) == 2
 }
 
-// HanWords marks the Han characters of toks (one character a token) that
-// the most probable segmentation of their run puts in a two-character word
-// (a unigram model over jieba's frequencies): 自由党 is 自由 + 党, so 自
-// and 由 are no role markers there; 线程跟进程 is 线程 + 跟 + 进程, so 跟
-// is one. A word that keeps its role character's role (送给, 对于) is not
-// in the table, so that character stands alone.
-func HanWords(toks []string) []bool {
-	seg := HanSegment(toks)
-	in := make([]bool, len(toks))
-	for i := range toks {
-		in[i] = seg[i] != 0 && (i > 0 && seg[i-1] == seg[i] || i+1 < len(toks) && seg[i+1] == seg[i])
-	}
-	return in
-}
-
 // HanSegment numbers the words of the most probable segmentation of each
-// Han run of toks (one character a token; see HanWords): the two
-// characters of a two-character word share a number, every other Han
-// character has its own, and a token that is no Han character gets 0.
+// Han run of toks (one character a token), by a unigram model over jieba's
+// frequencies: the two characters of a two-character word share a number,
+// every other Han character has its own, and a token that is no Han
+// character gets 0. 自由党 is 自由 + 党, so 自 and 由 are no role markers
+// there; 线程跟进程 is 线程 + 跟 + 进程, so 跟 is one. A word that keeps its
+// role character's role (送给, 对于) is not in the table, so that character
+// stands alone.
 func HanSegment(toks []string) []int {
-	freq := hanFreq()
-	total := float64(freq["total"]) / 4
+	t := hanData()
+	total := float64(t.total) / 4
 	logp := func(w string) (float64, bool) {
-		k, ok := freq[w]
+		k, ok := t.freq[w]
 		return float64(k)/4 - total, ok
 	}
 	seg := make([]int, len(toks))

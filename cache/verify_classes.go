@@ -120,13 +120,7 @@ func modifierMoved(q, s vsig) (string, bool) {
 				return 0
 			}
 		}
-		if dir == 1 && v.seq[at].poss || dir == -1 && v.seq[at].low == "的" {
-			return dir // past X's, or before X的 (X itself between)
-		}
-		if dir == 1 && v.seq[at].low == "的" || dir == -1 && v.seq[at].poss {
-			return dir
-		}
-		return 0
+		return dir // at is a possessive (anchors): past X's or X的, or before them
 	}
 	qa, sa := anchors(q), anchors(s)
 	for k, qi := range qa {
@@ -153,24 +147,16 @@ func modifierMoved(q, s vsig) (string, bool) {
 // a closing 谢谢 or thanks, please, the articles, and the clause breaks
 // they leave at the end ("…还是直接调整库存呢" aligns with "…还是直接调整库存").
 func withoutFillers(s vsig) vsig {
-	if !slices.ContainsFunc(s.seq, func(u vunit) bool { return filler(u.low) }) && (len(s.seq) == 0 || s.seq[len(s.seq)-1].text[0] != '|') {
+	if fillerFree(s) == len(s.seq) {
 		return s // nothing to leave out (most questions)
 	}
 	seq := make([]vunit, 0, len(s.seq))
 	for i := 0; i < len(s.seq); i++ {
-		u := s.seq[i]
-		next := ""
-		if i+1 < len(s.seq) {
-			next = s.seq[i+1].low
-		}
-		switch {
-		case oneOf("呢啊吧呀嘛哦", u.low), u.low == "please", u.low == "thanks", u.low == "a", u.low == "an", u.low == "the":
-			continue // "need a label" / "have the label" align word for word
-		case u.low == "请" && next == "问", u.low == "谢" && next == "谢", u.low == "thank" && next == "you":
-			i++
+		if n := fillerAt(s.seq, i); n > 0 {
+			i += n - 1
 			continue
 		}
-		seq = append(seq, u)
+		seq = append(seq, s.seq[i])
 	}
 	for len(seq) > 0 && seq[len(seq)-1].text[0] == '|' {
 		seq = seq[:len(seq)-1]
@@ -179,21 +165,16 @@ func withoutFillers(s vsig) vsig {
 	return s
 }
 
-// fillerFree counts the tokens withoutFillers keeps (about: the clause
-// breaks at the end are counted), without copying.
+// fillerFree counts the tokens withoutFillers keeps, without copying.
 func fillerFree(s vsig) int {
 	n, trail := 0, 0
 	for i := 0; i < len(s.seq); i++ {
-		u := &s.seq[i]
-		switch {
-		case oneOf("呢啊吧呀嘛哦", u.low), u.low == "please", u.low == "thanks", u.low == "a", u.low == "an", u.low == "the":
-			continue
-		case i+1 < len(s.seq) && (u.low == "请" && s.seq[i+1].low == "问" || u.low == "谢" && s.seq[i+1].low == "谢" || u.low == "thank" && s.seq[i+1].low == "you"):
-			i++
+		if k := fillerAt(s.seq, i); k > 0 {
+			i += k - 1
 			continue
 		}
 		n++
-		if u.text[0] == '|' {
+		if s.seq[i].text[0] == '|' {
 			trail++
 		} else {
 			trail = 0
@@ -202,9 +183,20 @@ func fillerFree(s vsig) int {
 	return n - trail // withoutFillers drops the clause breaks left at the end
 }
 
-// filler reports a token withoutFillers may leave out.
-func filler(w string) bool {
-	return oneOf("呢啊吧呀嘛哦请谢", w) || w == "please" || w == "thanks" || w == "thank" || w == "a" || w == "an" || w == "the"
+// fillerAt returns how many tokens from i are a filler (0 for none): a
+// particle, please, thanks or an article (1), 请问, 谢谢 or thank you (2).
+func fillerAt(seq []vunit, i int) int {
+	w, next := seq[i].low, ""
+	if i+1 < len(seq) {
+		next = seq[i+1].low
+	}
+	switch {
+	case oneOf("呢啊吧呀嘛哦", w), w == "please", w == "thanks", w == "a", w == "an", w == "the":
+		return 1
+	case w == "请" && next == "问", w == "谢" && next == "谢", w == "thank" && next == "you":
+		return 2
+	}
+	return 0
 }
 
 // insertedWord returns the one English content word s has and q lacks
@@ -406,10 +398,8 @@ func negatedWord(s vsig) string {
 // need" / "bins in zone C need").
 func modifierAttached(q, s vsig) (string, bool) {
 	next := func(v vsig, i int) string {
-		if i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == v.seq[i].clause && !text.IsVerb(v.seq[i+1].low) {
-			if _, t := text.VerbTense(v.seq[i+1].low); t == "" {
-				return v.seq[i+1].word
-			}
+		if i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == v.seq[i].clause && !verbLike(v.seq[i+1].low) {
+			return v.seq[i+1].word
 		}
 		return ""
 	}

@@ -411,12 +411,7 @@ func (a *analyzer) word(i int) int {
 // pick time" / "what does pick time mean"); a stop verb's -ed or -ing form
 // after a determiner is a modifier and stays ("my checked bag").
 func (a *analyzer) verbSense(i int) string {
-	word := func(k int) string {
-		if k >= 0 && k < len(a.toks) && a.toks[k].kind == tWord {
-			return a.toks[k].text
-		}
-		return ""
-	}
+	word := a.wordAt
 	prev, next := word(i-1), word(i+1)
 	switch w := a.toks[i].text; {
 	case w == "left" && determiners[next] && !timeNouns[word(i+2)], // not "left this year"
@@ -448,16 +443,18 @@ var modalAdjectives = map[string]bool{"possible": true, "able": true, "necessary
 // modalAdjective reports a modal adjective at i before to, or before for
 // and a pronoun and to ("possible for me to").
 func (a *analyzer) modalAdjective(i int) bool {
-	word := func(k int) string {
-		if k >= 0 && k < len(a.toks) && a.toks[k].kind == tWord {
-			return a.toks[k].text
-		}
-		return ""
-	}
 	if !modalAdjectives[a.toks[i].text] {
 		return false
 	}
-	return word(i+1) == "to" || word(i+1) == "for" && word(i+3) == "to"
+	return a.wordAt(i+1) == "to" || a.wordAt(i+1) == "for" && a.wordAt(i+3) == "to"
+}
+
+// wordAt returns the word token at k, or "" (past either end, or no word).
+func (a *analyzer) wordAt(k int) string {
+	if k >= 0 && k < len(a.toks) && a.toks[k].kind == tWord {
+		return a.toks[k].text
+	}
+	return ""
 }
 
 // stopStem reports a word that is no entry of the lexicon as written but
@@ -1116,6 +1113,25 @@ const hanDigits = "零〇一二两三四五六七八九"
 // the others may not (万一 "in case", 千万 "by all means", 百分之 "percent").
 const hanUnits = "十百千万亿"
 
+// measures are the measure words after which a digit counts something
+// else (一块五一斤: the 一 counts the 斤).
+const measures = "个件只条张本块米斤两克元毛分天次箱瓶包盒袋人"
+
+// maoAmount reads a sum in tenths of a yuan after the numeral v: 两毛五 is
+// 0.25 yuan (v 毛, then a digit of hundredths, before no measure word).
+// It returns the amount and the runes read after v, or 0.
+func maoAmount(v string, rest []rune) (string, int) {
+	tenths, err := strconv.Atoi(v)
+	if len(rest) < 2 || rest[0] != '毛' && rest[0] != '角' || err != nil || tenths > 9 {
+		return "", 0
+	}
+	d, ok := hanDigit(rest[1])
+	if !ok || len(rest) > 2 && strings.ContainsRune(measures, rest[2]) {
+		return "", 0
+	}
+	return strings.TrimRight(strings.TrimRight(big.NewRat(int64(tenths*10+d), 100).FloatString(2), "0"), "."), 2
+}
+
 // colloquialDecimal reads the decimals a Chinese length, price or
 // temperature carries after its unit, 米, 块 or 度: 七五 in 一米七五, 零七 in
 // 一米零七, 五 in 一块五 and 三十八度五, 半 (.5) in 一块半 —
@@ -1123,16 +1139,8 @@ const hanUnits = "十百千万亿"
 // them (一块五一斤 is 1.5 yuan a jin; 三米五个 reads nothing). It returns the
 // decimals and how many runes, unit included, it read.
 func colloquialDecimal(rest []rune) (string, int) {
-	if len(rest) >= 2 && (rest[0] == '毛' || rest[0] == '角') {
-		if d, ok := hanDigit(rest[1]); ok && (len(rest) == 2 || !strings.ContainsRune("个件只条张本块米斤两克元毛分天次箱瓶包盒袋人", rest[2])) {
-			return "-" + strconv.Itoa(d), 2 // 两毛五: 0.25 yuan (the caller reads the sign as tenths)
-		}
-	}
 	if len(rest) >= 3 && strings.ContainsRune("元块", rest[0]) && strings.ContainsRune("角毛", rest[2]) {
-		if d, ok := hanDigit(rest[1]); ok && rest[1] != '两' || rest[1] == '两' {
-			if rest[1] == '两' {
-				d = 2
-			}
+		if d, ok := hanDigit(rest[1]); ok {
 			return strconv.Itoa(d), 3 // 一元五角, 一块五毛: 1.5 yuan
 		}
 	}
@@ -1154,7 +1162,6 @@ func colloquialDecimal(rest []rune) (string, int) {
 		digits += string(rune('0' + d))
 		j++
 	}
-	const measures = "个件只条张本块米斤两克元毛分天次箱瓶包盒袋人"
 	switch {
 	case digits == "" || digits == "0":
 		return "", 0
@@ -1791,13 +1798,17 @@ func (a *analyzer) han(i int) int {
 				p += n + m + k
 				continue
 			}
+			if cny, m := maoAmount(v, rest); m > 0 {
+				flush()
+				a.facet("cny:" + cny) // 两毛五 = 0.25 yuan
+				p += n + m
+				continue
+			}
 			if dec, m := colloquialDecimal(rest); m > 0 && isDigits(v) {
 				// 一米七五 is 1.75 m, 一块五 is 1.5 yuan: the digits after the
 				// unit are its decimals (一米零七 = 1.07).
 				flush()
-				if strings.HasPrefix(dec, "-") {
-					a.facet("cny:0." + v + dec[1:]) // 两毛五 = 0.25 yuan
-				} else if rest[0] == '块' || rest[0] == '元' {
+				if rest[0] == '块' || rest[0] == '元' {
 					a.facet("cny:" + v + "." + dec)
 				} else {
 					a.facet("num:" + v + "." + dec)

@@ -37,11 +37,7 @@ func main() {
 	dict := flag.String("jieba", "/usr/lib/python3/dist-packages/jieba/dict.txt", "jieba's dict.txt (Debian python3-jieba)")
 	out := flag.String("o", "cache/text/hanwords_gen.txt", "output file")
 	flag.Parse()
-	words, err := readWords(*dict)
-	if err != nil {
-		log.Fatal(err)
-	}
-	verbal, err := readVerbal(*dict)
+	words, verbal, err := readDict(*dict)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,20 +46,24 @@ func main() {
 	}
 }
 
-// readWords returns every Han character and the two-character words of
-// frequency minFreq or more, each with its frequency class (4·ln f,
-// rounded), leaving out the words that keep a role character's role: a
-// preposition or conjunction (对于, 由于, 自从) and a verb whose second
-// character is a role character (送给, 放在, 来自, 回到: it still marks the
-// recipient, the place, the origin). Without them, the segmentation
-// leaves the role character alone, and it stays a marker.
-func readWords(path string) (map[string]int, error) {
+// readDict reads jieba's dictionary once. words holds every Han character
+// and the two-character words of frequency minFreq or more, each with its
+// frequency class (4·ln f, rounded), leaving out the words that keep a
+// role character's role: a preposition or conjunction (对于, 由于, 自从)
+// and a verb whose second character is a role character (送给, 放在, 来自,
+// 回到: it still marks the recipient, the place, the origin). Without them,
+// the segmentation leaves the role character alone, and it stays a
+// marker. verbal holds the single characters tagged as a verb or an
+// adjective (跑, 说, 长), of frequency minFreq or more, sorted: the
+// characters a complement 得 follows (跑得快), where a 得 after any other
+// is a must (药得饭后吃).
+func readDict(path string) (words map[string]int, verbal []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	out := map[string]int{}
+	words = map[string]int{}
 	total := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -77,41 +77,20 @@ func readWords(path string) (map[string]int, error) {
 		if err != nil || freq < 1 || len(w) > 2 || !unicode.Is(unicode.Han, w[0]) || len(w) == 2 && !unicode.Is(unicode.Han, w[1]) {
 			continue
 		}
+		if len(w) == 1 && freq >= minFreq && (pos[0] == 'v' || pos[0] == 'a') {
+			verbal = append(verbal, fs[0])
+		}
 		if len(w) == 2 {
 			second := strings.ContainsRune(roleChars, w[1])
 			if freq < minFreq || (strings.ContainsRune(roleChars, w[0]) || second) && (pos == "p" || pos == "c" || strings.HasPrefix(pos, "v") && second) {
 				continue
 			}
 		}
-		out[fs[0]] = max(out[fs[0]], class(freq))
+		words[fs[0]] = max(words[fs[0]], class(freq))
 	}
-	out[totalKey] = class(total)
-	return out, sc.Err()
-}
-
-// readVerbal returns the single characters jieba's dictionary tags as a
-// verb or an adjective (跑, 说, 长), with frequency minFreq or more: the
-// characters a complement 得 follows (跑得快), where a 得 after any other
-// is a must (药得饭后吃).
-func readVerbal(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 3 || len([]rune(fs[0])) != 1 || !unicode.Is(unicode.Han, []rune(fs[0])[0]) {
-			continue
-		}
-		if freq, err := strconv.Atoi(fs[1]); err == nil && freq >= minFreq && (fs[2][0] == 'v' || fs[2][0] == 'a') {
-			out = append(out, fs[0])
-		}
-	}
-	sort.Strings(out)
-	return out, sc.Err()
+	words[totalKey] = class(total)
+	sort.Strings(verbal)
+	return words, verbal, sc.Err()
 }
 
 // totalKey names the frequency class of all the dictionary's words

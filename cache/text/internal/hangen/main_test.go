@@ -15,11 +15,7 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	if _, err := os.Stat(dict); err != nil {
 		t.Skip("jieba not installed (apt-get install python3-jieba): generated word list not checked")
 	}
-	words, err := readWords(dict)
-	if err != nil {
-		t.Fatal(err)
-	}
-	verbal, err := readVerbal(dict)
+	words, verbal, err := readDict(dict)
 	if err != nil {
 		t.Fatal(err)
 	}

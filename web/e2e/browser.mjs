@@ -39,7 +39,9 @@ mkdirSync(shots, { recursive: true });
 console.log(`screenshots: ${shots}`);
 
 const T = 20_000; // per wait
-const run = Date.now().toString(36);
+// A digit first: SKU-<run> must read as an identifier (letters and digits
+// mixed), and Date.now() in base 36 is all letters about one run in five.
+const run = "7" + Date.now().toString(36);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HOOKS = ["prompt", "namespace", "send", "answer", "task-id", "status", "cache-status", "ttft", "notice"];
 

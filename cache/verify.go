@@ -143,6 +143,7 @@ type vsig struct {
 	modals                           uint8               // the classes of its modals (modalBits)
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	few                              uint8               // a few, a little 1; few, little 2
+	hanQuant                         uint8               // 都 (all of them) 1; 有…的, 有些, 有的 (some of them) 2
 	only                             uint8               // only, 只, 仅 1; also, 也 2
 	did                              bool                // it has did or didn't, not in an if-clause
 	modalAsksWhom                    bool                // a modal before do or a verb of asking someone (askVerbs)
@@ -1200,6 +1201,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	if query.few != 0 && stored.few != 0 && query.few&stored.few == 0 {
 		return "negation", "a few (some) against few (hardly any)"
+	}
+	if query.hanQuant != 0 && stored.hanQuant != 0 && query.hanQuant&stored.hanQuant == 0 {
+		return "scope", "all of them (都) against some of them (有…的, 有些)"
 	}
 	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
 		return "scope", "some of them against all of them"

@@ -658,7 +658,9 @@ func hanMood(w, prev, next, next2 string) mood {
 			return moodNeed
 		}
 	case "该":
-		if !oneOf("应活", prev) {
+		demonstrative := text.HanWord(w+next) || // 该国, 该市: this country, this city
+			(prev == "" || oneOf("在从对由向与和把被将据于经为", prev)) && !text.HanVerbal(next) && !oneOf("怎不如何多几", next) // 该产品支持退货吗
+		if !oneOf("应活", prev) && !demonstrative {
 			return moodNeed // 我该提前还款吗
 		}
 	case "要":
@@ -780,6 +782,11 @@ func (s *vsig) scopeWords() {
 		if (strongParticles[w] && !(w == "up" && (low(i+1) == "to" || low(i+1) == "front")) || weakParticles[w] && !objectStart[low(i+1)]) &&
 			i > 0 && seq[i-1].clause == clause && !isDigits(strings.TrimSuffix(low(i-1), "%")) { // not "10% off", "up to $500", "in the store"
 			s.particles = append(s.particles, w+" "+seq[i-1].word)
+			if w == "out" && low(i+1) == "of" {
+				s.particles = append(s.particles, "outof@ "+seq[i-1].word) // "stay out of the fridge"; not "fill out the form" (= fill in)
+			}
+		} else if (w == "in" || w == "inside" || w == "into") && i > 0 && seq[i-1].clause == clause && objectStart[low(i+1)] {
+			s.particles = append(s.particles, "in@ "+seq[i-1].word) // "stay in the fridge": against "stay out of the fridge"
 		}
 		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
 			if m := modalBits(w, low(i+1)); m != 0 {
@@ -814,6 +821,13 @@ func (s *vsig) scopeWords() {
 			s.only |= 1 // 只有北部城区 / 北部城区也
 		case w == "also" || w == "也":
 			s.only |= 2
+		}
+		switch {
+		case w == "都" && !oneOf(hanNumerals+"快已过", low(i+1)) && !isDigits(low(i+1)) && !oneOf("么谁哪也连", low(i-1)) && !hanBefore(seq, clauseStart, i, "每"):
+			s.hanQuant |= 1 // 这些订单都付款了吗: all of them (not 都两个月了, 每天都, 什么都)
+		case w == "有" && !oneOf("没所拥具含只还", low(i-1)) && existentialDe(seq, i),
+			w == "些" && low(i-1) == "有", w == "的" && low(i-1) == "有" && i-1 == clauseStart:
+			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单: some of them
 		}
 		if w == "few" || w == "little" {
 			if low(i-1) == "a" {
@@ -913,12 +927,12 @@ func particleDiffers(q, s vsig) (string, bool) {
 		a, b := side[0], side[1]
 		for _, x := range a.particles {
 			p, before, _ := strings.Cut(x, " ")
-			if !strongParticles[p] || slices.Contains(b.particles, x) {
+			if !strongParticles[p] && p != "outof@" || slices.Contains(b.particles, x) {
 				continue
 			}
 			for _, y := range b.particles {
-				if o, ob, _ := strings.Cut(y, " "); ob == before && (weakParticles[o] || strongParticles[o] && o != p && !(oneOf2(p, o, "out", "off"))) {
-					return p + "/" + o, true // sign in / sign out, move up / move back (log out = log off)
+				if o, ob, _ := strings.Cut(y, " "); ob == before && (p == "outof@") == (o == "in@") && (o == "in@" || weakParticles[o] || strongParticles[o] && o != p && !(oneOf2(p, o, "out", "off"))) {
+					return strings.TrimSuffix(p, "@") + "/" + strings.TrimSuffix(o, "@"), true // sign in / sign out, move up / move back (log out = log off), stay in the fridge / stay out of it
 				}
 			}
 		}
@@ -1160,6 +1174,23 @@ func scopeWord(w, prev string) string {
 		return "sure"
 	}
 	return ""
+}
+
+// hanBefore reports the character ch in seq[from:i].
+func hanBefore(seq []vunit, from, i int, ch string) bool {
+	return slices.ContainsFunc(seq[from:i], func(u vunit) bool { return u.low == ch })
+}
+
+// existentialDe reports 有 at i that asks whether any of them does it: its
+// clause ends in 的, before a final particle (这些订单有付款的吗, 有没有发出去的).
+func existentialDe(seq []vunit, i int) bool {
+	last := i
+	for j := i + 1; j < len(seq) && seq[j].clause == seq[i].clause; j++ {
+		if seq[j].low != "" && !oneOf("吗呢吧啊呀", seq[j].low) {
+			last = j
+		}
+	}
+	return last > i+1 && seq[last].low == "的"
 }
 
 // modalsCompared reports a question whose modals ask something of their

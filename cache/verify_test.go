@@ -165,6 +165,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is a single ticket valid for two rides?", "Are two tickets valid for a single ride?", "quantity|roles"},
 		{"一张卡能绑两个手机号吗", "两张卡能绑一个手机号吗", "quantity"},
 		{"十二个箱子装三托吗", "三个箱子装十二托吗", "quantity"},
+		// In against out of; all of them against some of them; 该 as this,
+		// not should.
+		{"How long can cooked chicken stay in the fridge?", "How long can cooked chicken stay out of the fridge?", "particle"},
+		{"这些包裹都签收了吗", "这些包裹有签收的吗", "scope"},
+		{"该公司的员工可以远程办公吗", "该公司的员工必须远程办公吗", "mood"},
 		// Future against past.
 		{"Will the bank charge a fee for the transfer?", "Did the bank charge a fee for the transfer?", "tense"},
 		{"Who runs the Leeds depot?", "Who ran the Leeds depot?", "tense"}, // irregular forms are one word to the embedder
@@ -455,6 +460,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is my package delivered?", "Was my package delivered?"},                        // is/was is not compared
 		{"Which form do I need to fill out?", "Which form should I fill out?"},           // need to = should
 		{"Can I pick up my order in the store?", "Can I pick my order up in the store?"}, // in the store: a preposition
+		{"How do I fill out this form?", "How do I fill in this form?"},                  // out, not out of
+		{"这些包裹都签收了吗", "这些包裹全都签收了吗"},
+		{"每天都要盘点吗", "每天要盘点吗"}, // 都 after 每 is no quantifier of its own
 		{"How do I log out of the app?", "How do I log off of the app?"},
 		{"How much is the late fee if I don't pay on time?", "If I don't pay on time how much is the late fee?"},
 		{"What is the forecast for the next 7 days?", "What is the forecast in the next 7 days?"},

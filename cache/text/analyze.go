@@ -53,9 +53,14 @@ func lexTokens(s string) []token {
 		switch {
 		case isAlnum(r):
 			j := i + 1
+			grouped := false
 			for j < len(rs) {
 				if isAlnum(rs[j]) || unicode.Is(unicode.Mn, rs[j]) {
 					j++
+					continue
+				}
+				if rs[j] == ',' && thousandsGroup(rs, i, j) {
+					j, grouped = j+4, true // "8,000,000" is 8000000, not 8 and 000
 					continue
 				}
 				if strings.ContainsRune("-_.'/:", rs[j]) && j+1 < len(rs) && isAlnum(rs[j+1]) {
@@ -73,7 +78,11 @@ func lexTokens(s string) []token {
 			} else if n := langSuffix(rs[j:]); n > 0 {
 				j += n // c++, c#, f#: a language, not c
 			}
-			toks = append(toks, splitContraction(token{kind: k, text: string(rs[i:j]), adj: adj})...)
+			text := string(rs[i:j])
+			if grouped {
+				text = strings.ReplaceAll(text, ",", "")
+			}
+			toks = append(toks, splitContraction(token{kind: k, text: text, adj: adj})...)
 			i, adj = j, true
 		case IsHan(r):
 			j := i + 1
@@ -158,6 +167,29 @@ func langSuffix(rs []rune) int {
 		return 0
 	}
 	return n
+}
+
+// thousandsGroup reports whether the comma at rs[j] separates thousands in
+// the number that starts at rs[i]: the number so far is digits in groups
+// (one to three digits, then groups of three), and exactly three digits
+// follow the comma ("8,000", "1,234,567.5"; not "1,2,3" or "3,1415").
+func thousandsGroup(rs []rune, i, j int) bool {
+	isDigit := func(k int) bool { return k < len(rs) && rs[k] >= '0' && rs[k] <= '9' }
+	if !isDigit(i) || !isDigit(j+1) || !isDigit(j+2) || !isDigit(j+3) || isDigit(j+4) {
+		return false
+	}
+	group := 0
+	for k := j - 1; k >= i; k-- {
+		switch {
+		case isDigit(k):
+			group++
+		case rs[k] == ',' && group == 3:
+			group = 0
+		default:
+			return false
+		}
+	}
+	return group >= 1 && group <= 3
 }
 
 // splitContraction turns "isn't" into "is" + "not" and drops the clitics
@@ -385,6 +417,10 @@ func (a *analyzer) word(i int) int {
 	}
 	if m, month := monthWord(w, a, i); month {
 		return m
+	}
+	if f := hyphenNumber(w); f != "" {
+		a.facet(f) // "a two-week trip", "the twenty-first floor"
+		return 1
 	}
 	if v, n := a.numberWords(i); n > 0 {
 		return n - 1 + a.number(i+n-1, v, true)
@@ -707,40 +743,126 @@ func numberWord(w string) (int, bool) {
 }
 
 // numberWords reads English number words starting at token i ("twenty",
-// "twenty five", "twenty-five", "a dozen", "half a dozen", and "one" only
-// before a unit) and returns the value and the tokens used, or 0 tokens.
+// "twenty five", "twenty-five", "a dozen", "half a dozen", "two hundred
+// and fifty", "twelve hundred", "a thousand", "three million", and "one"
+// only before a unit or a scale word) and returns the value and the
+// tokens used, or 0 tokens.
 func (a *analyzer) numberWords(i int) (string, int) {
 	w := a.toks[i].text
 	if w == "half" && i+2 < len(a.toks) && a.toks[i+1].text == "a" && a.toks[i+2].text == "dozen" {
 		return "6", 3
 	}
-	if w == "one" {
-		if nt, ok := a.next(i); ok && nt.kind == tWord {
-			if _, unit := englishUnits[nt.text]; unit {
-				return "1", 1
+	var total, cur int64 // the thousands read, and the number below them
+	k := i
+	if w == "one" || w == "a" {
+		nt, ok := a.next(i)
+		switch {
+		case ok && nt.kind == tWord && scaleWords[nt.text] > 0:
+			cur, k = 1, i+1 // "a hundred", "one thousand"
+		case w == "one" && ok && nt.kind == tWord && englishUnits[nt.text] != "":
+			return "1", 1
+		default:
+			return "", 0
+		}
+	}
+	if scaleWords[w] > 0 && i > 0 && a.toks[i-1].text == "a" {
+		cur = 1 // "a hundred": the article was read as a stop word
+	}
+	afterScale := k > i // a small number may follow: "a hundred and five"
+	for k < len(a.toks) && a.toks[k].kind == tWord {
+		t := a.toks[k].text
+		if s := scaleWords[t]; s > 0 && cur > 0 {
+			if s == 100 {
+				cur *= 100
+			} else {
+				total, cur = total+cur*s, 0
+			}
+			k, afterScale = k+1, true
+			continue
+		}
+		if k > i && !afterScale {
+			break
+		}
+		if t == "and" && afterScale && k+1 < len(a.toks) && a.toks[k+1].kind == tWord && a.toks[k+1].text != "a" {
+			if _, n := a.smallNumberWords(k + 1); n > 0 {
+				k++
+				continue
 			}
 		}
+		v, n := a.smallNumberWords(k)
+		if n == 0 {
+			break
+		}
+		cur += v
+		k, afterScale = k+n, false
+	}
+	if k == i || total+cur == 0 && k-i > 1 {
 		return "", 0
 	}
+	return strconv.FormatInt(total+cur, 10), k - i
+}
+
+// hyphenNumber reads a number word joined by a hyphen to a unit ("two-week",
+// "ten-minute") or a tens word to an ordinal ("twenty-first"), and returns
+// its facet, or "".
+func hyphenNumber(w string) string {
+	n, rest, ok := strings.Cut(w, "-")
+	if !ok {
+		return ""
+	}
+	v, isNum := numberWordValues[n]
+	if !isNum {
+		return ""
+	}
+	if u, isOrd := ordinalUnits[rest]; isOrd && v >= 20 && v < 100 && v%10 == 0 {
+		return "ord:" + strconv.Itoa(v+u)
+	}
+	return unitAfterHyphen(strconv.Itoa(v), "-"+rest)
+}
+
+// unitAfterHyphen returns the facet of the number num said with the unit
+// after a hyphen in suf ("-week", "-kg"), or "" when suf is no such unit.
+// One-letter units ("-s", "-t") are left out: they are codes as often.
+func unitAfterHyphen(num, suf string) string {
+	unit, ok := strings.CutPrefix(suf, "-")
+	if tpl := englishUnits[unit]; ok && len(unit) > 1 && tpl != "" {
+		return strings.ReplaceAll(tpl, "#", num)
+	}
+	return ""
+}
+
+// ordinalUnits are the ordinals a tens word takes after a hyphen.
+var ordinalUnits = map[string]int{
+	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+}
+
+// scaleWords multiply the number words before them.
+var scaleWords = map[string]int64{"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+
+// smallNumberWords reads a number word below a hundred at token i
+// ("seven", "twenty", "twenty five", "twenty-five", "dozen") and returns its
+// value and the tokens used, or 0 tokens.
+func (a *analyzer) smallNumberWords(i int) (int64, int) {
+	w := a.toks[i].text
 	if parts := strings.Split(w, "-"); len(parts) == 2 {
 		t, ok1 := numberWordValues[parts[0]]
 		u, ok2 := numberWordValues[parts[1]]
 		if ok1 && ok2 && t >= 20 && t%10 == 0 && u > 0 && u < 10 {
-			return strconv.Itoa(t + u), 1
+			return int64(t + u), 1
 		}
 	}
 	v, ok := numberWordValues[w]
-	if !ok {
-		return "", 0
+	if !ok || w == "one" && i > 0 && a.toks[i-1].text != "and" && scaleWords[a.toks[i-1].text] == 0 {
+		return 0, 0
 	}
 	if v >= 20 && v%10 == 0 && v < 100 {
 		if nt, ok := a.next(i); ok && nt.kind == tWord {
 			if u, ok := numberWordValues[nt.text]; ok && u > 0 && u < 10 {
-				return strconv.Itoa(v + u), 2
+				return int64(v + u), 2
 			}
 		}
 	}
-	return strconv.Itoa(v), 1
+	return int64(v), 1
 }
 
 // englishUnits maps unit words after a number to a facet template; "#" is
@@ -789,6 +911,11 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 		return a.numberToken(i, v)
 	}
 	nt, hasNext := a.next(i)
+	if hasNext && nt.kind == tWord && scaleWords[nt.text] > 0 {
+		if sv := scaleDecimal(v, scaleWords[nt.text]); sv != "" {
+			return 1 + a.number(i+1, sv, true) // "3.5 million" is 3500000
+		}
+	}
 	if hasNext {
 		switch {
 		case nt.kind == tSym && nt.text == "%": // "10%" and "10 %" alike
@@ -901,6 +1028,10 @@ func (a *analyzer) numberToken(i int, v string) int {
 		j++
 	}
 	num, suf := v[:j], v[j:]
+	if f := unitAfterHyphen(num, suf); f != "" {
+		a.facet(f) // "a 2-week trip" is two weeks
+		return 1
+	}
 	if suf == "'s" {
 		suf = "" // "wave 4's pick list" is wave 4's
 	}

@@ -64,8 +64,22 @@ f:ord:9|ninth|9th
 f:ord:10|tenth|10th
 f:ord:11|eleventh|11th
 f:ord:12|twelfth|12th
+f:ord:13|thirteenth|13th
+f:ord:14|fourteenth|14th
+f:ord:15|fifteenth|15th
+f:ord:16|sixteenth|16th
+f:ord:17|seventeenth|17th
+f:ord:18|eighteenth|18th
+f:ord:19|nineteenth|19th
 f:ord:20|twentieth|20th
 f:ord:30|thirtieth|30th
+f:ord:40|fortieth|40th
+f:ord:50|fiftieth|50th
+f:ord:60|sixtieth|60th
+f:ord:70|seventieth|70th
+f:ord:80|eightieth|80th
+f:ord:90|ninetieth|90th
+f:ord:100|hundredth|100th
 f:ord:last|last one|最后一个
 f:dir:up|increase|increases|increased|raise|raised|grow|grows|提高|上升|上调|增长|调高|调大
 f:dir:down|decrease|decreases|decreased|reduce|reduces|reduced|lower|lowered|降低|减少|下降|下调|调低|调小

@@ -126,6 +126,54 @@ func TestColloquialNumbers(t *testing.T) {
 	}
 }
 
+// TestEnglishNumbers checks that an English number reads the same however
+// it is written (digits with thousands separators, number words with
+// hundred, thousand and million, a scale word after digits, a number
+// joined to its unit by a hyphen, ordinal words), and that different
+// numbers never read alike.
+func TestEnglishNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want string // a facet the question must have
+	}{
+		{"a stadium for 8,000 people", "num:8000"},
+		{"a stadium for eight thousand people", "num:8000"},
+		{"it costs $1,500", "usd:1500"},
+		{"twelve hundred jobs", "num:1200"},
+		{"1,200 jobs", "num:1200"},
+		{"two hundred and fifty jobs", "num:250"},
+		{"one thousand five hundred jobs", "num:1500"},
+		{"a hundred jobs", "num:100"},
+		{"at least two hundred units", "qty:200pcs"},
+		{"3.5 million people", "num:3500000"},
+		{"3,500,000 people", "num:3500000"},
+		{"1,234.5 kg", "wt:1234.5kg"},
+		{"a two-week trip", "dur:14d"},
+		{"a 2-week trip", "dur:14d"},
+		{"the fifteenth century", "ord:15"},
+		{"the twenty-first floor", "ord:21"},
+		{"the 21st floor", "ord:21"},
+	} {
+		got := Facets(Normalize(tc.q))
+		if !slices.Contains(got, tc.want) {
+			t.Errorf("%q: facets %v, want %s among them", tc.q, got, tc.want)
+		}
+	}
+	for _, pair := range [][2]string{
+		{"a stadium for 8,000 people", "a stadium for 8,000,000 people"},
+		{"zones 1,2,3", "zones 123"},
+		{"pi is 3,1415", "pi is 31415"},
+		{"two hundred jobs", "twelve hundred jobs"},
+		{"five thousand jobs", "five hundred jobs"},
+		{"one of the jobs", "one hundred of the jobs"},
+	} {
+		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
+		if slices.Equal(a, b) {
+			t.Errorf("%q and %q have equal facets %v", pair[0], pair[1], a)
+		}
+	}
+}
+
 // TestModalAdjectivesAndFrontedPhrases checks that "is it possible to"
 // gives no antonym facet (it asks what "can I" asks), that a phrase fronted
 // before the question leaves the asker's framing I a framing, and that

@@ -1165,11 +1165,14 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	// A negation before a quantifier against one after it (not all / all
 	// not, 不一定能 / 一定不能, 不都 / 都不).
-	for _, p := range query.negScope {
-		q, place, _ := strings.Cut(p, ":")
-		for _, o := range stored.negScope {
-			if oq, oplace, _ := strings.Cut(o, ":"); oq == q && oplace != place && !slices.Contains(query.negScope, o) {
-				return "negation", fmt.Sprintf("the negation takes another scope: %s %s in one question, %s in the other", q, strings.TrimPrefix(place, "neg-"), strings.TrimPrefix(oplace, "neg-"))
+	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
+		a, b := side[0], side[1]
+		for _, p := range a.negScope {
+			q, place, _ := strings.Cut(p, ":")
+			for _, o := range b.negScope {
+				if oq, oplace, _ := strings.Cut(o, ":"); oq == q && oplace != place && !slices.Contains(a.negScope, o) {
+					return "negation", fmt.Sprintf("the negation takes another scope: %s %s in one question, %s in the other", q, strings.TrimPrefix(place, "neg-"), strings.TrimPrefix(oplace, "neg-"))
+				}
 			}
 		}
 	}
@@ -1770,6 +1773,10 @@ func (s *vsig) grammar() {
 			s.future = true // 将要, 将会, 将于, 即将
 		case w == "要" && (low(i, i-1) == "快" || low(i, i-1) == "就"):
 			s.future = true // 快要, 就要
+		case w == "马" && low(i, i+1) == "上", w == "立" && oneOf("刻即", low(i, i+1)):
+			s.future = true // 马上就发货, 立刻: about to happen (against 已经发货了)
+		case w == "正" && low(i, i+1) == "在":
+			s.progressive = true // 正在办理: now (against 已经办好了)
 		case w == "已" && !oneOf("而得不", low(i, i-1)):
 			s.past = true // 已经, 已发货; not 而已, 不得已
 			s.mood |= moodDone

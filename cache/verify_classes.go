@@ -17,7 +17,7 @@ import (
 )
 
 // replacedWord returns the one content unit of q that s replaces at the
-// same place, every other token equal, when the two do not read as one
+// same place (or at each place it stands), every other token equal, when the two do not read as one
 // word: the same light stem, or the same non-empty content for the
 // builtin embedder (a concept of the lexicon). Function words (can /
 // could, 的, 是) are not content.
@@ -31,10 +31,12 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		if x.low == y.low || x.word == y.word {
 			continue
 		}
-		if at >= 0 {
-			return "", "", false
+		if at >= 0 && (x.low != q.seq[at].low || y.low != s.seq[at].low) {
+			return "", "", false // another word replaced as well (the same one again is one replacement: 大一…大一 / 大四…大四)
 		}
-		at = i
+		if at < 0 {
+			at = i
+		}
 	}
 	if at < 0 {
 		return "", "", false
@@ -55,6 +57,12 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return x.low, y.low, true
 	}
 	numeral := func(w string) bool { return strings.ContainsAny(w, "0123456789") || oneOf(hanNumerals, w) }
+	// A numeral the facets did not read (高一 / 高三, 一审 / 二审, 两打 /
+	// 三打: no unit they know follows) is compared by its value: 两 / 二
+	// say one number, 一 / 三 two.
+	if vx, vy := numeralValue(x.low), numeralValue(y.low); vx >= 0 && vy >= 0 && vx != vy {
+		return x.low, y.low, true
+	}
 	// A request's verb (tell, show, get) is a content word after a
 	// subject or to: "How do I get a refund?" / "How do I give a refund?".
 	content := func(u *vunit) bool {
@@ -76,6 +84,32 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
 	}
 	return x.low, y.low, true
+}
+
+// numeralValue returns the value of a one-character Chinese numeral below
+// ten or a digit run ("3", "三", "两" = 2), or -1.
+func numeralValue(w string) int {
+	if isDigits(w) && len(w) <= 9 {
+		n := 0
+		for i := 0; i < len(w); i++ {
+			n = n*10 + int(w[i]-'0')
+		}
+		return n
+	}
+	r, size := utf8.DecodeRuneInString(w)
+	if size != len(w) || size < 2 {
+		return -1
+	}
+	switch r {
+	case '两':
+		return 2
+	case '〇':
+		return 0
+	}
+	if i := strings.IndexRune("零一二三四五六七八九", r); i >= 0 {
+		return i / len("零")
+	}
+	return -1
 }
 
 // modifierMoved returns a unit that modifies the possessor in one question
@@ -223,12 +257,26 @@ func insertedWord(q, s vsig) (string, bool) {
 		}
 	}
 	u := &s.seq[i]
-	if !u.unit || u.named || u.low == "" || u.low[0] >= utf8.RuneSelf || persons[u.low] != "" || strings.ContainsAny(u.low, "0123456789") ||
+	if isHanTok(u.low) {
+		// A prefix that makes another noun of the one it opens (副校长 /
+		// 校长, 前总裁 / 总裁): deputy, former, acting, prospective, chief,
+		// fake, sub-; not inside a word (以前, 提前).
+		if oneOf(nounPrefixes, u.low) && i+1 < len(s.seq) && isHanTok(s.seq[i+1].low) && (i == 0 || !text.HanWord(s.seq[i-1].low+u.low)) {
+			return u.low, true
+		}
+		return "", false
+	}
+	if !u.unit || u.named || u.low == "" || persons[u.low] != "" || strings.ContainsAny(u.low, "0123456789") ||
 		strongParticles[u.low] || weakParticles[u.low] { // print out / print: a particle often only completes the verb
 		return "", false
 	}
 	return u.low, true
 }
+
+// nounPrefixes are the Chinese prefixes (区别词) that make another noun of
+// the one after them: 副 deputy, 前 and 原 former, 代 acting, 准
+// prospective, 总 chief, 伪 fake, 次 sub-.
+const nounPrefixes = "副前原代准总伪次"
 
 // stanceVerbs are main verbs of a requirement (1), a state (2) and a
 // wish (3).
@@ -760,7 +808,11 @@ func (s *vsig) scopeWords() {
 		if negWord(w, low(i-1), low(i+1)) && !aNotA(seq, i) && negAt < 0 {
 			negAt = i
 		}
-		if q := scopeWord(w, low(i-1)); q != "" && !(w == "都" && (oneOf(hanNumerals+"快已过", low(i+1)) || isDigits(low(i+1)))) { // 都两个月了, 都快, 都已经: already
+		q := scopeWord(w, low(i-1))
+		if q == "" && !oneOf("不没", w) && isHanTok(w) && hanMood(w, low(i-1), low(i+1), low(i+2))&(moodAbility|moodNeed) != 0 {
+			q = "modal" // 不可以打 (must not) / 可以不打 (may skip), 不能 / 能不
+		}
+		if q != "" && !(w == "都" && (oneOf(hanNumerals+"快已过", low(i+1)) || isDigits(low(i+1)))) { // 都两个月了, 都快, 都已经: already
 			place := "" // no negation in its clause
 			if q == "many" && negAt >= 0 && !(negAt == i-1 && seq[negAt].low == "not") {
 				negAt = -1 // "Why don't many people …" negates the verb, as "… many people not …" does; "not many" the quantity

@@ -170,6 +170,15 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How long can cooked chicken stay in the fridge?", "How long can cooked chicken stay out of the fridge?", "particle"},
 		{"这些包裹都签收了吗", "这些包裹有签收的吗", "scope"},
 		{"该公司的员工可以远程办公吗", "该公司的员工必须远程办公吗", "mood"},
+		// Numerals no facet reads (高一 / 高三), each place they stand; a
+		// negation before or after a modal; about to or in progress against
+		// done; a noun prefix added (副, 前).
+		{"我儿子今年读高一，数学跟不上怎么办", "我儿子今年读高三，数学跟不上怎么办", "replaced"},
+		{"我读大一，哪些公司招大一的实习生", "我读大四，哪些公司招大四的实习生", "replaced"},
+		{"孕妇可以不打流感疫苗吗，会有影响吗", "孕妇不可以打流感疫苗吗，会有影响吗", "negation"},
+		{"商家说马上就发货，还能取消订单吗", "商家说已经发货了，还能取消订单吗", "tense"},
+		{"签证正在办理，可以先订机票吗", "签证已经办好了，可以先订机票吗", "tense"},
+		{"公司的副总经理下个月调走，工作谁接手", "公司的总经理下个月调走，工作谁接手", "inserted"},
 		// Future against past.
 		{"Will the bank charge a fee for the transfer?", "Did the bank charge a fee for the transfer?", "tense"},
 		{"Who runs the Leeds depot?", "Who ran the Leeds depot?", "tense"}, // irregular forms are one word to the embedder
@@ -462,7 +471,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I pick up my order in the store?", "Can I pick my order up in the store?"}, // in the store: a preposition
 		{"How do I fill out this form?", "How do I fill in this form?"},                  // out, not out of
 		{"这些包裹都签收了吗", "这些包裹全都签收了吗"},
-		{"每天都要盘点吗", "每天要盘点吗"}, // 都 after 每 is no quantifier of its own
+		{"每天都要盘点吗", "每天要盘点吗"},                // 都 after 每 is no quantifier of its own
+		{"这套两居室的房租每个月多少钱", "这套二居室的房租每个月多少钱"}, // 两 and 二 say one number
 		{"How do I log out of the app?", "How do I log off of the app?"},
 		{"How much is the late fee if I don't pay on time?", "If I don't pay on time how much is the late fee?"},
 		{"What is the forecast for the next 7 days?", "What is the forecast in the next 7 days?"},

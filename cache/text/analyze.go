@@ -1071,6 +1071,36 @@ func (a *analyzer) numberToken(i int, v string) int {
 	return 1
 }
 
+// weekOfDay reads the week of a weekday said after it at the start of rs
+// (每周三, 下周三, 下个星期三, 上上礼拜五, 这周日) and returns its facet and the
+// runes before the weekday's own word (周三, 星期三, 礼拜三), or 0 runes.
+func weekOfDay(rs []rune) (string, int) {
+	s := string(rs)
+	for _, d := range []struct{ prefix, facet string }{
+		{"上上", "week:before_last"}, {"下下", "week:after_next"}, {"每", "freq:week"},
+		{"上", "week:last"}, {"下", "week:next"}, {"这", "week:this"}, {"本", "week:this"},
+	} {
+		rest, ok := strings.CutPrefix(s, d.prefix)
+		if !ok {
+			continue
+		}
+		n := utf8.RuneCountInString(d.prefix)
+		if r, ok := strings.CutPrefix(rest, "个"); ok {
+			rest, n = r, n+1 // 下个星期三, 每个周三
+		}
+		for _, week := range []string{"周", "星期", "礼拜"} {
+			if day, ok := strings.CutPrefix(rest, week); ok && day != "" && strings.ContainsRune("一二三四五六日天", []rune(day)[0]) {
+				if dr := []rune(day); len(dr) > 1 && strings.ContainsRune("个位名次件天人点号份张台辆箱", dr[1]) {
+					return "", 0 // 这周三个人: three people this week, not Wednesday
+				}
+				return d.facet, n
+			}
+		}
+		return "", 0
+	}
+	return "", 0
+}
+
 // numeral is where a number being read stands: its token and, for Chinese
 // numerals inside a Han run, the rune it starts at (at is -1 for a digit
 // token).
@@ -1580,7 +1610,7 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		{"号巷道", "aisle:#"}, {"号通道", "aisle:#"}, {"号区", "zone:#"}, {"库区", "zone:#"},
 		{"毫秒", "dur:#ms"}, {"秒钟", "dur:#s"}, {"秒", "dur:#s"}, {"分钟", "dur:#min"},
 		{"个小时", "dur:#h"}, {"小时", "dur:#h"}, {"天", "dur:#d"}, {"个星期", "dur:#w"}, {"周岁", "age:#"},
-		{"星期", "dur:#w"}, {"周", "dur:#w"}, {"个月", "dur:#mo"},
+		{"星期", "dur:#w"}, {"个礼拜", "dur:#w"}, {"礼拜", "dur:#w"}, {"周", "dur:#w"}, {"个月", "dur:#mo"},
 		{"公斤", "wt:#kg"}, {"千克", "wt:#kg"}, {"磅", "wt:#lb"}, {"吨", "wt:#t"}, {"斤", "wt:#jin"},
 		{"公里", "dist:#km"}, {"千米", "dist:#km"}, {"岁", "age:#"},
 		{"件", "qty:#pcs"}, {"箱", "qty:#case"}, {"托盘", "qty:#pallet"}, {"托", "qty:#pallet"},
@@ -1836,15 +1866,14 @@ func (a *analyzer) han(i int) int {
 				continue
 			}
 		}
-		// Every week on a day: 每周三 is freq:week and wd:3 (the lexicon's
-		// 每周 would take the 周 of 周三).
-		if rs[p] == '每' && p+2 < len(rs) && (rs[p+1] == '周' || rs[p+1] == '星' || rs[p+1] == '礼') && strings.ContainsRune("一二三四五六日天期拜", rs[p+2]) {
-			if rest := string(rs[p+1:]); !strings.HasPrefix(rest, "星期") && !strings.HasPrefix(rest, "礼拜") || len(rs) > p+3 && strings.ContainsRune("一二三四五六日天", rs[p+3]) {
-				flush()
-				a.facet("freq:week")
-				p++
-				continue
-			}
+		// A week and a day of it: 每周三 is freq:week and wd:3, 下周三
+		// week:next and wd:3, 这礼拜三 week:this and wd:3 (the lexicon's
+		// 每周, 下周 would take the 周 of 周三).
+		if f, n := weekOfDay(rs[p:]); n > 0 {
+			flush()
+			a.facet(f)
+			p += n
+			continue
 		}
 		// Half of a unit: 半个小时, 半年, 半斤 (not 上半年, 一半, 大半).
 		if rs[p] == '半' && (p == 0 || !strings.ContainsRune("上下前后一大多过", rs[p-1])) {

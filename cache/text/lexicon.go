@@ -125,7 +125,7 @@ f:len:short|shortest|最短
 f:speed:fast|fastest|quickest|最快
 f:speed:slow|slowest|最慢
 f:freq:day|daily|every day|每天|每日
-f:freq:week|weekly|every week|每周|每星期
+f:freq:week|weekly|every week|每周|每星期|每个星期|每礼拜|每个礼拜
 f:freq:month|monthly|every month|每月|每个月
 f:toggle:on|enable|enables|enabled|enabling|turn on|switch on|启用|开启|打开|开通
 f:toggle:off|disable|disables|disabled|disabling|turn off|switch off|禁用|关闭|关掉|停用
@@ -177,16 +177,16 @@ f:gen:00s|零零后|00后
 f:per:person|per person|each person|per head|每人|每个人|人均
 f:day:three_days_ago|three days ago|大前天
 f:day:in_three_days|in three days|大后天
-f:week:after_next|the week after next|下下周|下下个星期|下下星期
-f:week:before_last|the week before last|上上周|上上个星期|上上星期
+f:week:after_next|the week after next|下下周|下下个星期|下下星期|下下个礼拜|下下礼拜
+f:week:before_last|the week before last|上上周|上上个星期|上上星期|上上个礼拜|上上礼拜
 f:month:after_next|the month after next|下下个月|下下月
 f:month:before_last|the month before last|上上个月|上上月
 f:year:after_next|the year after next|后年
 f:year:before_last|the year before last|前年
 f:year:in_three|大后年
 f:year:three_ago|大前年
-f:week:this|this week|本周|这周|这个星期|本星期
-f:week:last|last week|上周|上个星期|上星期
+f:week:this|this week|本周|这周|这个星期|本星期|这个礼拜|这礼拜|本礼拜
+f:week:last|last week|上周|上个星期|上星期|上个礼拜|上礼拜
 f:term:last|last term|last semester|上学期|上个学期
 f:term:this|this term|this semester|这学期|本学期|这个学期
 f:term:next|next term|next semester|下学期|下个学期
@@ -196,7 +196,7 @@ f:season:next|next season|下赛季|下个赛季
 f:schoolyear:last|上学年|上一学年
 f:schoolyear:this|本学年|这学年
 f:schoolyear:next|下学年|下一学年
-f:week:next|next week|下周|下个星期|下星期
+f:week:next|next week|下周|下个星期|下星期|下个礼拜|下礼拜
 f:month:this|this month|本月|这个月
 f:month:last|last month|上个月|上月
 f:month:next|next month|下个月|下月

@@ -978,14 +978,27 @@ func whArgument(lower []string) string {
 			return "obj"
 		case w == "who" && passiveAux[next] && i+2 < len(lower) && participle(lower[i+2]):
 			return "obj" // "Who was paid?": the one paid, not the payer ("Who paid?")
-		case w == "which" && i+2 < len(lower) && !functionWords[next] && !auxiliaries[next]:
+		case (w == "which" || w == "what") && i+2 < len(lower) && !functionWords[next] && !auxiliaries[next] && next[0] < utf8.RuneSelf &&
+			(w == "which" || !strings.HasSuffix(next, "ed") && !pastForm(next)): // "what broke it": what is the subject
 			// "Which company did Google buy?" asks the object, "Which
-			// company bought Google?" the subject.
-			switch v := lower[i+2]; {
-			case v == "do" || v == "does" || v == "did":
-				return "obj"
-			case participle(v) || strings.HasSuffix(v, "ed"):
-				return "subj"
+			// company bought Google?" the subject; so do "What country
+			// invaded Poland?" and "What country did Poland invade?". The
+			// noun phrase after the question word is one or two words.
+			for j := i + 2; j < len(lower) && j <= i+3; j++ {
+				v := lower[j]
+				after := ""
+				if j+1 < len(lower) {
+					after = lower[j+1]
+				}
+				switch {
+				case v == "do" || v == "does" || v == "did":
+					return "obj"
+				case auxiliaries[v] || functionWords[v] || v == "" || v[0] >= utf8.RuneSelf:
+					return ""
+				case participle(v) || strings.HasSuffix(v, "ed") || pastForm(v) && w == "which",
+					text.IsVerb(v) && (objectStart[after] || after != "" && !functionWords[after] && !auxiliaries[after] && after[0] < utf8.RuneSelf):
+					return "subj" // bought, invaded; beat before its object
+				}
 			}
 			return ""
 		case w == "who" && (modalBits(next, "") != 0 || next == "will" || next == "would" || next == "has" || next == "have") && i+2 < len(lower):
@@ -1387,6 +1400,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// adviser").
 	if w, ok := modifierMoved(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies the possessor in one question, what it owns in the other", w)
+	}
+	// Possessor and possessed exchanged ("the patient's doctor" / "the
+	// doctor's patient").
+	if a, b, ok := possessionReversed(query, stored); ok {
+		return "roles", fmt.Sprintf("%q owns %q in one question, and the other way round in the other", a, b)
 	}
 	// A modifier before another noun ("毕业于北京大学的哥哥" / "…的他", "the
 	// singer who died" / "the painter who died").

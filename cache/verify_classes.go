@@ -71,14 +71,14 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 				(at+1 >= len(q.seq) || q.seq[at+1].low != "me" && q.seq[at+1].low != "us") // not "can you tell me"
 	}
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
-		lookVerbs[x.low]&lookVerbs[y.low] != 0 || // see / check my balance, find / get my statements
+		lookVerbs[x.low]&lookVerbs[y.low] != 0 && lookUp(q, s, at) || // see / check my balance, find / get my statements
 		strongParticles[x.low] || strongParticles[y.low] || // log out / log off: the particles are compared apart
 		hanAlike(x.low, y.low) {
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
-	if cx, cy := text.Content(nx), text.Content(ny); len(cx) > 0 && slices.Equal(cx, cy) {
-		return "", "", false
+	if cx, cy := text.Content(nx), text.Content(ny); len(cx) > 0 && slices.Equal(cx, cy) && !(len(cx) == 1 && strings.HasPrefix(cx[0], "q:")) {
+		return "", "", false // one concept (left / remaining); but a question form's words ask apart when one replaces the other (safe / okay, how much / how many)
 	}
 	if fx, fy := text.Facets(nx), text.Facets(ny); len(fx) > 0 && slices.Equal(fx, fy) {
 		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
@@ -271,6 +271,28 @@ func insertedWord(q, s vsig) (string, bool) {
 		return "", false
 	}
 	return u.low, true
+}
+
+// possessionReversed returns an English possessor and the unit it owns
+// right after it ("patient's doctor") when the other question has them
+// the other way round ("doctor's patient") and not also this way.
+func possessionReversed(q, s vsig) (string, string, bool) {
+	pairs := func(v vsig) map[[2]string]bool {
+		m := map[[2]string]bool{}
+		for i := range v.seq {
+			if u := &v.seq[i]; u.poss && i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == u.clause {
+				m[[2]string{stemLight(strings.TrimSuffix(u.low, "'s")), stemLight(v.seq[i+1].low)}] = true
+			}
+		}
+		return m
+	}
+	pq, ps := pairs(q), pairs(s)
+	for p := range pq {
+		if p[0] != p[1] && ps[[2]string{p[1], p[0]}] && !ps[p] {
+			return p[0], p[1], true
+		}
+	}
+	return "", "", false
 }
 
 // nounPrefixes are the Chinese prefixes (区别词) that make another noun of
@@ -644,6 +666,19 @@ var lookVerbs = map[string]uint8{
 	"find": 2, "get": 2, "access": 2,
 	"see": 1 | 2, "know": 1 | 2, // "Where do I see / find my IBAN?"
 	"show": 4, "tell": 4,
+}
+
+// lookUp reports a verb at i that the asker looks something up with: after
+// I, we or to ("Where do I see / find my IBAN?", "where to check my
+// balance"), in no past ("Did anyone see / find the suspect?"). Others see
+// and know, check and find what is no information of theirs ("Can you see
+// / check my screen?", "Do you know / see a good dentist?").
+func lookUp(q, s vsig, i int) bool {
+	if i == 0 || q.past || s.past {
+		return false
+	}
+	prev := q.seq[i-1].low
+	return prev == "i" || prev == "we" || prev == "to"
 }
 
 // subjectOrTo come before a verb that is the question's own.

@@ -170,6 +170,15 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How long can cooked chicken stay in the fridge?", "How long can cooked chicken stay out of the fridge?", "particle"},
 		{"这些包裹都签收了吗", "这些包裹有签收的吗", "scope"},
 		{"该公司的员工可以远程办公吗", "该公司的员工必须远程办公吗", "mood"},
+		// What or which and a noun asking the subject or the object; owner
+		// and owned exchanged; see and find, know and see outside a
+		// look-up; safe against okay (one question form's words).
+		{"What country invaded Poland in 1939?", "What country did Poland invade in 1939?", "roles"},
+		{"Which team beat Brazil in the final?", "Which team did Brazil beat in the final?", "roles"},
+		{"Who is the patient's doctor?", "Who is the doctor's patient?", "roles"},
+		{"Did anyone see the suspect near the bank?", "Did anyone find the suspect near the bank?", "replaced"},
+		{"Do you know a good dentist?", "Do you see a good dentist?", "replaced"},
+		{"Is it safe to leave my car here overnight?", "Is it okay to leave my car here overnight?", "replaced"},
 		// Numerals no facet reads (高一 / 高三), each place they stand; a
 		// negation before or after a modal; about to or in progress against
 		// done; a noun prefix added (副, 前).
@@ -471,7 +480,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I pick up my order in the store?", "Can I pick my order up in the store?"}, // in the store: a preposition
 		{"How do I fill out this form?", "How do I fill in this form?"},                  // out, not out of
 		{"这些包裹都签收了吗", "这些包裹全都签收了吗"},
-		{"每天都要盘点吗", "每天要盘点吗"},                // 都 after 每 is no quantifier of its own
+		{"每天都要盘点吗", "每天要盘点吗"},                                   // 都 after 每 is no quantifier of its own
+		{"Where do I see my IBAN?", "Where do I find my IBAN?"}, // looked up by the asker
+		{"What company bought Instagram?", "Which company bought Instagram?"},
+		{"How many vacation days do I have left?", "How many vacation days have I got left?"},
 		{"这套两居室的房租每个月多少钱", "这套二居室的房租每个月多少钱"}, // 两 and 二 say one number
 		{"How do I log out of the app?", "How do I log off of the app?"},
 		{"How much is the late fee if I don't pay on time?", "If I don't pay on time how much is the late fee?"},

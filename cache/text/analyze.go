@@ -297,6 +297,10 @@ func (a *analyzer) signed(i int) bool {
 }
 
 func (a *analyzer) facet(f string) {
+	if half, ok := strings.CutPrefix(f, "ampm:today."); ok {
+		a.facet("day:today") // tonight, this morning: today's, not any evening's
+		f = "ampm:" + half
+	}
 	f = canonicalUnit(f)
 	if a.minus {
 		if k := strings.IndexByte(f, ':'); k >= 0 {
@@ -391,6 +395,10 @@ func (a *analyzer) word(i int) int {
 			a.facet("approx") // "about 10 minutes" is not "10 minutes"
 			return 1
 		}
+	}
+	if w == "left" && !a.remainLeft(i) {
+		a.content("w:leave") // "Who left after the alarm?" departed; "How many are left?" remain
+		return 1
 	}
 	// Phrases of the lexicon, longest first, over consecutive words.
 	maxN := 0
@@ -834,6 +842,34 @@ func unitAfterHyphen(num, suf string) string {
 // ordinalUnits are the ordinals a tens word takes after a hyphen.
 var ordinalUnits = map[string]int{
 	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+}
+
+// remainLeft reports "left" at i that says what remains: after a form of
+// be, have or get, there, still, a number or a quantity word ("are left",
+// "have 3 left", "got left", "any left"), or at the end of its clause or before in, at, on,
+// for, over or to ("stock left in zone A", "orders left to pick"). Anywhere
+// else it is the past of leave ("Who left after the alarm?", "passengers
+// left the train").
+func (a *analyzer) remainLeft(i int) bool {
+	if i > 0 {
+		switch p := a.toks[i-1]; {
+		case p.kind == tNum,
+			p.kind == tWord && oneOfWords(p.text, "is are was were be been being am have has had got get gets still there any none some much many more nothing anything everything enough few little all"):
+			return true
+		}
+	}
+	nt, ok := a.next(i)
+	return !ok || nt.kind != tWord || oneOfWords(nt.text, "in at on for over to")
+}
+
+// oneOfWords reports w among the space-separated words.
+func oneOfWords(w, words string) bool {
+	for f := range strings.FieldsSeq(words) {
+		if f == w {
+			return true
+		}
+	}
+	return false
 }
 
 // scaleWords multiply the number words before them.

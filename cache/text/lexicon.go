@@ -40,7 +40,8 @@ const lexiconText = `
 f:person:any|anyone|anybody
 f:person:some|someone|somebody
 f:person:all|everyone|everybody
-f:person:1|me|my|mine|myself|i|we|our|ours|us|ourselves
+f:person:1|me|my|mine|myself|i
+f:person:1p|we|our|ours|us|ourselves
 f:person:2|you|your|yours|yourself
 f:person:3|they|their|theirs|them|he|him|his|she|her|hers
 -|please|kindly|could|would|can|will|shall|should|might|must|let|tell|show|list|give|get|gets|got|find|check|see|look|know|want|help|need|needs
@@ -205,7 +206,10 @@ f:year:last|last year|去年
 f:year:next|next year|明年
 f:ampm:am|morning|上午|早上|早晨|凌晨|a.m|a.m.
 f:ampm:pm|afternoon|下午|p.m|p.m.|pm
-f:ampm:evening|evening|night|tonight|晚上|夜间|今晚
+f:ampm:evening|evening|night|晚上|夜间
+f:ampm:today.evening|tonight|this evening|今晚
+f:ampm:today.am|this morning|今早
+f:ampm:today.pm|this afternoon
 f:ampm:noon|noon|midday|中午
 f:wd:1|monday|周一|星期一|礼拜一
 f:wd:2|tuesday|周二|星期二|礼拜二

@@ -182,6 +182,32 @@ func TestEnglishNumbers(t *testing.T) {
 	}
 }
 
+// TestTimeAndPersonFacets checks that tonight is today's evening (not any
+// evening), that we are not I, and that left says remain only where it
+// does.
+func TestTimeAndPersonFacets(t *testing.T) {
+	for _, p := range [][2]string{
+		{"Do you deliver tonight?", "Do you deliver at night?"},
+		{"How much do we owe you?", "How much do I owe you?"},
+		{"Who left after the fire alarm?", "Who remained after the fire alarm?"},
+	} {
+		a, b := Content(Normalize(p[0])), Content(Normalize(p[1]))
+		fa, fb := Facets(Normalize(p[0])), Facets(Normalize(p[1]))
+		if slices.Equal(a, b) && slices.Equal(fa, fb) {
+			t.Errorf("%q and %q read alike: %v %v", p[0], p[1], a, fa)
+		}
+	}
+	for _, p := range [][2]string{
+		{"Do you deliver tonight?", "Do you deliver this evening?"},
+		{"今晚8点开门吗", "今天晚上8点开门吗"},
+		{"How many units are left in zone A?", "How many units remain in zone A?"},
+	} {
+		if fa, fb := Facets(Normalize(p[0])), Facets(Normalize(p[1])); !slices.Equal(fa, fb) {
+			t.Errorf("facets of %q = %v, of %q = %v; want equal", p[0], fa, p[1], fb)
+		}
+	}
+}
+
 // TestModalAdjectivesAndFrontedPhrases checks that "is it possible to"
 // gives no antonym facet (it asks what "can I" asks), that a phrase fronted
 // before the question leaves the asker's framing I a framing, and that

@@ -1432,6 +1432,8 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		// replaced at the same place (and no copies made to find out).
 	} else if a, b, ok := replacedWord(withoutFillers(query), withoutFillers(stored)); ok {
 		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
+	} else if a, b, ok := hanWordReplaced(withoutFillers(query), withoutFillers(stored)); ok {
+		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
 	}
 	// One time adverbial on each side moves freely ("Who picked it
 	// yesterday?" / "Yesterday, who picked it?"); two are ordered by the

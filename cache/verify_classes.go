@@ -273,6 +273,53 @@ func insertedWord(q, s vsig) (string, bool) {
 	return u.low, true
 }
 
+// hanWordReplaced returns a two-character Chinese word of q that s replaces
+// by another sharing no character with it, at the same place, every other
+// token equal (支持 / 反对, 丈夫 / 妻子, 盈利 / 亏损): both words of the
+// segmentation's table, neither a function word (HanFunction: 无论 / 不管,
+// 马上 / 快要 say alike) nor a modal (the moods compare those).
+func hanWordReplaced(q, s vsig) (string, string, bool) {
+	if len(q.seq) != len(s.seq) {
+		return "", "", false
+	}
+	at := -1
+	for i := range q.seq {
+		if q.seq[i].low == s.seq[i].low {
+			continue
+		}
+		if at >= 0 && i != at+1 || at >= 0 && i == at+1 && q.seq[at].low == s.seq[at].low {
+			return "", "", false
+		}
+		if at < 0 {
+			at = i
+		}
+	}
+	if at < 0 || at+1 >= len(q.seq) || q.seq[at+1].low == s.seq[at+1].low {
+		return "", "", false
+	}
+	for i := at + 2; i < len(q.seq); i++ {
+		if q.seq[i].low != s.seq[i].low {
+			return "", "", false
+		}
+	}
+	a, b := q.seq[at].low+q.seq[at+1].low, s.seq[at].low+s.seq[at+1].low
+	low := func(v vsig, i int) string {
+		if i >= 0 && i < len(v.seq) {
+			return v.seq[i].low
+		}
+		return ""
+	}
+	word := func(v vsig) bool {
+		modal := hanMood(low(v, at), low(v, at-1), low(v, at+1), low(v, at+2)) | hanMood(low(v, at+1), low(v, at), low(v, at+2), low(v, at+3))
+		return v.seq[at].seg != 0 && v.seq[at].seg == v.seq[at+1].seg && modal == 0 // 应该 / 最好: the moods compare modals
+	}
+	if !isHanTok(q.seq[at].low) || !isHanTok(q.seq[at+1].low) || !isHanTok(s.seq[at].low) || !isHanTok(s.seq[at+1].low) ||
+		!word(q) || !word(s) || !text.HanWord(a) || !text.HanWord(b) || text.HanFunction(a) || text.HanFunction(b) {
+		return "", "", false
+	}
+	return a, b, true
+}
+
 // possessionReversed returns an English possessor and the unit it owns
 // right after it ("patient's doctor") when the other question has them
 // the other way round ("doctor's patient") and not also this way.

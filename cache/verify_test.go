@@ -188,6 +188,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"商家说马上就发货，还能取消订单吗", "商家说已经发货了，还能取消订单吗", "tense"},
 		{"签证正在办理，可以先订机票吗", "签证已经办好了，可以先订机票吗", "tense"},
 		{"公司的副总经理下个月调走，工作谁接手", "公司的总经理下个月调走，工作谁接手", "inserted"},
+		{"我和丈夫结婚五年了，婚后买的房子离婚怎么分", "我和妻子结婚五年了，婚后买的房子离婚怎么分", "replaced"}, // a two-character word replaced
+		{"酒店能提前两天入住吗，需要加钱吗", "酒店能推迟两天入住吗，需要加钱吗", "replaced"},
 		// Future against past.
 		{"Will the bank charge a fee for the transfer?", "Did the bank charge a fee for the transfer?", "tense"},
 		{"Who runs the Leeds depot?", "Who ran the Leeds depot?", "tense"}, // irregular forms are one word to the embedder
@@ -484,6 +486,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Where do I see my IBAN?", "Where do I find my IBAN?"}, // looked up by the asker
 		{"What company bought Instagram?", "Which company bought Instagram?"},
 		{"How many vacation days do I have left?", "How many vacation days have I got left?"},
+		{"这个问题应该怎么解决比较好", "这个问题如何怎么解决比较好"},   // no mood or function word is a replaced content word
 		{"这套两居室的房租每个月多少钱", "这套二居室的房租每个月多少钱"}, // 两 and 二 say one number
 		{"How do I log out of the app?", "How do I log off of the app?"},
 		{"How much is the late fee if I don't pay on time?", "If I don't pay on time how much is the late fee?"},

@@ -322,24 +322,24 @@ func InWord(seg []int, i int) bool {
 // hanTables are the jieba tables of hanwords_gen.txt (internal/hangen):
 // the frequency class (4 ln f) of every Han character and of the
 // two-character words whose role characters mark no role (自由, 现在,
-// 目的), the class of the whole dictionary, and the characters tagged as
-// verbs or adjectives.
+// 目的), the class of the whole dictionary, the characters tagged as verbs
+// or adjectives, and the two-character words tagged as function words.
 type hanTables struct {
-	freq   map[string]int
-	total  int
-	verbal map[string]bool
+	freq             map[string]int
+	total            int
+	verbal, function map[string]bool
 }
 
 var hanData = sync.OnceValue(func() *hanTables {
-	t := &hanTables{freq: map[string]int{}, verbal: map[string]bool{}}
+	t := &hanTables{freq: map[string]int{}, verbal: map[string]bool{}, function: map[string]bool{}}
 	for _, line := range strings.Split(generatedHanWords, "\n") {
 		k, words, ok := strings.Cut(line, " ")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if k == "verbal" {
+		if set := map[string]map[string]bool{"verbal": t.verbal, "function": t.function}[k]; set != nil {
 			for _, w := range strings.Fields(words) {
-				t.verbal[w] = true
+				set[w] = true
 			}
 			continue
 		}
@@ -361,6 +361,11 @@ var hanData = sync.OnceValue(func() *hanTables {
 // HanVerbal reports a character jieba's dictionary tags as a verb or an
 // adjective (跑, 说, 长).
 func HanVerbal(ch string) bool { return hanData().verbal[ch] }
+
+// HanFunction reports a two-character word jieba's dictionary tags as a
+// function word: an adverb, conjunction, preposition, pronoun, particle
+// or the like (马上, 无论, 因为, 我们).
+func HanFunction(two string) bool { return hanData().function[two] }
 
 // HanWord reports two characters that are a word of the segmentation's
 // table (得到, 觉得; not 宝得).

@@ -2,8 +2,9 @@
 // the verification segments Chinese with, generated from jieba's
 // dictionary rather than written by hand: every Han character, and the
 // two-character words of frequency minFreq or more, except those in which
-// a role character (从, 自, 由, 对, 给, 在, 的 …) still marks a role; and
-// the characters tagged as verbs or adjectives.
+// a role character (从, 自, 由, 对, 给, 在, 的 …) still marks a role; the
+// characters tagged as verbs or adjectives; and the two-character words
+// tagged as function words.
 //
 //	go run ./cache/text/internal/hangen -jieba /usr/lib/python3/dist-packages/jieba/dict.txt -o cache/text/hanwords_gen.txt
 //
@@ -37,11 +38,11 @@ func main() {
 	dict := flag.String("jieba", "/usr/lib/python3/dist-packages/jieba/dict.txt", "jieba's dict.txt (Debian python3-jieba)")
 	out := flag.String("o", "cache/text/hanwords_gen.txt", "output file")
 	flag.Parse()
-	words, verbal, err := readDict(*dict)
+	t, err := readDict(*dict)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := write(words, verbal, *out); err != nil {
+	if err := write(t, *out); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -56,14 +57,17 @@ func main() {
 // marker. verbal holds the single characters tagged as a verb or an
 // adjective (跑, 说, 长), of frequency minFreq or more, sorted: the
 // characters a complement 得 follows (跑得快), where a 得 after any other
-// is a must (药得饭后吃).
-func readDict(path string) (words map[string]int, verbal []string, err error) {
+// is a must (药得饭后吃). function holds the two-character words taken
+// that are tagged as function words (functionTags: 马上, 无论, 如何, 我们),
+// sorted: the words whose replacement asks no other thing of its own.
+func readDict(path string) (tables, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return tables{}, err
 	}
 	defer f.Close()
-	words = map[string]int{}
+	words := map[string]int{}
+	var verbal, function []string
 	total := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -86,12 +90,28 @@ func readDict(path string) (words map[string]int, verbal []string, err error) {
 				continue
 			}
 		}
+		if len(w) == 2 && strings.ContainsRune(functionTags, rune(pos[0])) {
+			function = append(function, fs[0])
+		}
 		words[fs[0]] = max(words[fs[0]], class(freq))
 	}
 	words[totalKey] = class(total)
 	sort.Strings(verbal)
-	return words, verbal, sc.Err()
+	sort.Strings(function)
+	return tables{words, verbal, function}, sc.Err()
 }
+
+// tables is what readDict reads of jieba's dictionary.
+type tables struct {
+	words            map[string]int // word → frequency class
+	verbal, function []string
+}
+
+// functionTags are the first letters of jieba's part-of-speech tags of
+// function words: conjunction, adverb, preposition, pronoun, auxiliary,
+// modal particle, interjection, onomatopoeia, numeral, classifier, time
+// and place words.
+const functionTags = "cdpruyeomqtf"
 
 // totalKey names the frequency class of all the dictionary's words
 // together, the denominator of a word's probability.
@@ -101,10 +121,11 @@ func class(freq int) int { return int(math.Round(4 * math.Log(float64(freq)))) }
 
 // write writes one line per frequency class: the class, then its words
 // (the first line holds "total", the class of the whole dictionary); then
-// a line "verbal" with the verb and adjective characters.
-func write(words map[string]int, verbal []string, path string) error {
+// a line "verbal" with the verb and adjective characters, and a line
+// "function" with the function words.
+func write(t tables, path string) error {
 	byClass := map[int][]string{}
-	for w, k := range words {
+	for w, k := range t.words {
 		byClass[k] = append(byClass[k], w)
 	}
 	classes := make([]int, 0, len(byClass))
@@ -124,7 +145,8 @@ func write(words map[string]int, verbal []string, path string) error {
 		sort.Strings(ws)
 		fmt.Fprintf(w, "%d %s\n", k, strings.Join(ws, " "))
 	}
-	fmt.Fprintf(w, "verbal %s\n", strings.Join(verbal, " "))
+	fmt.Fprintf(w, "verbal %s\n", strings.Join(t.verbal, " "))
+	fmt.Fprintf(w, "function %s\n", strings.Join(t.function, " "))
 	if err := w.Flush(); err != nil {
 		file.Close()
 		return err

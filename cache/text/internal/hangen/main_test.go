@@ -15,12 +15,12 @@ func TestGeneratedFileIsCurrent(t *testing.T) {
 	if _, err := os.Stat(dict); err != nil {
 		t.Skip("jieba not installed (apt-get install python3-jieba): generated word list not checked")
 	}
-	words, verbal, err := readDict(dict)
+	tabs, err := readDict(dict)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "gen.txt")
-	if err := write(words, verbal, out); err != nil {
+	if err := write(tabs, out); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(out)

@@ -118,7 +118,7 @@ type vunit struct {
 type vsig struct {
 	seq                              []vunit        // every token and clause break, in order
 	index                            map[string]int // seq index of each text (repeats numbered)
-	qtype                            string         // "price", "duration", "distance", "count", "yesno", "whose", "who", "where", "when", "why", "which", "how", "what" (Chinese 是什么) or "" (none)
+	qtype                            string         // "price", "frequency", "duration", "distance", "count", "yesno", "whose", "who", "where", "when", "why", "which", "how", "what" (Chinese 是什么) or "" (none)
 	latin                            bool           // it has a Latin word
 	open                             bool           // it has a question word (what, 什么 …)
 	whArg                            string         // "subj" (who replaced X), "obj" (who did X replace) or "" (neither)
@@ -135,6 +135,7 @@ type vsig struct {
 	subject                          string              // the opening subject (text.OpeningOf): "1" for i and we, "2" for you, else the word
 	than                             bool                // it compares: than, or 比 between two things (hanThan)
 	mood                             mood                // how a Chinese question asks (hanMood)
+	clauseModals                     []mood              // the modal moods (modalMoods) of each clause, by clause number
 	units                            bool                // a Chinese count of units (hanUnitsAsked)
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
 	deixis                           uint8               // 上次 1, 下次 2, 这次 4, 每次 8 (scopeWords)
@@ -143,7 +144,7 @@ type vsig struct {
 	modals                           uint8               // the classes of its modals (modalBits)
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	few                              uint8               // a few, a little 1; few, little 2
-	hanQuant                         uint8               // 都 (all of them) 1; 有…的, 有些, 有的 (some of them) 2
+	hanQuant                         uint8               // 都 (all of them) 1; 有…的, 有些, 有的, 有一X (some of them) 2; 没有一X, 没有任何 (none) 4
 	only                             uint8               // only, 只, 仅 1; also, 也 2
 	did                              bool                // it has did or didn't, not in an if-clause
 	modalAsksWhom                    bool                // a modal before do or a verb of asking someone (askVerbs)
@@ -912,6 +913,8 @@ func (s *vsig) intent(q string, lower []string) {
 	switch {
 	case has("多少钱", "什么价", "几块钱", "多少元", "价格是多少", "价格多少", "价钱多少", "售价多少"):
 		s.qtype = "price"
+	case hanFrequencyAsked(zh):
+		s.qtype = "frequency" // 多久清洗一次: how often, not how long one takes (清洗一次要多久)
 	case has("多久", "多长时间"):
 		s.qtype = "duration"
 	case has("多远"):
@@ -1020,6 +1023,19 @@ func whArgument(lower []string) string {
 		}
 	}
 	return ""
+}
+
+// hanFrequencyAsked reports 多久 or 多长时间 with 一次 or 一回 after it in its
+// clause (空调多久清洗一次): how often it is done.
+func hanFrequencyAsked(zh string) bool {
+	for _, clause := range strings.FieldsFunc(zh, func(r rune) bool { return strings.ContainsRune("，,。.？?！!；;", r) }) {
+		for _, ask := range []string{"多久", "多长时间"} {
+			if i := strings.Index(clause, ask); i >= 0 && (strings.Contains(clause[i:], "一次") || strings.Contains(clause[i:], "一回")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hanClassifiers are measure words: 几 before one asks for a count (几个,
@@ -1176,6 +1192,16 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if qm, sm := query.moodAsked(stored), stored.moodAsked(query); moodsConflict(qm, sm) {
 		return "mood", fmt.Sprintf("the questions ask differently: %s against %s", qm, sm)
 	}
+	// Clause by clause, when both have as many: 银行还愿意给我批贷款吗，利率会不会高 /
+	// 银行还能给我批贷款吗，利率会不会高 (the later clause's modals would hide
+	// the first's).
+	if n := len(query.seq); n > 0 && len(stored.seq) > 0 && query.seq[n-1].clause == stored.seq[len(stored.seq)-1].clause && query.qtype == stored.qtype && query.qtype != "how" && query.qtype != "where" && query.qtype != "when" {
+		for c := range min(len(query.clauseModals), len(stored.clauseModals)) {
+			if a, b := query.clauseModals[c], stored.clauseModals[c]; a != 0 && b != 0 && a&b == 0 {
+				return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
+			}
+		}
+	}
 	// A negation before a quantifier against one after it (not all / all
 	// not, 不一定能 / 一定不能, 不都 / 都不).
 	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
@@ -1219,7 +1245,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		return "negation", "a few (some) against few (hardly any)"
 	}
 	if query.hanQuant != 0 && stored.hanQuant != 0 && query.hanQuant&stored.hanQuant == 0 {
-		return "scope", "all of them (都) against some of them (有…的, 有些)"
+		return "scope", "all of them (都), some of them (有…的, 有些) or none (没有一个) differ"
 	}
 	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
 		return "scope", "some of them against all of them"
@@ -1650,6 +1676,8 @@ func qtypeName(t string) string {
 		return "a price"
 	case "duration":
 		return "how long"
+	case "frequency":
+		return "how often"
 	case "distance":
 		return "how far"
 	case "what":
@@ -1821,7 +1849,14 @@ func (s *vsig) grammar() {
 			}
 		}
 		if han {
-			s.mood |= hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2))
+			m := hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2))
+			s.mood |= m
+			if c := seq[i].clause; m&modalMoods != 0 {
+				if c >= len(s.clauseModals) {
+					s.clauseModals = append(s.clauseModals, make([]mood, c+1-len(s.clauseModals))...)
+				}
+				s.clauseModals[c] |= m & modalMoods
+			}
 		}
 		// Passive agent: the units after by in a clause with a passive
 		// auxiliary before it ("was it paid by X", "did I get paid by X"),

@@ -51,6 +51,11 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		(verbBefore(q, at) || directional[px] || directional[py]) { // after a noun, "rate on / for" say alike; "taxi to / at" do not
 		return x.low, y.low, true
 	}
+	// A Chinese role marker for another role, the rest in place (我家的猫把
+	// 邻居家的狗抓伤了 / 我家的猫被邻居家的狗抓伤了): who does it to whom.
+	if px, py := roleMarkers[x.low], roleMarkers[y.low]; px != py && directional[px] && directional[py] && isHanTok(x.low) && isHanTok(y.low) && !inHanWord(q, at) && !inHanWord(s, at) {
+		return x.low, y.low, true
+	}
 	// need, have and want as main verbs ("Does this pallet need / have a
 	// label?"): a requirement, a state, a wish; "need to" = "have to".
 	if cx, cy := stanceVerbs[x.low], stanceVerbs[y.low]; cx != 0 && cy != 0 && cx != cy && (at+1 >= len(q.seq) || q.seq[at+1].low != "to") {
@@ -84,6 +89,13 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
 	}
 	return x.low, y.low, true
+}
+
+// inHanWord reports a Han character at i that is part of a word of the
+// segmentation (把握, 被子), not a word of its own.
+func inHanWord(v vsig, i int) bool {
+	seg := v.seq[i].seg
+	return seg != 0 && (i > 0 && v.seq[i-1].seg == seg || i+1 < len(v.seq) && v.seq[i+1].seg == seg)
 }
 
 // numeralValue returns the value of a one-character Chinese numeral below
@@ -740,11 +752,15 @@ const (
 	moodNeed                     // 需要, 必须, 应该, 该, 要: whether it must
 	moodDone                     // 了, 过, 已, 没: whether it happened
 	moodNot                      // 不 before a verb: that it does not, or will not, happen
+	moodWilling                  // 愿意, 肯, 乐意: whether one is willing to
 )
+
+// modalMoods are the moods of a modal: can, must, is willing to.
+const modalMoods = moodAbility | moodNeed | moodWilling
 
 func (m mood) String() string {
 	var out []string
-	for i, name := range []string{"can or will (能, 可以, 会)", "must (需要, 应该)", "did (了, 过, 没)", "does not (不)"} {
+	for i, name := range []string{"can or will (能, 可以, 会)", "must (需要, 应该)", "did (了, 过, 没)", "does not (不)", "is willing to (愿意, 肯)"} {
 		if m&(1<<i) != 0 {
 			out = append(out, name)
 		}
@@ -801,6 +817,18 @@ func hanMood(w, prev, next, next2 string) mood {
 		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞都", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) {
 			return moodAbility | moodNeed // will: 明天会送到吗 = 能送到吗, 会扣手续费吗 = 要扣手续费吗
 		}
+	case "愿":
+		if next == "意" || prev == "情" || prev == "自" {
+			return moodWilling // 愿意, 情愿, 自愿
+		}
+	case "肯":
+		if !oneOf("首中", prev) && next != "定" {
+			return moodWilling // 肯 before a verb; not 肯定, 首肯, 中肯
+		}
+	case "乐":
+		if next == "意" {
+			return moodWilling
+		}
 	case "没":
 		switch {
 		case next == "办" && next2 == "法":
@@ -830,7 +858,7 @@ func hanMood(w, prev, next, next2 string) mood {
 // share), as modals (can, must: 已经发货了还能取消吗 / 已经发货了还需要取消吗,
 // though both happened) and whole (退款了吗 / 可以退款吗).
 func moodsConflict(a, b mood) bool {
-	for _, part := range []mood{moodDone | moodNot, moodAbility | moodNeed, ^mood(0)} {
+	for _, part := range []mood{moodDone | moodNot, moodAbility | moodNeed | moodWilling, ^mood(0)} {
 		if x, y := a&part, b&part; x != 0 && y != 0 && x&y == 0 {
 			return true
 		}
@@ -959,9 +987,14 @@ func (s *vsig) scopeWords() {
 		switch {
 		case w == "都" && !oneOf(hanNumerals+"快已过", low(i+1)) && !isDigits(low(i+1)) && !oneOf("么谁哪也连", low(i-1)) && !hanBefore(seq, clauseStart, i, "每"):
 			s.hanQuant |= 1 // 这些订单都付款了吗: all of them (not 都两个月了, 每天都, 什么都)
-		case w == "有" && !oneOf("没所拥具含只还", low(i-1)) && existentialDe(seq, i),
+		case w == "有" && !oneOf("没所拥具含只还", low(i-1)) && (existentialDe(seq, i) || low(i+1) == "一" && oneOf(hanClassifiers, low(i+2))),
 			w == "些" && low(i-1) == "有", w == "的" && low(i-1) == "有" && i-1 == clauseStart:
-			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单: some of them
+			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单, 有一套是: some of them
+		case w == "有" && low(i-1) == "没" && (low(i+1) == "一" && oneOf(hanClassifiers, low(i+2)) || low(i+1) == "任"):
+			s.hanQuant |= 4 // 没有一套是带电梯的, 没有任何: none of them
+		}
+		if w == "才" && oneOf("可能会要需得", low(i+1)) && !hanBefore(seq, clauseStart, i, "只") {
+			s.only |= 1 // 业主才可以买车位: only they (not 只有…才, a condition)
 		}
 		if w == "few" || w == "little" {
 			if low(i-1) == "a" {

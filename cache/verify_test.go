@@ -190,6 +190,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"公司的副总经理下个月调走，工作谁接手", "公司的总经理下个月调走，工作谁接手", "inserted"},
 		{"我和丈夫结婚五年了，婚后买的房子离婚怎么分", "我和妻子结婚五年了，婚后买的房子离婚怎么分", "replaced"}, // a two-character word replaced
 		{"酒店能提前两天入住吗，需要加钱吗", "酒店能推迟两天入住吗，需要加钱吗", "replaced"},
+		{"家里的空调多久清洗一次比较好", "家里的空调清洗一次要多久比较好", "intent"}, // how often / how long
+		{"我家的猫把邻居家的狗抓伤了，要打疫苗吗", "我家的猫被邻居家的狗抓伤了，要打疫苗吗", "roles|replaced"},
+		{"银行还愿意给我批贷款吗，利率会不会高", "银行还能给我批贷款吗，利率会不会高", "mood"},
+		{"小区的业主也可以买车位吗，租户能不能办月卡", "小区的业主才可以买车位吗，租户能不能办月卡", "scope"},
+		{"这个小区没有一套房子是带电梯的吗", "这个小区有一套房子是不带电梯的吗", "scope|negation|mood"},
 		// Future against past.
 		{"Will the bank charge a fee for the transfer?", "Did the bank charge a fee for the transfer?", "tense"},
 		{"Who runs the Leeds depot?", "Who ran the Leeds depot?", "tense"}, // irregular forms are one word to the embedder

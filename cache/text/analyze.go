@@ -1650,7 +1650,8 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		{"公斤", "wt:#kg"}, {"千克", "wt:#kg"}, {"磅", "wt:#lb"}, {"吨", "wt:#t"}, {"斤", "wt:#jin"},
 		{"公里", "dist:#km"}, {"千米", "dist:#km"}, {"岁", "age:#"},
 		{"件", "qty:#pcs"}, {"箱", "qty:#case"}, {"托盘", "qty:#pallet"}, {"托", "qty:#pallet"},
-		{"美元", "usd:#"}, {"元", "cny:#"}, {"块钱", "cny:#"}, {"欧元", "eur:#"},
+		{"美元", "usd:#"}, {"美金", "usd:#"}, {"港币", "hkd:#"}, {"港元", "hkd:#"}, {"英镑", "gbp:#"}, {"日元", "jpy:#"},
+		{"韩元", "krw:#"}, {"欧元", "eur:#"}, {"元", "cny:#"}, {"块钱", "cny:#"},
 		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
 		{"年级", "grade:#"}, {"级", "level:#"}, {"班", "class:#"}, {"季度", "quarter:#"},
 		{"期", "phase:#"}, {"届", "cohort:#"}, {"版", "ver:#"},
@@ -1671,6 +1672,13 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		if has(u.prefix) {
 			return strings.ReplaceAll(u.tpl, "#", v), utf8.RuneCountInString(u.prefix)
 		}
+	}
+	if has("块") {
+		// 三百块, 三百块的衣服: yuan; 两块蛋糕: two pieces.
+		if len(rs) == 1 || !IsHan(rs[1]) || strings.ContainsRune("的左多吗呢吧啊了一", rs[1]) {
+			return "cny:" + v, 1
+		}
+		return "num:" + v + "块", 1
 	}
 	if _, n := zoneSuffix(s); n > 0 {
 		return "zone:" + v, n

@@ -101,6 +101,12 @@ func TestColloquialNumbers(t *testing.T) {
 		{"凌晨十二点半", "time:0:30"},
 		{"中午十二点半", "time:12:30"},
 		{"十几万的车", "approx:十多万"},
+		// Currencies, and 块 as yuan unless a noun follows.
+		{"一罐奶粉要三百港币", "hkd:300"},
+		{"一罐奶粉要三百块", "cny:300"},
+		{"一万日元", "jpy:10000"},
+		{"五十美金", "usd:50"},
+		{"两块蛋糕", "num:2块"},
 		// A week and a day of it.
 		{"下周三能做好吗", "wd:3"},
 		{"下礼拜三能做好吗", "week:next"},

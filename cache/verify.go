@@ -1453,6 +1453,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if w, ok := insertedWord(query, stored); ok {
 		return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
 	}
+	if a, b, ok := formReplaced(query, stored); ok {
+		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (another thing, or who does it against who feels it)", a, b)
+	}
 	if fillerFree(query) != fillerFree(stored) {
 		// The questions differ in length beyond their fillers: no word
 		// replaced at the same place (and no copies made to find out).

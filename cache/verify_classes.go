@@ -17,27 +17,12 @@ import (
 )
 
 // replacedWord returns the one content unit of q that s replaces at the
-// same place (or at each place it stands), every other token equal, when the two do not read as one
-// word: the same light stem, or the same non-empty content for the
-// builtin embedder (a concept of the lexicon). Function words (can /
-// could, 的, 是) are not content.
+// same place (or at each place it stands), every other token equal, when
+// the two do not read as one word: the same light stem, or the same
+// non-empty content for the builtin embedder (a concept of the lexicon).
+// Function words (can / could, 的, 是) are not content.
 func replacedWord(q, s vsig) (a, b string, ok bool) {
-	if len(q.seq) != len(s.seq) {
-		return "", "", false
-	}
-	at := -1
-	for i := range q.seq {
-		x, y := &q.seq[i], &s.seq[i]
-		if x.low == y.low || x.word == y.word {
-			continue
-		}
-		if at >= 0 && (x.low != q.seq[at].low || y.low != s.seq[at].low) {
-			return "", "", false // another word replaced as well (the same one again is one replacement: 大一…大一 / 大四…大四)
-		}
-		if at < 0 {
-			at = i
-		}
-	}
+	at := replacedAt(q, s)
 	if at < 0 {
 		return "", "", false
 	}
@@ -89,6 +74,69 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
 	}
 	return x.low, y.low, true
+}
+
+// replacedAt returns where s replaces one token of q (the same token at
+// each place it stands: 大一…大一 / 大四…大四), every other token equal, or
+// -1.
+func replacedAt(q, s vsig) int {
+	if len(q.seq) != len(s.seq) {
+		return -1
+	}
+	at := -1
+	for i := range q.seq {
+		x, y := &q.seq[i], &s.seq[i]
+		if x.low == y.low || x.word == y.word {
+			continue
+		}
+		if at >= 0 && (x.low != q.seq[at].low || y.low != s.seq[at].low) {
+			return -1 // another word replaced as well
+		}
+		if at < 0 {
+			at = i
+		}
+	}
+	return at
+}
+
+// formReplaced returns the two forms of one English stem that q and s say
+// at one place, all else equal, when they say different things
+// (participleApart). It reads the questions with their fillers: a
+// determiner tells a noun.
+func formReplaced(q, s vsig) (string, string, bool) {
+	at := replacedAt(q, s)
+	if at < 0 || !q.seq[at].unit || !s.seq[at].unit || !participleApart(q, at, q.seq[at].low, s.seq[at].low) {
+		return "", "", false
+	}
+	return q.seq[at].low, s.seq[at].low, true
+}
+
+// participleApart reports two forms of one English stem that say
+// different things at i: -ing against -ed (boring / bored: what bores
+// against who is bored), or a noun in -ing after a determiner against the
+// word without it (the training / the train, my painting / my paint: the
+// -ing noun names a thing of its own).
+func participleApart(q vsig, i int, x, y string) bool {
+	if strings.HasSuffix(y, "ing") {
+		x, y = y, x
+	}
+	if !strings.HasSuffix(x, "ing") || strings.HasSuffix(y, "ing") {
+		return false
+	}
+	nx, ny := text.Normalize(x), text.Normalize(y)
+	cx, cy := text.Content(nx), text.Content(ny)
+	fx, fy := text.Facets(nx), text.Facets(ny)
+	if !(len(cx) == 1 && slices.Equal(cx, cy) || len(fx) > 0 && slices.Equal(fx, fy) || stemLight(x) == stemLight(y)) {
+		return false // not one stem
+	}
+	if strings.HasSuffix(y, "ed") {
+		return true
+	}
+	determiner := func(k int) bool {
+		w := q.seq[k].low
+		return (objectStart[w] || q.seq[k].poss || w == "which" || w == "what" || w == "any" || w == "each" || w == "every") && w != "it" && w != "them"
+	}
+	return i > 0 && determiner(i-1) || i > 1 && q.seq[i-1].unit && determiner(i-2) // the setting, which setting, the best seasoning
 }
 
 // inHanWord reports a Han character at i that is part of a word of the

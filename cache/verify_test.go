@@ -179,6 +179,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Did anyone see the suspect near the bank?", "Did anyone find the suspect near the bank?", "replaced"},
 		{"Do you know a good dentist?", "Do you see a good dentist?", "replaced"},
 		{"Is it safe to leave my car here overnight?", "Is it okay to leave my car here overnight?", "replaced"},
+		{"How long is the training?", "How long is the train?", "replaced"}, // a noun in -ing is a thing of its own
+		{"Which setting should I use for delicate fabrics?", "Which set should I use for delicate fabrics?", "replaced"},
+		{"Is the new history teacher boring?", "Is the new history teacher bored?", "replaced"},
 		// Numerals no facet reads (高一 / 高三), each place they stand; a
 		// negation before or after a modal; about to or in progress against
 		// done; a noun prefix added (副, 前).

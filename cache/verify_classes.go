@@ -71,9 +71,31 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 		return "", "", false // one concept (left / remaining); but a question form's words ask apart when one replaces the other (safe / okay, how much / how many)
 	}
 	if fx, fy := text.Facets(nx), text.Facets(ny); len(fx) > 0 && slices.Equal(fx, fy) {
-		return "", "", false // 3rd / third, 十二 / 12: the facets compare them
+		return "", "", false // 3rd / third, 12 / 十二: the facets compare them
+	}
+	if isHanTok(x.low) && unitOfNumber(q, s, at) {
+		return "", "", false // 一千美元 / 一千美金, 两百元 / 两百块: one amount
 	}
 	return x.low, y.low, true
+}
+
+// unitOfNumber reports a Han character at i, one or two after a numeral,
+// that the facets read as the unit of that number: the two questions have
+// equal facets and equal content, so the characters that differ went into
+// the number's facet (美元 / 美金, 元 / 块).
+func unitOfNumber(q, s vsig, i int) bool {
+	near := false
+	for k := max(i-2, 0); k < i; k++ {
+		if numeralValue(q.seq[k].low) >= 0 || oneOf("十百千万亿", q.seq[k].low) {
+			near = true
+		}
+	}
+	if !near {
+		return false
+	}
+	nq, ns := text.Normalize(q.text), text.Normalize(s.text)
+	fq := text.Facets(nq)
+	return len(fq) > 0 && slices.Equal(fq, text.Facets(ns)) && slices.Equal(text.Content(nq), text.Content(ns))
 }
 
 // replacedAt returns where s replaces one token of q (the same token at
@@ -1364,6 +1386,9 @@ func relativeWord(w, prev string) bool {
 // after 并, 绝 or 决 (并非所有: not all; not 非常, 除非). 不少 (many),
 // 不好意思 (sorry) and 别的 (other) negate nothing.
 func negWord(w, prev, next string) bool {
+	if (w == "不" || w == "没") && next == "" && prev != "" && !oneOf("还也都并从就", prev) {
+		return false // a final 不 or 没 asks (正常不, 发货没), as the facets read it
+	}
 	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") ||
 		w == "不" && next != "少" && next != "好" || w == "别" && next != "的" || oneOf("没未", w) || w == "非" && oneOf("并绝决", prev)
 }

@@ -494,7 +494,15 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Where do I see my IBAN?", "Where do I find my IBAN?"}, // looked up by the asker
 		{"What company bought Instagram?", "Which company bought Instagram?"},
 		{"How many vacation days do I have left?", "How many vacation days have I got left?"},
-		{"会员卡快要到期了，怎么续费", "会员卡马上到期了，怎么续费"},   // adverbs (function words) replaced
+		{"会员卡快要到期了，怎么续费", "会员卡马上到期了，怎么续费"}, // adverbs (function words) replaced
+		{"这个正常不，需要找售后吗", "这个正常吗，需要找售后吗"},   // a final 不 asks
+		{"我上周五下的订单发货没，大概什么时候到", "我上周五下的订单发货了吗，大概什么时候到"},
+		{"每个月一千五百美元的生活费够用吗", "每个月一千五百美金的生活费够用吗"}, // one amount
+		{"买了一件两百块的羽绒服，为什么付了两百五", "买了一件两百元的羽绒服，为什么付了两百五"},
+		{"我们俩明天去你们酒店住，需要加床吗", "我们两个人明天去你们酒店住，需要加床吗"},
+		{"Is there a gas station close to the highway exit?", "Is there a gas station near the highway exit?"},
+		{"How long does the warranty on this laptop last?", "How long is the warranty on this laptop?"},
+		{"Does the gym stay open on holidays?", "Is the gym open on holidays?"},
 		{"这套两居室的房租每个月多少钱", "这套二居室的房租每个月多少钱"}, // 两 and 二 say one number
 		{"How do I log out of the app?", "How do I log off of the app?"},
 		{"How much is the late fee if I don't pay on time?", "If I don't pay on time how much is the late fee?"},

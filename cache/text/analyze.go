@@ -396,6 +396,9 @@ func (a *analyzer) word(i int) int {
 			return 1
 		}
 	}
+	if n := a.senseRead(i); n > 0 {
+		return n
+	}
 	if w == "left" && !a.remainLeft(i) {
 		a.content("w:leave") // "Who left after the alarm?" departed; "How many are left?" remain
 		return 1
@@ -842,6 +845,39 @@ func unitAfterHyphen(num, suf string) string {
 // ordinalUnits are the ordinals a tens word takes after a hyphen.
 var ordinalUnits = map[string]int{
 	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+}
+
+// senseRead reads a word whose lexicon entry is not its sense here, and
+// returns the tokens used, or 0: "close to" is near (not closed); "last"
+// ending a clause with do, will or can before it is the verb ("How long
+// does the warranty last?" asks what "How long is the warranty?" asks),
+// not an antonym of first or present; "stay"
+// and "remain" before open or closed say what "is" says ("Does the gym
+// stay open on holidays?"); "best" in "the best way to" asks how.
+func (a *analyzer) senseRead(i int) int {
+	w := a.toks[i].text
+	nt, hasNext := a.next(i)
+	next := ""
+	if hasNext && nt.kind == tWord {
+		next = nt.text
+	}
+	switch {
+	case w == "close" && next == "to":
+		if e, ok := a.lx.lookupEn([]string{"near"}, true); ok {
+			return 1 + a.entry(e, i, false)
+		}
+	case w == "last" && next == "" && i > 0 && a.toks[i-1].text != "the":
+		for k := i - 1; k >= 0 && k >= i-8; k-- {
+			if oneOfWords(a.toks[k].text, "do does did will would can could should might") {
+				return 1 // how long X lasts is how long X is
+			}
+		}
+	case oneOfWords(w, "stay stays stayed remain remains remained") && oneOfWords(next, "open opened closed close shut"):
+		return 1
+	case w == "best" && (next == "way" || next == "ways") && i+2 < len(a.toks) && oneOfWords(a.toks[i+2].text, "to of"):
+		return 1
+	}
+	return 0
 }
 
 // remainLeft reports "left" at i that says what remains: after a form of
@@ -1651,7 +1687,7 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		{"公里", "dist:#km"}, {"千米", "dist:#km"}, {"岁", "age:#"},
 		{"件", "qty:#pcs"}, {"箱", "qty:#case"}, {"托盘", "qty:#pallet"}, {"托", "qty:#pallet"},
 		{"美元", "usd:#"}, {"美金", "usd:#"}, {"港币", "hkd:#"}, {"港元", "hkd:#"}, {"英镑", "gbp:#"}, {"日元", "jpy:#"},
-		{"韩元", "krw:#"}, {"欧元", "eur:#"}, {"元", "cny:#"}, {"块钱", "cny:#"},
+		{"日币", "jpy:#"}, {"韩元", "krw:#"}, {"欧元", "eur:#"}, {"元", "cny:#"}, {"块钱", "cny:#"},
 		{"次", "times:#"}, {"遍", "times:#"}, {"层", "floor:#"}, {"楼", "floor:#"},
 		{"年级", "grade:#"}, {"级", "level:#"}, {"班", "class:#"}, {"季度", "quarter:#"},
 		{"期", "phase:#"}, {"届", "cohort:#"}, {"版", "ver:#"},
@@ -1799,6 +1835,21 @@ func (a *analyzer) han(i int) int {
 			rs[k] = '里' // 哪儿 = 哪里: erhua (not 那儿子, 那 + 儿子)
 		}
 	}
+	if strings.ContainsAny(a.toks[i].text, "俩仨") {
+		// 我们俩 = 我们两个, 他们仨 = 他们三个 (not 伎俩, a trick).
+		var out []rune
+		for k, r := range rs {
+			switch {
+			case r == '俩' && (k == 0 || rs[k-1] != '伎'):
+				out = append(out, '两', '个')
+			case r == '仨':
+				out = append(out, '三', '个')
+			default:
+				out = append(out, r)
+			}
+		}
+		rs = out
+	}
 	var resid []rune
 	flush := func() {
 		if len(resid) > 0 {
@@ -1808,6 +1859,15 @@ func (a *analyzer) han(i int) int {
 	}
 	consumed := 1
 	for p := 0; p < len(rs); {
+		// A final 不 or 没 asks, as 吗 does (这个正常不, 发货没), unless
+		// 还, 也, 都 … make it a negation (还没: not yet).
+		if p == len(rs)-1 && p > 0 && (rs[p] == '不' || rs[p] == '没') && !strings.ContainsRune("还也都并从就", rs[p-1]) {
+			if nt, ok := a.next(i); !ok || !nt.adj {
+				flush()
+				p++
+				continue
+			}
+		}
 		// Ordinals: 第二, 第 2.
 		if rs[p] == '第' {
 			if v, n, _ := parseHanNumber(rs[p+1:]); n > 0 {

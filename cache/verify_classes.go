@@ -591,20 +591,21 @@ func negatedWord(s vsig) string {
 // modifierAttached returns a modifier that stands right before one noun
 // in q and right before another in s, both nouns in both questions: "a
 // 17th-century wooden altar" / "the 17th-century church … a wooden
-// altar". Only a modifier the words say little about (a name, a number, a
-// hyphenated word) before a word that is no verb is read so, since plain
-// adjectives move with their noun phrases in paraphrases ("zone C bins
-// need" / "bins in zone C need").
+// altar", "the damaged cartons on every pallet" / "the cartons on every
+// damaged pallet". A verb, a particle or a function word is no such
+// modifier ("call back customer service", "learn F# or C#"), and neither
+// noun may be a verb or a function word ("zone C bins need" / "bins in
+// zone C need", "all the rooms" / "the rooms all").
 func modifierAttached(q, s vsig) (string, bool) {
 	next := func(v vsig, i int) string {
-		if i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == v.seq[i].clause && !verbLike(v.seq[i+1].low) {
+		if i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == v.seq[i].clause && !verbLike(v.seq[i+1].low) && !functionWords[v.seq[i+1].low] {
 			return v.seq[i+1].word
 		}
 		return ""
 	}
 	for i := range q.seq {
 		u := &q.seq[i]
-		if !u.unit || u.rep || u.low == "" || u.low[0] >= utf8.RuneSelf || !(u.named || strings.ContainsAny(u.low, "-0123456789")) {
+		if !u.unit || u.rep || u.low == "" || u.low[0] >= utf8.RuneSelf || text.IsVerb(u.low) || strongParticles[u.low] || functionWords[u.low] {
 			continue
 		}
 		j, ok := s.index[u.text]

@@ -176,6 +176,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"What country invaded Poland in 1939?", "What country did Poland invade in 1939?", "roles"},
 		{"Which team beat Brazil in the final?", "Which team did Brazil beat in the final?", "roles"},
 		{"Who is the patient's doctor?", "Who is the doctor's patient?", "roles"},
+		{"Count the damaged cartons on every pallet in zone C.", "Count the cartons on every damaged pallet in zone C.", "order"},
 		{"Did anyone see the suspect near the bank?", "Did anyone find the suspect near the bank?", "replaced"},
 		{"Do you know a good dentist?", "Do you see a good dentist?", "replaced"},
 		{"Is it safe to leave my car here overnight?", "Is it okay to leave my car here overnight?", "replaced"},

@@ -139,6 +139,8 @@ type vsig struct {
 	units                            bool                // a Chinese count of units (hanUnitsAsked)
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
 	deixis                           uint8               // 上次 1, 下次 2, 这次 4, 每次 8 (scopeWords)
+	place                            uint8               // here 1, there 2 (not "there is"), both 3
+	beTense                          string              // "present" or "past": its first be-form with no participle after it in its clause, compared in yes/no questions (is / was Pluto a planet)
 	conj                             uint8               // and 1, or 2
 	particles                        []string            // its strong particles, each with the word before it ("out sign": sign out)
 	modals                           uint8               // the classes of its modals (modalBits)
@@ -970,6 +972,9 @@ func isASCII(s string) bool {
 // share every word and ask opposite things.
 func whArgument(lower []string) string {
 	for i, w := range lower {
+		if w == "many" && i > 0 && lower[i-1] == "how" {
+			w = "which" // "How many teams beat the Patriots?" / "How many teams did the Patriots beat?"
+		}
 		if w != "who" && w != "whom" && w != "what" && w != "which" {
 			continue
 		}
@@ -1314,6 +1319,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		return "condition", "只要, 就 (if) against 只有, 才 (only if)"
 	}
 	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
+	if query.beTense != "" && stored.beTense != "" && query.beTense != stored.beTense && query.qtype == "yesno" && stored.qtype == "yesno" && query.latin && stored.latin {
+		return "tense", fmt.Sprintf("tense differs: is against was (%s in the question, %s in the cached one)", query.beTense, stored.beTense)
+	}
+	if query.place != 0 && stored.place != 0 && query.place != stored.place {
+		return "scope", "here against there"
+	}
 	if query.deixis != 0 && stored.deixis != 0 && query.deixis&stored.deixis == 0 {
 		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next), 这 (this one) or 每 (every one)"
 	}

@@ -122,25 +122,33 @@ func replacedAt(q, s vsig) int {
 }
 
 // formReplaced returns the two forms of one English stem that q and s say
-// at one place, all else equal, when they say different things
-// (participleApart). It reads the questions with their fillers: a
-// determiner tells a noun.
+// at one place, all else equal but fillers, when they say different
+// things (participleApart).
 func formReplaced(q, s vsig) (string, string, bool) {
-	at := replacedAt(q, s)
-	if at < 0 || !q.seq[at].unit || !s.seq[at].unit || !participleApart(q, at, q.seq[at].low, s.seq[at].low) {
+	fq, fs := withoutFillers(q), withoutFillers(s)
+	at := replacedAt(fq, fs)
+	if at < 0 || !fq.seq[at].unit || !fs.seq[at].unit {
 		return "", "", false
 	}
-	return q.seq[at].low, s.seq[at].low, true
+	x, y := &fq.seq[at], &fs.seq[at]
+	if !participleApart(q, q.index[x.text], s, s.index[y.text]) {
+		return "", "", false
+	}
+	return x.low, y.low, true
 }
 
 // participleApart reports two forms of one English stem that say
-// different things at i: -ing against -ed (boring / bored: what bores
-// against who is bored), or a noun in -ing after a determiner against the
-// word without it (the training / the train, my painting / my paint: the
-// -ing noun names a thing of its own).
-func participleApart(q vsig, i int, x, y string) bool {
+// different things, the one at i in q and the one at j in s: -ing against
+// -ed (boring / bored: what bores against who is bored), or a noun in
+// -ing against the word without it (the training / the train, which
+// setting / which set, does painting cost / does paint cost, have parking
+// / have a park: the -ing noun names a thing of its own). An -ing after a
+// form of be, a subject pronoun or to is the verb's own form, which the
+// tense checks read.
+func participleApart(q vsig, i int, s vsig, j int) bool {
+	x, y := q.seq[i].low, s.seq[j].low
 	if strings.HasSuffix(y, "ing") {
-		x, y = y, x
+		q, i, s, j, x, y = s, j, q, i, y, x
 	}
 	if !strings.HasSuffix(x, "ing") || strings.HasSuffix(y, "ing") {
 		return false
@@ -154,12 +162,25 @@ func participleApart(q vsig, i int, x, y string) bool {
 	if strings.HasSuffix(y, "ed") {
 		return true
 	}
-	determiner := func(k int) bool {
-		w := q.seq[k].low
-		return (objectStart[w] || q.seq[k].poss || w == "which" || w == "what" || w == "any" || w == "each" || w == "every") && w != "it" && w != "them"
+	if strings.HasSuffix(y, "s") && !strings.HasSuffix(y, "ss") {
+		return false // A/B tests / A/B testing: a plural names the things the -ing noun does
 	}
-	return i > 0 && determiner(i-1) || i > 1 && q.seq[i-1].unit && determiner(i-2) // the setting, which setting, the best seasoning
+	determined := func(v vsig, k int) bool {
+		det := func(k int) bool {
+			w := v.seq[k].low
+			return (objectStart[w] || v.seq[k].poss || w == "which" || w == "what" || w == "any" || w == "each" || w == "every") && w != "it" && w != "them"
+		}
+		return k > 0 && det(k-1) || k > 1 && v.seq[k-1].unit && det(k-2) // the setting, the best seasoning
+	}
+	if determined(q, i) || determined(s, j) {
+		return true
+	}
+	return i > 0 && !verbFormBefore[q.seq[i-1].low] // does painting cost; not is painting, we painting, to painting
 }
+
+// verbFormBefore are the words an -ing verb form follows: be, a subject
+// pronoun, to.
+var verbFormBefore = setOf("am is are was were be been being 's 're i you he she we they it to keep keeps kept stop stops start starts")
 
 // inHanWord reports a Han character at i that is part of a word of the
 // segmentation (把握, 被子), not a word of its own.
@@ -300,20 +321,42 @@ func fillerFree(s vsig) int {
 }
 
 // fillerAt returns how many tokens from i are a filler (0 for none): a
-// particle, please, thanks or an article (1), 请问, 谢谢 or thank you (2).
+// particle, please, thanks or a determiner (1), 请问, 谢谢 or thank you (2).
+// A determiner is one for the alignment only: the facets compare my and
+// your, all and each.
 func fillerAt(seq []vunit, i int) int {
 	w, next := seq[i].low, ""
 	if i+1 < len(seq) {
 		next = seq[i+1].low
 	}
 	switch {
-	case oneOf("呢啊吧呀嘛哦", w), w == "please", w == "thanks", w == "a", w == "an", w == "the":
+	case oneOf("呢啊吧呀嘛哦", w), w == "please", w == "thanks", determiners[w]:
 		return 1
 	case w == "请" && next == "问", w == "谢" && next == "谢", w == "thank" && next == "you":
 		return 2
 	}
 	return 0
 }
+
+// passiveAhead reports a past participle after the be-form at i in its
+// clause ("Is my package delivered?", "Was it shipped by Acme?"), or an
+// -ing form (is shipping): there the be-form carries no tense of its own
+// that the questions' other checks do not read.
+func (s *vsig) passiveAhead(i int) bool {
+	for j := i + 1; j < len(s.seq) && s.seq[j].clause == s.seq[i].clause; j++ {
+		if w := s.seq[j].low; participle(w) || pastForm(w) || strings.HasSuffix(w, "ing") && len(w) > 4 {
+			return true
+		}
+	}
+	return false
+}
+
+// existentialThere follow the there of "there is", which points nowhere.
+var existentialThere = setOf("is are was were 's be been will would may might must should can could seems seem used")
+
+// determiners stand before a noun phrase: articles, demonstratives, any,
+// possessive pronouns.
+var determiners = setOf("a an the any this that these those my your our their his her its")
 
 // insertedWord returns the one English content word s has and q lacks
 // (or the reverse), all else equal without fillers: "the alleged
@@ -1066,6 +1109,15 @@ func (s *vsig) scopeWords() {
 		}
 		if w == "才" && oneOf("可能会要需得", low(i+1)) && !hanBefore(seq, clauseStart, i, "只") {
 			s.only |= 1 // 业主才可以买车位: only they (not 只有…才, a condition)
+		}
+		if (w == "is" || w == "are" || w == "am" || w == "was" || w == "were") && s.beTense == "" && !s.passiveAhead(i) {
+			s.beTense = map[bool]string{true: "past", false: "present"}[w == "was" || w == "were"] // "Is Pluto a planet?" / "Was Pluto a planet?"
+		}
+		switch {
+		case w == "here":
+			s.place |= 1
+		case w == "there" && !existentialThere[low(i+1)] && !existentialThere[low(i-1)]:
+			s.place |= 2 // "park there", not "there is" or "is there a pharmacy"
 		}
 		if w == "few" || w == "little" {
 			if low(i-1) == "a" {

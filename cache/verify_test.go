@@ -176,6 +176,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"What country invaded Poland in 1939?", "What country did Poland invade in 1939?", "roles"},
 		{"Which team beat Brazil in the final?", "Which team did Brazil beat in the final?", "roles"},
 		{"Who is the patient's doctor?", "Who is the doctor's patient?", "roles"},
+		{"Does the kit contain any batteries?", "Does the kit need batteries?", "replaced"}, // aligned without determiners
+		{"Can I park here overnight?", "Can I park there overnight?", "scope"},
+		{"Is Pluto a planet?", "Was Pluto a planet?", "tense"},
+		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
+		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},
+		{"Does the hotel have parking?", "Does the hotel have a park?", "replaced"},
 		{"Count the damaged cartons on every pallet in zone C.", "Count the cartons on every damaged pallet in zone C.", "order"},
 		{"Did anyone see the suspect near the bank?", "Did anyone find the suspect near the bank?", "replaced"},
 		{"Do you know a good dentist?", "Do you see a good dentist?", "replaced"},
@@ -491,8 +497,13 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I pick up my order in the store?", "Can I pick my order up in the store?"}, // in the store: a preposition
 		{"How do I fill out this form?", "How do I fill in this form?"},                  // out, not out of
 		{"这些包裹都签收了吗", "这些包裹全都签收了吗"},
-		{"每天都要盘点吗", "每天要盘点吗"},                                   // 都 after 每 is no quantifier of its own
-		{"Where do I see my IBAN?", "Where do I find my IBAN?"}, // looked up by the asker
+		{"每天都要盘点吗", "每天要盘点吗"},                                                        // 都 after 每 is no quantifier of its own
+		{"Where do I see my IBAN?", "Where do I find my IBAN?"},                      // looked up by the asker
+		{"Can you tell me how to reset my password?", "How do I reset my password?"}, // an ask frame
+		{"Do you know when the store closes tonight?", "When does the store close tonight?"},
+		{"Is there parking here?", "Is there any parking here?"}, // there is: no place
+		{"How do I run A/B tests on my shop?", "How do I run A/B testing on my shop?"},
+		{"Is my package delivered?", "Was my package delivered?"}, // a participle: is / was carry no tense of their own
 		{"What company bought Instagram?", "Which company bought Instagram?"},
 		{"How many vacation days do I have left?", "How many vacation days have I got left?"},
 		{"会员卡快要到期了，怎么续费", "会员卡马上到期了，怎么续费"}, // adverbs (function words) replaced

@@ -588,6 +588,32 @@ func trimGreetings(s string) string {
 		}
 		break
 	}
+	return trimAskFrame(s)
+}
+
+// askFrames open a request to answer the question that follows them:
+// "can you tell me how …" asks "how …", as "do you know when …" asks
+// "when …".
+var askFrames = []string{
+	"can you please tell me ", "could you please tell me ", "can you tell me ", "could you tell me ", "would you tell me ",
+	"please tell me ", "tell me ", "do you know ", "does anyone know ", "i want to know ", "i would like to know ", "i'd like to know ",
+	"i wonder ", "i was wondering ",
+}
+
+// trimAskFrame drops an ask frame (askFrames) from the start of a
+// normalized question when a question word, if or whether follows it.
+func trimAskFrame(s string) string {
+	for _, f := range askFrames {
+		rest, ok := strings.CutPrefix(s, f)
+		if !ok {
+			continue
+		}
+		w, _, _ := strings.Cut(rest, " ")
+		if whWords[w] || w == "if" || w == "whether" {
+			return rest
+		}
+		return s
+	}
 	return s
 }
 

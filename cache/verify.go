@@ -140,6 +140,7 @@ type vsig struct {
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
 	deixis                           uint8               // 上次 1, 下次 2, 这次 4, 每次 8 (scopeWords)
 	place                            uint8               // here 1, there 2 (not "there is"), both 3
+	experienced                      bool                // V过: the experiential aspect (have you ever)
 	beTense                          string              // "present" or "past": its first be-form with no participle after it in its clause, compared in yes/no questions (is / was Pluto a planet)
 	conj                             uint8               // and 1, or 2
 	particles                        []string            // its strong particles, each with the word before it ("out sign": sign out)
@@ -1255,6 +1256,16 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.few&4 != stored.few&4 && (query.few|stored.few)&8 != 0 && query.latin && stored.latin {
 		return "scope", "some of them against all of them"
 	}
+	// A negation in another clause, as many clauses in both: 已经签收了，但是没有收到
+	// / 还没有签收，但是已经收到了; "It shipped but never arrived" / "It never
+	// shipped but arrived".
+	if a, b := clauseNegations(query), clauseNegations(stored); len(a) == len(b) && len(a) > 1 && !slices.Equal(a, b) && slices.ContainsFunc(a, func(n int) bool { return n > 0 }) && slices.ContainsFunc(b, func(n int) bool { return n > 0 }) {
+		for c := range a {
+			if a[c] != b[c] && sameClause(query, stored, c) {
+				return "negation", "the negation stands in another clause"
+			}
+		}
+	}
 	if a, b := negations(query), negations(stored); a != b && a > 0 && b > 0 {
 		return "negation", fmt.Sprintf("the questions negate %d and %d times (\"Which items can I return without a receipt?\" / \"… can't I …\")", a, b)
 	}
@@ -1321,6 +1332,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
 	if query.beTense != "" && stored.beTense != "" && query.beTense != stored.beTense && query.qtype == "yesno" && stored.qtype == "yesno" && query.latin && stored.latin {
 		return "tense", fmt.Sprintf("tense differs: is against was (%s in the question, %s in the cached one)", query.beTense, stored.beTense)
+	}
+	if query.experienced != stored.experienced {
+		return "tense", "one question asks whether it was ever done (过), the other does not"
 	}
 	if query.place != 0 && stored.place != 0 && query.place != stored.place {
 		return "scope", "here against there"

@@ -41,6 +41,13 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	if px, py := roleMarkers[x.low], roleMarkers[y.low]; px != py && directional[px] && directional[py] && isHanTok(x.low) && isHanTok(y.low) && !inHanWord(q, at) && !inHanWord(s, at) {
 		return x.low, y.low, true
 	}
+	// 有 (there is, has) against 是 (is): 这里有停车场吗 / 这里是停车场吗. A place
+	// character against another inside a word: 上游 / 中游, 上旬 / 中旬, 楼上 /
+	// 楼里 (as a postposition, 支付宝上 / 支付宝里 say alike).
+	if isHanTok(x.low) && isHanTok(y.low) && (oneOf2(x.low, y.low, "有", "是") && !inHanWord(q, at) && !inHanWord(s, at) ||
+		oneOf(placeChars, x.low) && oneOf(placeChars, y.low) && (inHanWord(q, at) || inHanWord(s, at))) {
+		return x.low, y.low, true
+	}
 	// need, have and want as main verbs ("Does this pallet need / have a
 	// label?"): a requirement, a state, a wish; "need to" = "have to".
 	if cx, cy := stanceVerbs[x.low], stanceVerbs[y.low]; cx != 0 && cy != 0 && cx != cy && (at+1 >= len(q.seq) || q.seq[at+1].low != "to") {
@@ -467,6 +474,10 @@ func possessionReversed(q, s vsig) (string, string, bool) {
 	return "", "", false
 }
 
+// placeChars are the Chinese characters of place and position: above,
+// middle, below, in, within, outside, before, after.
+const placeChars = "上中下里内外前后"
+
 // nounPrefixes are the Chinese prefixes (区别词) that make another noun of
 // the one after them: 副 deputy, 前 and 原 former, 代 acting, 准
 // prospective, 总 chief, 伪 fake, 次 sub-.
@@ -586,6 +597,62 @@ func negations(s vsig) int {
 		}
 	}
 	return n
+}
+
+// clauseNegations counts the negations of each clause (as negations does
+// for the whole question), by clause number.
+func clauseNegations(s vsig) []int {
+	var out []int
+	for i := range s.seq {
+		c := s.seq[i].clause
+		for len(out) <= c {
+			out = append(out, 0)
+		}
+		if w := s.seq[i].low; s.negationAt(i) || w == "no" || w == "without" {
+			out[c]++
+		}
+	}
+	return out
+}
+
+// sameClause reports that clause c of q shares more of its units with
+// clause c of s than with any other clause of s: the two questions say
+// their clauses in the same order (都三天了，订单还没发货吗 / 订单还没发货吗？都三天了
+// do not).
+func sameClause(q, s vsig, c int) bool {
+	units := func(v vsig) []map[string]bool {
+		var out []map[string]bool
+		for i := range v.seq {
+			k := v.seq[i].clause
+			for len(out) <= k {
+				out = append(out, map[string]bool{})
+			}
+			if v.seq[i].unit {
+				out[k][v.seq[i].word] = true
+			}
+		}
+		return out
+	}
+	uq, us := units(q), units(s)
+	if c >= len(uq) || c >= len(us) {
+		return false
+	}
+	overlap := func(a, b map[string]bool) int {
+		n := 0
+		for w := range a {
+			if b[w] {
+				n++
+			}
+		}
+		return n
+	}
+	best := overlap(uq[c], us[c])
+	for k := range us {
+		if k != c && overlap(uq[c], us[k]) >= best {
+			return false
+		}
+	}
+	return best > 0
 }
 
 // negationAt reports a negation at i (negWord, not the 不 of A不A).
@@ -1112,6 +1179,9 @@ func (s *vsig) scopeWords() {
 		}
 		if (w == "is" || w == "are" || w == "am" || w == "was" || w == "were") && s.beTense == "" && !s.passiveAhead(i) {
 			s.beTense = map[bool]string{true: "past", false: "present"}[w == "was" || w == "were"] // "Is Pluto a planet?" / "Was Pluto a planet?"
+		}
+		if w == "过" && i > 0 && text.HanVerbal(low(i-1)) && !oneOf("要会能想该得可", low(i-1)) && !text.HanFunction(low(i-1)+w) && !text.HanWord(w+low(i+1)) {
+			s.experienced = true // 看过, 去过, 合作过: ever done (not 经过, 通过, 不过, nor 要过期 after a modal)
 		}
 		switch {
 		case w == "here":

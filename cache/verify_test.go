@@ -200,7 +200,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"公司的副总经理下个月调走，工作谁接手", "公司的总经理下个月调走，工作谁接手", "inserted"},
 		{"我和丈夫结婚五年了，婚后买的房子离婚怎么分", "我和妻子结婚五年了，婚后买的房子离婚怎么分", "replaced"}, // a two-character word replaced
 		{"酒店能提前两天入住吗，需要加钱吗", "酒店能推迟两天入住吗，需要加钱吗", "replaced"},
-		{"家里的空调多久清洗一次比较好", "家里的空调清洗一次要多久比较好", "intent"}, // how often / how long
+		{"我的快递显示已经签收了，但是我并没有收到，应该找谁", "我的快递显示还没有签收，但是我已经收到了，应该找谁", "negation"}, // the negation in another clause
+		{"你去过故宫吗？门票需要提前预约吗", "你去故宫吗？门票需要提前预约吗", "tense"},                       // 过: ever
+		{"请问这里有停车场吗？停多久收费", "请问这里是停车场吗？停多久收费", "replaced"},                     // 有 / 是
+		{"长江上游流经哪些省份", "长江中游流经哪些省份", "replaced"},                               // a place character inside a word
+		{"家里的空调多久清洗一次比较好", "家里的空调清洗一次要多久比较好", "intent"},                        // how often / how long
 		{"我家的猫把邻居家的狗抓伤了，要打疫苗吗", "我家的猫被邻居家的狗抓伤了，要打疫苗吗", "roles|replaced"},
 		{"银行还愿意给我批贷款吗，利率会不会高", "银行还能给我批贷款吗，利率会不会高", "mood"},
 		{"小区的业主也可以买车位吗，租户能不能办月卡", "小区的业主才可以买车位吗，租户能不能办月卡", "scope"},
@@ -507,7 +511,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"What company bought Instagram?", "Which company bought Instagram?"},
 		{"How many vacation days do I have left?", "How many vacation days have I got left?"},
 		{"会员卡快要到期了，怎么续费", "会员卡马上到期了，怎么续费"}, // adverbs (function words) replaced
-		{"这个正常不，需要找售后吗", "这个正常吗，需要找售后吗"},   // a final 不 asks
+		{"这个正常不，需要找售后吗", "这个正常吗，需要找售后吗"},
+		{"你们周末上不上班？我想周六过去办卡", "你们周末上班吗？我想周六过去办卡"}, // A不A asks
+		{"我用支付宝上的余额付款可以吗", "我用支付宝里的余额付款可以吗"},      // 上 / 里 as postpositions   // a final 不 asks
 		{"我上周五下的订单发货没，大概什么时候到", "我上周五下的订单发货了吗，大概什么时候到"},
 		{"每个月一千五百美元的生活费够用吗", "每个月一千五百美金的生活费够用吗"}, // one amount
 		{"买了一件两百块的羽绒服，为什么付了两百五", "买了一件两百元的羽绒服，为什么付了两百五"},

@@ -1169,6 +1169,27 @@ func (a *analyzer) numberToken(i int, v string) int {
 	return 1
 }
 
+// timeDeixis reports a facet of a day, week or term said relative to now
+// (后天, 上学期, 下周).
+func timeDeixis(f string) bool {
+	return strings.HasPrefix(f, "day:") || strings.HasPrefix(f, "term:") || strings.HasPrefix(f, "week:")
+}
+
+// splitsWord reports that a boundary before rs[k] would split a word of
+// the most probable segmentation of rs (HanSegment): rs[k-1] and rs[k]
+// are one word (期间 in 上学期间, 天气 in 后天气).
+func splitsWord(rs []rune, k int) bool {
+	if k <= 0 || k >= len(rs) {
+		return false
+	}
+	chars := make([]string, len(rs))
+	for i, r := range rs {
+		chars[i] = string(r)
+	}
+	seg := HanSegment(chars)
+	return seg[k-1] == seg[k]
+}
+
 // weekOfDay reads the week of a weekday said after it at the start of rs
 // (每周三, 下周三, 下个星期三, 上上礼拜五, 这周日) and returns its facet and the
 // runes before the weekday's own word (周三, 星期三, 礼拜三), or 0 runes.
@@ -2021,12 +2042,31 @@ func (a *analyzer) han(i int) int {
 			p += n
 			continue
 		}
+		// A不A asks (上不上班, 营不营业, 安不安全, 安全不安全): no negation; it
+		// reads as A (上班, 营业, 安全).
+		if rs[p] == '不' && p > 0 && p+1 < len(rs) && rs[p-1] == rs[p+1] {
+			p += 2
+			continue
+		}
+		if rs[p] == '不' && p > 1 && p+2 < len(rs) && rs[p-2] == rs[p+1] && rs[p-1] == rs[p+2] {
+			p += 3 // AB不AB: 安全不安全
+			continue
+		}
+		// 非 inside a word of jieba's table is no negation (非常, 非洲, 除非):
+		// a character of the content.
+		if rs[p] == '非' && (p+1 < len(rs) && HanWord(string(rs[p:p+2])) || p > 0 && HanWord(string(rs[p-1:p+1]))) {
+			if _, lex := a.lx.zh[string(rs[p:min(p+2, len(rs))])]; !lex {
+				resid = append(resid, rs[p])
+				p++
+				continue
+			}
+		}
 		// The lexicon, longest match first.
 		matched := false
 		for n := min(a.lx.zhMax, len(rs)-p); n >= 1; n-- {
 			e, ok := a.lx.zh[string(rs[p:p+n])]
-			if !ok {
-				continue
+			if !ok || e.kind == lexFacet && timeDeixis(e.value) && splitsWord(rs, p+n) {
+				continue // 上学期间 is 上学 + 期间, not 上学期; 三天后天气 is 后 + 天气
 			}
 			if e.kind == lexLiteral {
 				resid = append(resid, rs[p:p+n]...)

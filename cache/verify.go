@@ -1329,7 +1329,8 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.cond != "" && stored.cond != "" && query.cond != stored.cond && !query.timeAsked() && !stored.timeAsked() {
 		return "condition", "只要, 就 (if) against 只有, 才 (only if)"
 	}
-	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
+	// Is against was in yes/no questions (Is Pluto a planet? / Was Pluto a
+	// planet?); ever done (去过) against not; here against there.
 	if query.beTense != "" && stored.beTense != "" && query.beTense != stored.beTense && query.qtype == "yesno" && stored.qtype == "yesno" && query.latin && stored.latin {
 		return "tense", fmt.Sprintf("tense differs: is against was (%s in the question, %s in the cached one)", query.beTense, stored.beTense)
 	}
@@ -1339,6 +1340,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.place != 0 && stored.place != 0 && query.place != stored.place {
 		return "scope", "here against there"
 	}
+	// The previous, the next or this one (上次 / 这次, 上一期 / 这一期).
 	if query.deixis != 0 && stored.deixis != 0 && query.deixis&stored.deixis == 0 {
 		return "deixis", "the questions point at another one: 上 (the previous), 下 (the next), 这 (this one) or 每 (every one)"
 	}

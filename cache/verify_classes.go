@@ -591,16 +591,14 @@ func deClauseSwapped(q, s vsig) (string, string, bool) {
 // 没, 别, 未, 非 as negWord reads them; not the 不 of A不A or 不管).
 func negations(s vsig) int {
 	n := 0
-	for i := range s.seq {
-		if w := s.seq[i].low; s.negationAt(i) || w == "no" || w == "without" {
-			n++
-		}
+	for _, c := range clauseNegations(s) {
+		n += c
 	}
 	return n
 }
 
-// clauseNegations counts the negations of each clause (as negations does
-// for the whole question), by clause number.
+// clauseNegations counts the negations of each clause, by clause number:
+// negationAt, no and without.
 func clauseNegations(s vsig) []int {
 	var out []int
 	for i := range s.seq {

@@ -808,7 +808,7 @@ func (a *analyzer) numberWords(i int) (string, int) {
 	afterScale := k > i // a small number may follow: "a hundred and five"
 	for k < len(a.toks) && a.toks[k].kind == tWord {
 		t := a.toks[k].text
-		if s := scaleWords[t]; s > 0 && cur > 0 {
+		if s := scaleWords[t]; s > 0 && cur > 0 && (s != 100 || cur < 100) { // one hundred a group: "hundred hundred" is no number
 			if s == 100 {
 				cur *= 100
 			} else {
@@ -1009,7 +1009,7 @@ func (a *analyzer) number(i int, v string, fromWords bool) int {
 		return a.numberToken(i, v)
 	}
 	nt, hasNext := a.next(i)
-	if hasNext && nt.kind == tWord && scaleWords[nt.text] > 0 {
+	if hasNext && nt.kind == tWord && scaleWords[nt.text] > 0 && scaleWords[a.toks[i].text] == 0 { // one scale word: "3.5 million", not "3 hundred hundred …"
 		if sv := scaleDecimal(v, scaleWords[nt.text]); sv != "" {
 			return 1 + a.number(i+1, sv, true) // "3.5 million" is 3500000
 		}

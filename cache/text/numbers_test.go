@@ -184,6 +184,7 @@ func TestEnglishNumbers(t *testing.T) {
 		{"two hundred jobs", "twelve hundred jobs"},
 		{"five thousand jobs", "five hundred jobs"},
 		{"one of the jobs", "one hundred of the jobs"},
+		{"ninety nine hundred hundred hundred hundred hundred hundred hundred hundred hundred hundred jobs", "ninety nine hundred jobs"},
 	} {
 		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
 		if slices.Equal(a, b) {

@@ -8,10 +8,7 @@ import (
 // TestColloquialNumbers checks that colloquial and mixed numerals are read
 // as the number a speaker means, never as another one.
 func TestColloquialNumbers(t *testing.T) {
-	for _, tc := range []struct {
-		q    string
-		want string // a facet the question must have
-	}{
+	wantFacets(t, []facetCase{
 		{"三万六的预算够吗", "num:36000"},
 		// Decimals after 点 where no clock is meant, and halves.
 		{"空腹血糖六点八", "num:6.8"},
@@ -118,14 +115,9 @@ func TestColloquialNumbers(t *testing.T) {
 		{"两个礼拜", "dur:14d"},
 		{"这周三个人值班", "num:3"},
 		{"十多万的车", "approx:十多万"},
-	} {
-		got := Facets(Normalize(tc.q))
-		if !slices.Contains(got, tc.want) {
-			t.Errorf("%q: facets %v, want %s among them", tc.q, got, tc.want)
-		}
-	}
+	})
 	// Vague numbers and other readings never equal a specific number.
-	for _, pair := range [][2]string{
+	wantApart(t, [][2]string{
 		{"十几个人", "十个人"}, {"几十个人", "十个人"}, {"三万六", "三万"}, {"三万六", "3600"},
 		{"一千八", "1008"}, {"两百五", "205"}, {"1.5万", "1500"}, {"3k", "3"}, {"5千克", "5000"},
 		{"十几个人", "几十个人"}, {"十来个人", "十几个人"}, {"上午十一点四十五", "上午十一点"}, {"下午三点半", "上午三点半"},
@@ -136,12 +128,7 @@ func TestColloquialNumbers(t *testing.T) {
 		{"包裹重二十点五公斤", "包裹重二十点零五公斤"}, {"上午十点十个人够不够", "上午十点十分人够不够"},
 		{"晚上十二点半", "中午十二点半"}, {"十九点九元的套餐", "十九点零九元的套餐"},
 		{"下午3:30到5:00", "下午3:30到凌晨5:00"}, {"Is the dock open at 9:30?", "Is the dock open at 9:30 pm?"}, {"下午下的单8:00前能发出吗", "下的单晚上8:00前能发出吗"},
-	} {
-		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
-		if slices.Equal(a, b) {
-			t.Errorf("%q and %q have equal facets %v", pair[0], pair[1], a)
-		}
-	}
+	})
 }
 
 // TestEnglishNumbers checks that an English number reads the same however
@@ -150,10 +137,7 @@ func TestColloquialNumbers(t *testing.T) {
 // joined to its unit by a hyphen, ordinal words), and that different
 // numbers never read alike.
 func TestEnglishNumbers(t *testing.T) {
-	for _, tc := range []struct {
-		q    string
-		want string // a facet the question must have
-	}{
+	wantFacets(t, []facetCase{
 		{"a stadium for 8,000 people", "num:8000"},
 		{"a stadium for eight thousand people", "num:8000"},
 		{"it costs $1,500", "usd:1500"},
@@ -171,13 +155,8 @@ func TestEnglishNumbers(t *testing.T) {
 		{"the fifteenth century", "ord:15"},
 		{"the twenty-first floor", "ord:21"},
 		{"the 21st floor", "ord:21"},
-	} {
-		got := Facets(Normalize(tc.q))
-		if !slices.Contains(got, tc.want) {
-			t.Errorf("%q: facets %v, want %s among them", tc.q, got, tc.want)
-		}
-	}
-	for _, pair := range [][2]string{
+	})
+	wantApart(t, [][2]string{
 		{"a stadium for 8,000 people", "a stadium for 8,000,000 people"},
 		{"zones 1,2,3", "zones 123"},
 		{"pi is 3,1415", "pi is 31415"},
@@ -185,12 +164,7 @@ func TestEnglishNumbers(t *testing.T) {
 		{"five thousand jobs", "five hundred jobs"},
 		{"one of the jobs", "one hundred of the jobs"},
 		{"ninety nine hundred hundred hundred hundred hundred hundred hundred hundred hundred hundred jobs", "ninety nine hundred jobs"},
-	} {
-		a, b := Facets(Normalize(pair[0])), Facets(Normalize(pair[1]))
-		if slices.Equal(a, b) {
-			t.Errorf("%q and %q have equal facets %v", pair[0], pair[1], a)
-		}
-	}
+	})
 }
 
 // TestTimeAndPersonFacets checks that tonight is today's evening (not any
@@ -235,5 +209,29 @@ func TestModalAdjectivesAndFrontedPhrases(t *testing.T) {
 	}
 	if a, b := Facets(Normalize("Is a refund possible?")), Facets(Normalize("Is a refund impossible?")); slices.Equal(a, b) {
 		t.Errorf("possible and impossible as adjectives: both %v", a)
+	}
+}
+
+// facetCase is a question and a facet it must have.
+type facetCase struct{ q, want string }
+
+// wantFacets checks that each question has its facet.
+func wantFacets(t *testing.T, cases []facetCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := Facets(Normalize(tc.q)); !slices.Contains(got, tc.want) {
+			t.Errorf("%q: facets %v, want %s among them", tc.q, got, tc.want)
+		}
+	}
+}
+
+// wantApart checks that the two questions of each pair have different
+// facets.
+func wantApart(t *testing.T, pairs [][2]string) {
+	t.Helper()
+	for _, p := range pairs {
+		if a, b := Facets(Normalize(p[0])), Facets(Normalize(p[1])); slices.Equal(a, b) {
+			t.Errorf("%q and %q have equal facets %v", p[0], p[1], a)
+		}
 	}
 }

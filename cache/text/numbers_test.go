@@ -182,15 +182,11 @@ func TestTimeAndPersonFacets(t *testing.T) {
 			t.Errorf("%q and %q read alike: %v %v", p[0], p[1], a, fa)
 		}
 	}
-	for _, p := range [][2]string{
+	wantAlike(t, [][2]string{
 		{"Do you deliver tonight?", "Do you deliver this evening?"},
 		{"今晚8点开门吗", "今天晚上8点开门吗"},
 		{"How many units are left in zone A?", "How many units remain in zone A?"},
-	} {
-		if fa, fb := Facets(Normalize(p[0])), Facets(Normalize(p[1])); !slices.Equal(fa, fb) {
-			t.Errorf("facets of %q = %v, of %q = %v; want equal", p[0], fa, p[1], fb)
-		}
-	}
+	})
 }
 
 // TestModalAdjectivesAndFrontedPhrases checks that "is it possible to"
@@ -198,15 +194,11 @@ func TestTimeAndPersonFacets(t *testing.T) {
 // before the question leaves the asker's framing I a framing, and that
 // both keep their facets elsewhere.
 func TestModalAdjectivesAndFrontedPhrases(t *testing.T) {
-	for _, p := range [][2]string{
+	wantAlike(t, [][2]string{
 		{"Is it possible to change the date of my flight?", "Can I change the date of my flight?"},
 		{"As a student, can I get a discount?", "Can I get a discount as a student?"},
 		{"At a wedding, how much should we tip them?", "How much should we tip them at a wedding?"},
-	} {
-		if a, b := Facets(Normalize(p[0])), Facets(Normalize(p[1])); !slices.Equal(a, b) {
-			t.Errorf("facets of %q = %v, of %q = %v; want equal", p[0], a, p[1], b)
-		}
-	}
+	})
 	if a, b := Facets(Normalize("Is a refund possible?")), Facets(Normalize("Is a refund impossible?")); slices.Equal(a, b) {
 		t.Errorf("possible and impossible as adjectives: both %v", a)
 	}
@@ -232,6 +224,16 @@ func wantApart(t *testing.T, pairs [][2]string) {
 	for _, p := range pairs {
 		if a, b := Facets(Normalize(p[0])), Facets(Normalize(p[1])); slices.Equal(a, b) {
 			t.Errorf("%q and %q have equal facets %v", p[0], p[1], a)
+		}
+	}
+}
+
+// wantAlike checks that the two questions of each pair have equal facets.
+func wantAlike(t *testing.T, pairs [][2]string) {
+	t.Helper()
+	for _, p := range pairs {
+		if a, b := Facets(Normalize(p[0])), Facets(Normalize(p[1])); !slices.Equal(a, b) {
+			t.Errorf("facets of %q = %v, of %q = %v; want equal", p[0], a, p[1], b)
 		}
 	}
 }

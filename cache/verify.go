@@ -148,7 +148,7 @@ type vsig struct {
 	cond                             string              // "if" (只要, 就) or "only if" (只有, 才)
 	few                              uint8               // a few, a little 1; few, little 2
 	hanQuant                         uint8               // 都 (all of them) 1; 有…的, 有些, 有的, 有一X (some of them) 2; 没有一X, 没有任何 (none) 4
-	only                             uint8               // only, 只, 仅 1; also, 也 2
+	only                             uint8               // only, 只, 仅, 才 before a modal 1; also, 也 2; 只, 仅 4
 	did                              bool                // it has did or didn't, not in an if-clause
 	modalAsksWhom                    bool                // a modal before do or a verb of asking someone (askVerbs)
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
@@ -1244,7 +1244,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.only != 0 && stored.only != 0 && query.only&stored.only == 0 {
 		return "scope", "only (只, 仅) against also (也)"
 	}
-	if (query.only == 0) != (stored.only == 0) && query.latin && stored.latin {
+	if (query.only == 0) != (stored.only == 0) && query.latin && stored.latin || (query.only&4 == 0) != (stored.only&4 == 0) && !query.latin && !stored.latin {
 		return "scope", "only (just) in one question: the others are left out"
 	}
 	if query.few != 0 && stored.few != 0 && query.few&stored.few == 0 {
@@ -1478,6 +1478,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless
 	// the two words read as one (a stem, a concept of the lexicon).
 	if w, ok := insertedWord(query, stored); ok {
+		return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+	}
+	if w, ok := hanWordInserted(query, stored); ok {
 		return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
 	}
 	if a, b, ok := formReplaced(query, stored); ok {
@@ -1855,6 +1858,8 @@ func (s *vsig) grammar() {
 			s.past = true // 发货没: did it ship (发货了吗)
 		case w == "马" && low(i, i+1) == "上", w == "立" && oneOf("刻即", low(i, i+1)):
 			s.future = true // 马上就发货, 立刻: about to happen (against 已经发货了)
+		case w == "打" && low(i, i+1) == "算", w == "有" && low(i, i-1) == "还" && (oneOf(hanNumerals+"半几", low(i, i+1)) || isDigits(low(i, i+1))):
+			s.future = true // 打算开除我 (a plan), 还有三天到期 (still to come): against 已经…了
 		case w == "正" && low(i, i+1) == "在":
 			s.progressive = true // 正在办理: now (against 已经办好了)
 		case w == "已" && !oneOf("而得不", low(i, i-1)):
@@ -2003,6 +2008,17 @@ func (s *vsig) imminent(i int) bool {
 	for j := i - 1; j >= i-3 && j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
 		if w := s.seq[j].low; w == "要" || w == "快" && j == i-2 || w == "上" && j > 0 && s.seq[j-1].low == "马" {
 			return true // 要到期了, 快到了, 马上到期了
+		}
+	}
+	return s.stillToCome(i)
+}
+
+// stillToCome reports 还有 and a count of time before i in its clause (还有三天
+// 就过期了, 还有五天到还款日): what is still to come.
+func (s *vsig) stillToCome(i int) bool {
+	for j := i - 1; j >= 1 && s.seq[j].clause == s.seq[i].clause; j-- {
+		if s.seq[j].low == "有" && s.seq[j-1].low == "还" && j+1 < len(s.seq) && (oneOf(hanNumerals+"半几", s.seq[j+1].low) || isDigits(s.seq[j+1].low)) {
+			return true
 		}
 	}
 	return false

@@ -405,6 +405,44 @@ func insertedWord(q, s vsig) (string, bool) {
 	return u.low, true
 }
 
+// hanWordInserted returns the two-character Chinese word s has and q
+// lacks (or the reverse), all else equal without fillers (全额报销 / 报销,
+// 轻微损坏 / 损坏, 提前退租 / 退租): a word of the segmentation's table, not
+// a function word or a modal (一直, 马上, 可以 add nothing the checks do
+// not read).
+func hanWordInserted(q, s vsig) (string, bool) {
+	q, s = withoutFillers(q), withoutFillers(s)
+	if len(s.seq) < len(q.seq) {
+		q, s = s, q
+	}
+	if len(s.seq) != len(q.seq)+2 {
+		return "", false
+	}
+	i := 0
+	for i < len(q.seq) && q.seq[i].low == s.seq[i].low {
+		i++
+	}
+	for k := i; k < len(q.seq); k++ {
+		if q.seq[k].low != s.seq[k+2].low {
+			return "", false
+		}
+	}
+	a, b := s.seq[i].low, s.seq[i+1].low
+	w := a + b
+	if !isHanTok(a) || !isHanTok(b) || s.seq[i].seg == 0 || s.seq[i].seg != s.seq[i+1].seg || inHanWordWith(s, i-1, i) || inHanWordWith(s, i+1, i+2) ||
+		i > 0 && s.seq[i-1].low == "么" || // 营业时间是什么 / 是什么时候: the question word's own noun
+		!text.HanWord(w) || text.HanFunction(w) || hanMood(a, "", b, "")|hanMood(b, a, "", "") != 0 {
+		return "", false
+	}
+	return w, true
+}
+
+// inHanWordWith reports tokens i and j of v in one word of the
+// segmentation.
+func inHanWordWith(v vsig, i, j int) bool {
+	return i >= 0 && j < len(v.seq) && v.seq[i].seg != 0 && v.seq[i].seg == v.seq[j].seg
+}
+
 // hanWordReplaced returns a two-character Chinese word of q that s replaces
 // by another sharing no character with it, at the same place, every other
 // token equal (支持 / 反对, 丈夫 / 妻子, 盈利 / 亏损): both words of the
@@ -931,7 +969,7 @@ const (
 	moodNeed                     // 需要, 必须, 应该, 该, 要: whether it must
 	moodDone                     // 了, 过, 已, 没: whether it happened
 	moodNot                      // 不 before a verb: that it does not, or will not, happen
-	moodWilling                  // 愿意, 肯, 乐意: whether one is willing to
+	moodWilling                  // 愿意, 肯, 乐意, 敢: whether one is willing to, or dares
 )
 
 // modalMoods are the moods of a modal: can, must, is willing to.
@@ -939,7 +977,7 @@ const modalMoods = moodAbility | moodNeed | moodWilling
 
 func (m mood) String() string {
 	var out []string
-	for i, name := range []string{"can or will (能, 可以, 会)", "must (需要, 应该)", "did (了, 过, 没)", "does not (不)", "is willing to (愿意, 肯)"} {
+	for i, name := range []string{"can or will (能, 可以, 会)", "must (需要, 应该)", "did (了, 过, 没)", "does not (不)", "is willing to (愿意, 肯, 敢)"} {
 		if m&(1<<i) != 0 {
 			out = append(out, name)
 		}
@@ -1007,6 +1045,10 @@ func hanMood(w, prev, next, next2 string) mood {
 	case "乐":
 		if next == "意" {
 			return moodWilling
+		}
+	case "敢":
+		if prev != "勇" && prev != "果" {
+			return moodWilling // 敢 before a verb: dares to; not 勇敢, 果敢
 		}
 	case "没":
 		switch {
@@ -1158,8 +1200,10 @@ func (s *vsig) scopeWords() {
 		switch {
 		case w == "just" && !justRecent(low(i+1)) && !(persons[low(i-1)] != "" && modalBits(low(i-2), "") != 0):
 			s.only |= 1 // "Do I just need my passport?": only; "Can I just walk in?" asks what "Can I walk in?" asks
-		case w == "only" || w == "仅" || w == "只" && low(i+1) != "要":
-			s.only |= 1 // 只有北部城区 / 北部城区也
+		case w == "only":
+			s.only |= 1
+		case w == "仅" && low(i-1) != "不" || w == "只" && low(i+1) != "要" && low(i+1) != "是":
+			s.only |= 1 | 4 // 只有北部城区 / 北部城区也; 只接受现金 / 接受现金
 		case w == "also" || w == "也":
 			s.only |= 2
 		}

@@ -1848,8 +1848,8 @@ func (s *vsig) grammar() {
 			s.past = true // "has it shipped", "why has the price dropped"
 		case perfectAux[w] && low(i, i+1) == "been" && participle(low(i, i+2)):
 			s.past = true // "The bridge has been reopened"
-		case w == "会":
-			s.future = true
+		case w == "会" && hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2)) != 0:
+			s.future = true // not 会员, 开会, 机会 (hanMood's words)
 		case w == "将" && (oneOf("要会于在", low(i, i+1)) || low(i, i-1) == "即"):
 			s.future = true // 将要, 将会, 将于, 即将
 		case w == "要" && (low(i, i-1) == "快" || low(i, i-1) == "就"):

@@ -431,6 +431,7 @@ func hanWordInserted(q, s vsig) (string, bool) {
 	w := a + b
 	if !isHanTok(a) || !isHanTok(b) || s.seq[i].seg == 0 || s.seq[i].seg != s.seq[i+1].seg || inHanWordWith(s, i-1, i) || inHanWordWith(s, i+1, i+2) ||
 		i > 0 && s.seq[i-1].low == "么" || // 营业时间是什么 / 是什么时候: the question word's own noun
+		text.HanStop(w) || // 一共, 现在: the lexicon's stop words
 		!text.HanWord(w) || text.HanFunction(w) || hanMood(a, "", b, "")|hanMood(b, a, "", "") != 0 {
 		return "", false
 	}
@@ -1203,7 +1204,10 @@ func (s *vsig) scopeWords() {
 		case w == "only":
 			s.only |= 1
 		case w == "仅" && low(i-1) != "不" || w == "只" && low(i+1) != "要" && low(i+1) != "是":
-			s.only |= 1 | 4 // 只有北部城区 / 北部城区也; 只接受现金 / 接受现金
+			s.only |= 1 // 只有北部城区 / 北部城区也
+			if !(w == "只" && low(i+1) == "有" && s.condLater(i)) {
+				s.only |= 4 // 只接受现金 / 接受现金; not 只有…才, a condition
+			}
 		case w == "also" || w == "也":
 			s.only |= 2
 		}
@@ -1579,6 +1583,16 @@ func scopeWord(w, prev string) string {
 		return "sure"
 	}
 	return ""
+}
+
+// condLater reports 才 or 就 after i in its clause: 只有…才 is a condition.
+func (s *vsig) condLater(i int) bool {
+	for j := i + 1; j < len(s.seq) && s.seq[j].clause == s.seq[i].clause; j++ {
+		if s.seq[j].low == "才" || s.seq[j].low == "就" {
+			return true
+		}
+	}
+	return false
 }
 
 // hanBefore reports the character ch in seq[from:i].

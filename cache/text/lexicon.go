@@ -362,6 +362,13 @@ var hanData = sync.OnceValue(func() *hanTables {
 // adjective (跑, 说, 长).
 func HanVerbal(ch string) bool { return hanData().verbal[ch] }
 
+// HanStop reports a Chinese word the lexicon drops as a stop word or a
+// polite filler (一共, 现在, 请问).
+func HanStop(w string) bool {
+	e, ok := lexicon().zh[w]
+	return ok && e.kind == lexStop
+}
+
 // HanFunction reports a two-character word jieba's dictionary tags as a
 // function word: an adverb, conjunction, preposition, pronoun, particle
 // or the like (马上, 无论, 因为, 我们).

@@ -111,6 +111,7 @@ type vunit struct {
 	low    string // the token in lower case, not stemmed
 	alt    string // the token stemmed as a name is (stemLight), to match a name against a word
 	poss   bool   // an English possessive ("manager's")
+	mine   bool   // right after my or our: the asker's own ("my balance")
 	seg    int    // a Han character's word in the segmentation of its run (text.HanSegment); 0 for other tokens
 }
 
@@ -168,6 +169,9 @@ type vsig struct {
 	stranded                         string              // a role marker that ends a wh-question ("What can I substitute butter for?")
 	relWho                           string              // its relative who-clauses in order: "s" for who + verb, "o" for who(m) + noun phrase
 	progressive                      bool                // is/are + -ing, or being + participle: now
+	nowAsked                         bool                // a subject, then is/are and -ing or the -ing after an opening is and its subject: "Is it raining?"
+	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
+	wouldLike                        bool                // would like, love or prefer: a wish
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -552,7 +556,7 @@ func signature(q string) vsig {
 			inHan := hasHan && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]) || len(t) > 1)
 			// An ordinal written with digits ("2nd", "21st") is a number the
 			// facets compare, not a name.
-			u.named = (digits && letters && !ordinalDigits(lt)) || upper && !first || inHan && letters
+			u.named = (digits && letters && !ordinalDigits(lt) && !text.NumberWithUnit(lt)) || upper && !first || inHan && letters
 			u.text, u.alt = stemWord(lt), stemLight(lt)
 			if u.named {
 				// A name keeps its e: "the Bushes" are not "Bush", nor
@@ -560,6 +564,7 @@ func signature(q string) vsig {
 				u.text = stemLight(lt)
 			}
 			u.poss = strings.HasSuffix(lt, "'s") && !functionWords[lt[:len(lt)-2]] && !imperatives[lt[:len(lt)-2]]
+			u.mine = i > 0 && (strings.EqualFold(toks[i-1], "my") || strings.EqualFold(toks[i-1], "our"))
 		}
 		first = false
 		u.unit = true
@@ -710,6 +715,54 @@ func pastForm(w string) bool {
 var notFinite = setOf(`is are was were be been being am do does did has have had having get gets got gotten getting
 will would can could shall should may might must to the a an my your his her its our their this that these those`)
 
+// likes reports a like, love or prefer in s.
+func (s *vsig) likes() bool {
+	return slices.ContainsFunc(s.seq, func(u vunit) bool { return likeVerbs[u.low] })
+}
+
+// perfectModals take have and a past participle for what might have
+// been.
+var perfectModals = setOf("should could would might must may can will")
+
+// likeVerbs are the verbs after which would asks a wish: would you like,
+// I'd love, would they prefer.
+var likeVerbs = setOf("like love prefer care")
+
+// invertedBe reports a question's opening is, are or am with the subject
+// between it and the word at i ("Is it raining?", "Are the kids
+// eating?"): a pronoun, or a noun after a determiner, right before i, and
+// no verb form or clause break from the be-form on.
+func (s *vsig) invertedBe(i int) bool {
+	if i < 2 {
+		return false
+	}
+	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && (!prev.unit || !determiners[s.seq[i-2].low] && !beForms[s.seq[i-2].low]) {
+		return false // the subject ends right before: it, they; the kids, prices
+	}
+	for j := i - 2; j >= 0 && j >= i-4; j-- {
+		switch w := s.seq[j].low; {
+		case s.seq[j].clause != s.seq[i].clause || s.seq[j].text[0] == '|':
+			return false
+		case w == "is" || w == "are" || w == "am":
+			return j == 0 || s.seq[j-1].text[0] == '|' || whWords[s.seq[j-1].low]
+		case auxiliaries[w] || strings.HasSuffix(w, "ing") || participle(w):
+			return false
+		}
+	}
+	return false
+}
+
+// modalPerfectAt reports a modal at i with have and a past participle
+// after it ("should I have cancelled", "could have gotten").
+func (s *vsig) modalPerfectAt(i int) bool {
+	for j := i + 1; j < len(s.seq) && j <= i+3 && s.seq[j].clause == s.seq[i].clause; j++ {
+		if s.seq[j].low == "have" {
+			return j+1 < len(s.seq) && (participle(s.seq[j+1].low) || pastForm(s.seq[j+1].low) || participles[s.seq[j+1].low])
+		}
+	}
+	return false
+}
+
 // clauseReads reads what the English clause structure tells: a role
 // marker that ends a wh-question (stranded), the kind of each relative
 // who-clause (who + verb: the head does it; who(m) + noun phrase: it is
@@ -741,6 +794,19 @@ func (s *vsig) clauseReads() {
 		}
 		if (prev == "is" || prev == "are" || prev == "am") && strings.HasSuffix(w, "ing") && !participle(next) && !pastForm(next) && ingForm(w) {
 			s.progressive = true // "Who is picking it?": now; not "Why is shipping delayed?"
+		}
+		if ingForm(w) && !seq[i].named && !(w == "going" && next == "to") && !participle(next) && (s.invertedBe(i) || (prev == "is" || prev == "are" || prev == "am") && i > 1 && (persons[seq[i-2].low] != "" || seq[i-2].unit)) {
+			s.nowAsked = true // "Is it raining?", "he is smoking": a subject, then the -ing form; not "Is parking free?", "the meaning of"
+		}
+		if perfectModals[w] && s.modalPerfectAt(i) {
+			s.modalPerfect = true // "Should I have cancelled?": a past that did not happen
+		}
+		if w == "would" || strings.HasSuffix(w, "'d") {
+			for j := i + 1; j < len(seq) && j <= i+3 && seq[j].clause == seq[i].clause; j++ {
+				if likeVerbs[seq[j].low] {
+					s.wouldLike = true // "Would you like coffee?", "Would the kids like pizza?": a wish now, not "Do you like coffee?"
+				}
+			}
 		}
 		if prev == "being" && participle(w) {
 			s.progressive = true
@@ -973,8 +1039,11 @@ func isASCII(s string) bool {
 // share every word and ask opposite things.
 func whArgument(lower []string) string {
 	for i, w := range lower {
-		if w == "many" && i > 0 && lower[i-1] == "how" {
-			w = "which" // "How many teams beat the Patriots?" / "How many teams did the Patriots beat?"
+		if w == "many" && i > 0 && lower[i-1] == "how" || w == "whose" {
+			w = "which" // "How many teams beat the Patriots?" / "How many teams did the Patriots beat?"; "Whose car hit the bus?"
+		}
+		if w == "which" && i+3 < len(lower) && lower[i+1] == "of" && (lower[i+2] == "the" || lower[i+2] == "these" || lower[i+2] == "those" || lower[i+2] == "your") {
+			lower = slices.Concat(lower[:i+1], lower[i+3:]) // "which of the teams beat" reads as "which teams beat"
 		}
 		if w != "who" && w != "whom" && w != "what" && w != "which" {
 			continue
@@ -1325,6 +1394,23 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	if query.progressive != stored.progressive && (query.past || stored.past || query.pastVerb() || stored.pastVerb()) && !query.future && !stored.future {
 		return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what happened"
+	}
+	// Now against a plan, a habit or what is done: "Is it raining?" / "Is
+	// it going to rain?", "Is he smoking?" / "Does he smoke?", "Are the
+	// kids eating?" / "Have the kids eaten?".
+	if p, o := query, stored; query.nowAsked != stored.nowAsked && query.latin && stored.latin {
+		if !p.nowAsked {
+			p, o = o, p
+		}
+		if o.future || o.modal == "present" || o.perfectQ {
+			return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what will happen, what happens as a rule or what has been done"
+		}
+	}
+	if query.modalPerfect != stored.modalPerfect && query.latin && stored.latin {
+		return "tense", "one question asks what should or could have been (should have …-ed), the other what should or can be"
+	}
+	if query.wouldLike != stored.wouldLike && query.likes() && stored.likes() {
+		return "intent", "one question asks a wish (would like), the other what one likes"
 	}
 	if query.cond != "" && stored.cond != "" && query.cond != stored.cond && !query.timeAsked() && !stored.timeAsked() {
 		return "condition", "只要, 就 (if) against 只有, 才 (only if)"

@@ -522,11 +522,12 @@ const placeChars = "上中下里内外前后"
 // prospective, 总 chief, 伪 fake, 次 sub-.
 const nounPrefixes = "副前原代准总伪次"
 
-// stanceVerbs are main verbs of a requirement (1), a state (2) and a
-// wish (3).
+// stanceVerbs are main verbs of a requirement (1), a state (2), a wish
+// (3) and ownership (4).
 var stanceVerbs = map[string]uint8{
 	"need": 1, "needs": 1, "require": 1, "requires": 1,
-	"have": 2, "has": 2, "own": 2, "owns": 2, "include": 2, "includes": 2, "contain": 2, "contains": 2,
+	"have": 2, "has": 2, "include": 2, "includes": 2, "contain": 2, "contains": 2,
+	"own": 4, "owns": 4, // ownership: "Does the tenant own the furniture?" is not "… have furniture?"
 	"want": 3, "wants": 3,
 }
 
@@ -946,16 +947,19 @@ var lookVerbs = map[string]uint8{
 }
 
 // lookUp reports a verb at i that the asker looks something up with: after
-// I, we or to ("Where do I see / find my IBAN?", "where to check my
-// balance"), in no past ("Did anyone see / find the suspect?"). Others see
-// and know, check and find what is no information of theirs ("Can you see
-// / check my screen?", "Do you know / see a good dentist?").
+// I, we or to and before my, our, if or whether ("Where do I see / find my
+// IBAN?", "where to check my balance", "how do I know / check if my card
+// is blocked"), in no past ("Did anyone see / find the
+// suspect?"). Others see and know, check and find what is no information
+// of theirs ("Can you see / check my screen?", "Do you know / see a good
+// dentist?", "Can I see / find a doctor?", "Do I need to know / get the
+// password?").
 func lookUp(q, s vsig, i int) bool {
-	if i == 0 || q.past || s.past {
+	if i == 0 || i+1 >= len(q.seq) || q.past || s.past {
 		return false
 	}
-	prev := q.seq[i-1].low
-	return prev == "i" || prev == "we" || prev == "to"
+	prev, next := q.seq[i-1].low, &q.seq[i+1]
+	return (prev == "i" || prev == "we" || prev == "to") && (next.mine || next.low == "if" || next.low == "whether") // a thing of one's own: my balance, if my card is blocked
 }
 
 // subjectOrTo come before a verb that is the question's own.

@@ -182,6 +182,15 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},
 		{"Does the hotel have parking?", "Does the hotel have a park?", "replaced"},
+		{"Is it going to rain?", "Is it raining?", "tense"}, // a plan against now
+		{"Does he smoke?", "Is he smoking?", "tense"},       // a habit against now
+		{"Have the kids eaten?", "Are the kids eating?", "tense"},
+		{"Should I have cancelled the order?", "Should I cancel the order?", "tense"},
+		{"Would you like coffee?", "Do you like coffee?", "intent"},
+		{"Which of the teams beat Brazil?", "Which of the teams did Brazil beat?", "roles"},
+		{"Whose car hit the bus?", "Whose car did the bus hit?", "roles"},
+		{"Does the tenant own the furniture?", "Does the tenant have furniture?", "replaced"},
+		{"Can I see a doctor without an appointment?", "Can I find a doctor without an appointment?", "replaced"},
 		{"Count the damaged cartons on every pallet in zone C.", "Count the cartons on every damaged pallet in zone C.", "order"},
 		{"Did anyone see the suspect near the bank?", "Did anyone find the suspect near the bank?", "replaced"},
 		{"Do you know a good dentist?", "Do you see a good dentist?", "replaced"},
@@ -505,8 +514,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I pick up my order in the store?", "Can I pick my order up in the store?"}, // in the store: a preposition
 		{"How do I fill out this form?", "How do I fill in this form?"},                  // out, not out of
 		{"这些包裹都签收了吗", "这些包裹全都签收了吗"},
-		{"每天都要盘点吗", "每天要盘点吗"},                                                        // 都 after 每 is no quantifier of its own
-		{"Where do I see my IBAN?", "Where do I find my IBAN?"},                      // looked up by the asker
+		{"每天都要盘点吗", "每天要盘点吗"},                                   // 都 after 每 is no quantifier of its own
+		{"Where do I see my IBAN?", "Where do I find my IBAN?"}, // looked up by the asker
+		{"How do I know if my card is blocked?", "How do I check if my card is blocked?"},
+		{"Is there a 14-day return policy?", "Is there a 14 day return policy?"},     // a number and its unit, not a name
 		{"Can you tell me how to reset my password?", "How do I reset my password?"}, // an ask frame
 		{"Do you know when the store closes tonight?", "When does the store close tonight?"},
 		{"Is there parking here?", "Is there any parking here?"}, // there is: no place

@@ -857,6 +857,17 @@ func hyphenNumber(w string) string {
 	return unitAfterHyphen(strconv.Itoa(v), "-"+rest)
 }
 
+// NumberWithUnit reports a word that is a number joined to its unit by a
+// hyphen ("14-day", "3-year", "two-week"): a quantity the facets read, not
+// a code or a name.
+func NumberWithUnit(w string) bool {
+	if hyphenNumber(w) != "" {
+		return true
+	}
+	n, unit, ok := strings.Cut(w, "-")
+	return ok && isDigits(n) && unitAfterHyphen(n, "-"+unit) != ""
+}
+
 // unitAfterHyphen returns the facet of the number num said with the unit
 // after a hyphen in suf ("-week", "-kg"), or "" when suf is no such unit.
 // One-letter units ("-s", "-t") are left out: they are codes as often.
@@ -876,10 +887,11 @@ var ordinalUnits = map[string]int{
 // senseRead reads a word whose lexicon entry is not its sense here, and
 // returns the tokens used, or 0: "close to" is near (not closed); "last"
 // ending a clause with do, will or can before it is the verb ("How long
-// does the warranty last?" asks what "How long is the warranty?" asks),
-// not an antonym of first or present; "stay"
+// does the warranty last?"), not an antonym of first or present (nor "is":
+// "How long does the cable last?" is not "How long is the cable?"); "stay"
 // and "remain" before open or closed say what "is" says ("Does the gym
-// stay open on holidays?"); "best" in "the best way to" asks how.
+// stay open on holidays?"); "best" in "the best way to" asks how; "in a
+// year" is one year's time, not "a year" (annually).
 func (a *analyzer) senseRead(i int) int {
 	w := a.toks[i].text
 	nt, hasNext := a.next(i)
@@ -895,33 +907,51 @@ func (a *analyzer) senseRead(i int) int {
 	case w == "last" && next == "" && i > 0 && a.toks[i-1].text != "the":
 		for k := i - 1; k >= 0 && k >= i-8; k-- {
 			if oneOfWords(a.toks[k].text, "do does did will would can could should might") {
-				return 1 // how long X lasts is how long X is
+				a.content("w:last") // the verb: how long a warranty lasts, not a cable's length
+				return 1
 			}
 		}
 	case oneOfWords(w, "stay stays stayed remain remains remained") && oneOfWords(next, "open opened closed close shut"):
 		return 1
 	case w == "best" && (next == "way" || next == "ways") && i+2 < len(a.toks) && oneOfWords(a.toks[i+2].text, "to of"):
 		return 1
+	case (w == "in" || w == "within") && next == "a" && i+2 < len(a.toks) && oneOfWords(a.toks[i+2].text, "year month week day"):
+		a.facet(strings.ReplaceAll(englishUnits[a.toks[i+2].text], "#", "1"))
+		return 3 // "in a year" is a year from now, not "a year" (per year, annually)
 	}
 	return 0
 }
 
 // remainLeft reports "left" at i that says what remains: after a form of
-// be, have or get, there, still, a number or a quantity word ("are left",
-// "have 3 left", "got left", "any left"), or at the end of its clause or before in, at, on,
-// for, over or to ("stock left in zone A", "orders left to pick"). Anywhere
-// else it is the past of leave ("Who left after the alarm?", "passengers
-// left the train").
+// be or get, there, still, a number or a quantity word ("are left", "got
+// left", "3 left", "any left"); after have when a do-form asks ("How many
+// days do I have left?", not "How many people have left?"); before in or
+// to ("stock left in zone A", "orders left to pick"); or ending its clause
+// after a noun ("units left?", not "Who left?" or "Has anybody left?").
+// Anywhere else it is the past of leave ("Who left after the alarm?",
+// "guests left at midnight", "left for Europe").
 func (a *analyzer) remainLeft(i int) bool {
+	prev := token{}
 	if i > 0 {
-		switch p := a.toks[i-1]; {
-		case p.kind == tNum,
-			p.kind == tWord && oneOfWords(p.text, "is are was were be been being am have has had got get gets still there any none some much many more nothing anything everything enough few little all"):
-			return true
+		prev = a.toks[i-1]
+	}
+	switch {
+	case prev.kind == tNum,
+		prev.kind == tWord && oneOfWords(prev.text, "is are was were be been being am got get gets still there any none some much many more nothing anything everything enough few little all"):
+		return true
+	case prev.kind == tWord && oneOfWords(prev.text, "have has had"):
+		for k := i - 2; k >= 0 && k >= i-6; k-- {
+			if oneOfWords(a.toks[k].text, "do does did") {
+				return true
+			}
 		}
+		return false
 	}
 	nt, ok := a.next(i)
-	return !ok || nt.kind != tWord || oneOfWords(nt.text, "in at on for over to")
+	if ok && nt.kind == tWord && oneOfWords(nt.text, "in to") {
+		return true
+	}
+	return (!ok || nt.kind != tWord) && prev.kind == tWord && !oneOfWords(prev.text, "who anybody anyone somebody someone everybody everyone nobody he she they i you we it which what")
 }
 
 // oneOfWords reports w among the space-separated words.

@@ -175,6 +175,10 @@ func TestTimeAndPersonFacets(t *testing.T) {
 		{"Do you deliver tonight?", "Do you deliver at night?"},
 		{"How much do we owe you?", "How much do I owe you?"},
 		{"Who left after the fire alarm?", "Who remained after the fire alarm?"},
+		{"How many people have left?", "How many people are left?"},
+		{"How many guests left at midnight?", "How many guests remained at midnight?"},
+		{"Will the price double in a year?", "Will the price double annually?"},
+		{"How long does the cable last?", "How long is the cable?"},
 	} {
 		a, b := Content(Normalize(p[0])), Content(Normalize(p[1]))
 		fa, fb := Facets(Normalize(p[0])), Facets(Normalize(p[1]))

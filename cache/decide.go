@@ -184,12 +184,17 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		}
 		for i, cand := range above {
 			var check, why string
+			score := cand.score
 			// The hashed vectors may have collided: the exact score decides
-			// first (it is the cheaper of the two).
+			// first (it is the cheaper of the two), and a hit reports the
+			// lower of the two, so that a hit at one threshold is a hit at
+			// every lower one (sluice cache eval reads it so).
 			if builtin {
-				if s := builtinExactScore(qFeatures, builtinFeatures(text.Content(cand.e.normalized))); s < th {
+				s := builtinExactScore(qFeatures, builtinFeatures(text.Content(cand.e.normalized)))
+				if s < th {
 					check, why = "score", fmt.Sprintf("exact score %.2f < threshold %.2f (the hashed vectors collided at %.2f)", s, th, cand.score)
 				}
+				score = min(score, s)
 			}
 			if check == "" {
 				check, why = verifyPair(q, signature(cand.e.question))
@@ -199,8 +204,8 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 				d.verify = v
 			}
 			if v.Passed {
-				d.hit, d.kind, d.score, d.stage = cand.e, KindSemantic, cand.score, StageVerify
-				d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", cand.score, th)
+				d.hit, d.kind, d.score, d.stage = cand.e, KindSemantic, score, StageVerify
+				d.reason = fmt.Sprintf("score %.2f >= threshold %.2f and facets match", score, th)
 				return d
 			}
 		}

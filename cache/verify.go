@@ -1563,22 +1563,30 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// One word replaced, all else equal: however long the question, the
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless
 	// the two words read as one (a stem, a concept of the lexicon).
-	if w, ok := insertedWord(query, stored); ok {
-		return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
-	}
-	if w, ok := hanWordInserted(query, stored); ok {
-		return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
-	}
-	if a, b, ok := formReplaced(query, stored); ok {
-		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (another thing, or who does it against who feels it)", a, b)
-	}
-	if fillerFree(query) != fillerFree(stored) {
-		// The questions differ in length beyond their fillers: no word
-		// replaced at the same place (and no copies made to find out).
-	} else if a, b, ok := replacedWord(withoutFillers(query), withoutFillers(stored)); ok {
-		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
-	} else if a, b, ok := hanWordReplaced(withoutFillers(query), withoutFillers(stored)); ok {
-		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
+	// The questions are compared without their fillers, copied once, and
+	// only when their lengths allow one word added or replaced.
+	if d := fillerFree(query) - fillerFree(stored); d >= -2 && d <= 2 {
+		fq, fs := withoutFillers(query), withoutFillers(stored)
+		switch d {
+		case 1, -1:
+			if w, ok := insertedWord(fq, fs); ok {
+				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+			}
+		case 2, -2:
+			if w, ok := hanWordInserted(fq, fs); ok {
+				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+			}
+		case 0:
+			if a, b, ok := formReplaced(query, stored, fq, fs); ok {
+				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (another thing, or who does it against who feels it)", a, b)
+			}
+			if a, b, ok := replacedWord(fq, fs); ok {
+				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
+			}
+			if a, b, ok := hanWordReplaced(fq, fs); ok {
+				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
+			}
+		}
 	}
 	// One time adverbial on each side moves freely ("Who picked it
 	// yesterday?" / "Yesterday, who picked it?"); two are ordered by the

@@ -129,10 +129,9 @@ func replacedAt(q, s vsig) int {
 }
 
 // formReplaced returns the two forms of one English stem that q and s say
-// at one place, all else equal but fillers, when they say different
-// things (participleApart).
-func formReplaced(q, s vsig) (string, string, bool) {
-	fq, fs := withoutFillers(q), withoutFillers(s)
+// at one place, all else equal but fillers (fq and fs are q and s without
+// them), when they say different things (participleApart).
+func formReplaced(q, s, fq, fs vsig) (string, string, bool) {
 	at := replacedAt(fq, fs)
 	if at < 0 || !fq.seq[at].unit || !fs.seq[at].unit {
 		return "", "", false
@@ -366,13 +365,9 @@ var existentialThere = setOf("is are was were 's be been will would may might mu
 var determiners = setOf("a an the any this that these those my your our their his her its")
 
 // insertedWord returns the one English content word s has and q lacks
-// (or the reverse), all else equal without fillers: "the alleged
-// fraud", "the acting director", "tried to enter", "nearly won".
+// (or the reverse), all else equal (q and s without their fillers): "the
+// alleged fraud", "the acting director", "tried to enter", "nearly won".
 func insertedWord(q, s vsig) (string, bool) {
-	if fillerFree(q) == fillerFree(s) {
-		return "", false
-	}
-	q, s = withoutFillers(q), withoutFillers(s)
 	if len(s.seq) < len(q.seq) {
 		q, s = s, q
 	}
@@ -409,9 +404,8 @@ func insertedWord(q, s vsig) (string, bool) {
 // lacks (or the reverse), all else equal without fillers (全额报销 / 报销,
 // 轻微损坏 / 损坏, 提前退租 / 退租): a word of the segmentation's table, not
 // a function word or a modal (一直, 马上, 可以 add nothing the checks do
-// not read).
+// not read). q and s are without their fillers.
 func hanWordInserted(q, s vsig) (string, bool) {
-	q, s = withoutFillers(q), withoutFillers(s)
 	if len(s.seq) < len(q.seq) {
 		q, s = s, q
 	}

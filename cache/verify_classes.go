@@ -364,24 +364,35 @@ var existentialThere = setOf("is are was were 's be been will would may might mu
 // possessive pronouns.
 var determiners = setOf("a an the any this that these those my your our their his her its")
 
-// insertedWord returns the one English content word s has and q lacks
-// (or the reverse), all else equal (q and s without their fillers): "the
-// alleged fraud", "the acting director", "tried to enter", "nearly won".
-func insertedWord(q, s vsig) (string, bool) {
+// insertedSpan returns the longer of q and s and where n tokens stand in
+// it that the other lacks, every other token equal; -1 when the two
+// differ otherwise.
+func insertedSpan(q, s vsig, n int) (vsig, int) {
 	if len(s.seq) < len(q.seq) {
 		q, s = s, q
 	}
-	if len(s.seq) != len(q.seq)+1 {
-		return "", false
+	if len(s.seq) != len(q.seq)+n {
+		return s, -1
 	}
 	i := 0
 	for i < len(q.seq) && q.seq[i].low == s.seq[i].low {
 		i++
 	}
 	for k := i; k < len(q.seq); k++ {
-		if q.seq[k].low != s.seq[k+1].low {
-			return "", false
+		if q.seq[k].low != s.seq[k+n].low {
+			return s, -1
 		}
+	}
+	return s, i
+}
+
+// insertedWord returns the one English content word s has and q lacks
+// (or the reverse), all else equal (q and s without their fillers): "the
+// alleged fraud", "the acting director", "tried to enter", "nearly won".
+func insertedWord(q, s vsig) (string, bool) {
+	s, i := insertedSpan(q, s, 1)
+	if i < 0 {
+		return "", false
 	}
 	u := &s.seq[i]
 	if isHanTok(u.low) {
@@ -406,20 +417,9 @@ func insertedWord(q, s vsig) (string, bool) {
 // a function word or a modal (一直, 马上, 可以 add nothing the checks do
 // not read). q and s are without their fillers.
 func hanWordInserted(q, s vsig) (string, bool) {
-	if len(s.seq) < len(q.seq) {
-		q, s = s, q
-	}
-	if len(s.seq) != len(q.seq)+2 {
+	s, i := insertedSpan(q, s, 2)
+	if i < 0 {
 		return "", false
-	}
-	i := 0
-	for i < len(q.seq) && q.seq[i].low == s.seq[i].low {
-		i++
-	}
-	for k := i; k < len(q.seq); k++ {
-		if q.seq[k].low != s.seq[k+2].low {
-			return "", false
-		}
 	}
 	a, b := s.seq[i].low, s.seq[i+1].low
 	w := a + b

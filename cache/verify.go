@@ -385,6 +385,23 @@ func stemWord(w string) string {
 
 // verifyTokens splits a question into words (Latin letters and digits,
 // with inner - _ . ' / :), single Han characters, and clause breaks ("|").
+// thousands reports a thousands separator at q[j] in the number q[i:j]:
+// one to three digits, then groups of three, and three digits after the
+// comma with no fourth (8,000; 1,234,567; not 1,2 or 3,1415).
+func thousands(q string, i, j int) bool {
+	digit := func(k int) bool { return k < len(q) && q[k] >= '0' && q[k] <= '9' }
+	if !digit(j+1) || !digit(j+2) || !digit(j+3) || digit(j+4) {
+		return false
+	}
+	groups := strings.Split(q[i:j], ",")
+	for k, g := range groups {
+		if !isDigits(g) || k == 0 && len(g) > 3 || k > 0 && len(g) != 3 {
+			return false
+		}
+	}
+	return true
+}
+
 func verifyTokens(q string) (toks []string, hasHan bool) {
 	if !isASCII(q) {
 		q = strings.ReplaceAll(norm.NFKC.String(q), "’", "'") // manager’s = manager's
@@ -408,9 +425,13 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 						continue
 					}
 				}
+				if r2 == ',' && thousands(q, i, j) {
+					j += 4 // 8,000 is one number, as the facets read it
+					continue
+				}
 				break
 			}
-			toks = append(toks, q[i:j])
+			toks = append(toks, strings.ReplaceAll(q[i:j], ",", ""))
 			i = j
 		case text.IsHan(r):
 			t := q[i : i+n]

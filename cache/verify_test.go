@@ -517,8 +517,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"每天都要盘点吗", "每天要盘点吗"},                                   // 都 after 每 is no quantifier of its own
 		{"Where do I see my IBAN?", "Where do I find my IBAN?"}, // looked up by the asker
 		{"How do I know if my card is blocked?", "How do I check if my card is blocked?"},
-		{"Is there a 14-day return policy?", "Is there a 14 day return policy?"},     // a number and its unit, not a name
-		{"Can you tell me how to reset my password?", "How do I reset my password?"}, // an ask frame
+		{"Is there a 14-day return policy?", "Is there a 14 day return policy?"},                                        // a number and its unit, not a name
+		{"How many seats does a stadium for 8,000 people need?", "How many seats does a stadium for 8000 people need?"}, // one number, as the facets read it
+		{"Can you tell me how to reset my password?", "How do I reset my password?"},                                    // an ask frame
 		{"Do you know when the store closes tonight?", "When does the store close tonight?"},
 		{"Is there parking here?", "Is there any parking here?"}, // there is: no place
 		{"How do I run A/B tests on my shop?", "How do I run A/B testing on my shop?"},

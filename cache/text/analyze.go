@@ -1199,6 +1199,19 @@ func (a *analyzer) numberToken(i int, v string) int {
 	return 1
 }
 
+// eraBefore reports an era named right before the number at pos (era),
+// and whether it is 公元前 (bc), not 公元.
+func (a *analyzer) eraBefore(pos numeral) (bc, era bool) {
+	var before string
+	switch {
+	case pos.at > 0:
+		before = string([]rune(a.toks[pos.tok].text)[:pos.at])
+	case pos.at < 0 && pos.tok > 0 && a.toks[pos.tok-1].kind == tHan && a.toks[pos.tok].adj:
+		before = a.toks[pos.tok-1].text
+	}
+	return strings.HasSuffix(before, "公元前"), strings.HasSuffix(before, "公元前") || strings.HasSuffix(before, "公元")
+}
+
 // timeDeixis reports a facet of a day, week or term said relative to now
 // (后天, 上学期, 下周).
 func timeDeixis(f string) bool {
@@ -1797,6 +1810,12 @@ func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) 
 		return "zone:" + v, n
 	}
 	if has("年") {
+		if bc, era := a.eraBefore(pos); era {
+			if bc {
+				return "year:-" + v, 1 // 公元前221年 (221 BC) is not 公元221年, nor 221 years
+			}
+			return "year:" + v, 1 // 公元221年 is the year 221 (221年 alone may be a duration)
+		}
 		switch {
 		case len(v) == 4 && (han || isDigits(v)):
 			return "year:" + v, 1

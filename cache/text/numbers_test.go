@@ -101,6 +101,9 @@ func TestColloquialNumbers(t *testing.T) {
 		// A time word only where the segmentation keeps it whole.
 		{"孩子上学期的成绩怎么样", "term:last"},
 		{"后天气温多少度", "day:after_tomorrow"},
+		// Years of an era.
+		{"秦始皇于公元前221年统一六国", "year:-221"},
+		{"公元1368年", "year:1368"},
 		// Currencies, and 块 as yuan unless a noun follows.
 		{"一罐奶粉要三百港币", "hkd:300"},
 		{"一罐奶粉要三百块", "cny:300"},
@@ -122,6 +125,7 @@ func TestColloquialNumbers(t *testing.T) {
 		{"一千八", "1008"}, {"两百五", "205"}, {"1.5万", "1500"}, {"3k", "3"}, {"5千克", "5000"},
 		{"十几个人", "几十个人"}, {"十来个人", "十几个人"}, {"上午十一点四十五", "上午十一点"}, {"下午三点半", "上午三点半"},
 		{"三点五公斤", "三点半"},
+		{"秦始皇于公元前221年统一六国", "秦始皇于公元221年统一六国"},
 		{"孩子上学期间在学校摔伤了", "孩子上学期在学校摔伤了"}, {"去非洲出差要打疫苗吗", "不去洲出差要打疫苗吗"},
 		{"下礼拜三能做好吗", "这礼拜三能做好吗"}, {"下周三能做好吗", "下周五能做好吗"}, {"每周三开会", "周三开会"},
 		// Review round 5: a numeral after 点 that is no minutes.

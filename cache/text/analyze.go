@@ -53,14 +53,14 @@ func lexTokens(s string) []token {
 		switch {
 		case isAlnum(r):
 			j := i + 1
-			grouped := false
+			lastComma := -1
 			for j < len(rs) {
 				if isAlnum(rs[j]) || unicode.Is(unicode.Mn, rs[j]) {
 					j++
 					continue
 				}
-				if rs[j] == ',' && thousandsGroup(rs, i, j) {
-					j, grouped = j+4, true // "8,000,000" is 8000000, not 8 and 000
+				if rs[j] == ',' && thousandsGroup(rs, i, j, lastComma) {
+					lastComma, j = j, j+4 // "8,000,000" is 8000000, not 8 and 000
 					continue
 				}
 				if strings.ContainsRune("-_.'/:", rs[j]) && j+1 < len(rs) && isAlnum(rs[j+1]) {
@@ -79,7 +79,7 @@ func lexTokens(s string) []token {
 				j += n // c++, c#, f#: a language, not c
 			}
 			text := string(rs[i:j])
-			if grouped {
+			if lastComma >= 0 {
 				text = strings.ReplaceAll(text, ",", "")
 			}
 			toks = append(toks, splitContraction(token{kind: k, text: text, adj: adj})...)
@@ -170,26 +170,28 @@ func langSuffix(rs []rune) int {
 }
 
 // thousandsGroup reports whether the comma at rs[j] separates thousands in
-// the number that starts at rs[i]: the number so far is digits in groups
-// (one to three digits, then groups of three), and exactly three digits
-// follow the comma ("8,000", "1,234,567.5"; not "1,2,3" or "3,1415").
-func thousandsGroup(rs []rune, i, j int) bool {
+// the number that starts at rs[i], whose last separator so far is at
+// rs[last] (-1 for none): one to three digits before the first comma,
+// three between commas, and exactly three digits after this one ("8,000",
+// "1,234,567.5"; not "1,2,3" or "3,1415"). It looks at a few runes only,
+// however long the number.
+func thousandsGroup(rs []rune, i, j, last int) bool {
 	isDigit := func(k int) bool { return k < len(rs) && rs[k] >= '0' && rs[k] <= '9' }
-	if !isDigit(i) || !isDigit(j+1) || !isDigit(j+2) || !isDigit(j+3) || isDigit(j+4) {
+	if !isDigit(j+1) || !isDigit(j+2) || !isDigit(j+3) || isDigit(j+4) {
 		return false
 	}
-	group := 0
-	for k := j - 1; k >= i; k-- {
-		switch {
-		case isDigit(k):
-			group++
-		case rs[k] == ',' && group == 3:
-			group = 0
-		default:
+	if last >= 0 {
+		return j == last+4
+	}
+	if j-i < 1 || j-i > 3 {
+		return false
+	}
+	for k := i; k < j; k++ {
+		if !isDigit(k) {
 			return false
 		}
 	}
-	return group >= 1 && group <= 3
+	return true
 }
 
 // splitContraction turns "isn't" into "is" + "not" and drops the clitics
@@ -1219,25 +1221,40 @@ func timeDeixis(f string) bool {
 }
 
 // splitsWord reports that a boundary before rs[k] would split a word of
-// the most probable segmentation of rs (HanSegment): rs[k-1] and rs[k]
-// are one word (期间 in 上学期间, 天气 in 后天气).
+// the most probable segmentation (HanSegment) of the runes around it:
+// rs[k-1] and rs[k] are one word (期间 in 上学期间, 天气 in 后天气).
 func splitsWord(rs []rune, k int) bool {
 	if k <= 0 || k >= len(rs) {
 		return false
 	}
-	chars := make([]string, len(rs))
-	for i, r := range rs {
+	lo, hi := max(0, k-8), min(len(rs), k+8) // the words around k: a bounded window, however long the run
+	chars := make([]string, hi-lo)
+	for i, r := range rs[lo:hi] {
 		chars[i] = string(r)
 	}
 	seg := HanSegment(chars)
-	return seg[k-1] == seg[k]
+	return seg[k-1-lo] == seg[k-lo]
 }
+
+// head returns the first runes of rs (at most maxHead) as a string: what
+// a reading of the text at rs looks at, so that reading every position of
+// a long run does not copy the rest of the run each time.
+func head(rs []rune) string { return string(rs[:min(len(rs), maxHead)]) }
+
+// maxHanNumeral bounds a run of Chinese numerals read as one number (no
+// number is said in more; a longer run is read in pieces, so that reading
+// a run of numerals stays linear in its length).
+const maxHanNumeral = 24
+
+// maxHead bounds head: longer than any word the readings look for after a
+// position (上上个礼拜三, 号仓库, 百分之).
+const maxHead = 12
 
 // weekOfDay reads the week of a weekday said after it at the start of rs
 // (每周三, 下周三, 下个星期三, 上上礼拜五, 这周日) and returns its facet and the
 // runes before the weekday's own word (周三, 星期三, 礼拜三), or 0 runes.
 func weekOfDay(rs []rune) (string, int) {
-	s := string(rs)
+	s := head(rs)
 	for _, d := range []struct{ prefix, facet string }{
 		{"上上", "week:before_last"}, {"下下", "week:after_next"}, {"每", "freq:week"},
 		{"上", "week:last"}, {"下", "week:next"}, {"这", "week:this"}, {"本", "week:this"},
@@ -1504,9 +1521,9 @@ func hanFraction(rs []rune) (string, int) {
 	var den string
 	n := 0
 	switch {
-	case strings.HasPrefix(string(rs), "千分之"):
+	case strings.HasPrefix(head(rs), "千分之"):
 		den, n = "1000", 1
-	case strings.HasPrefix(string(rs), "万分之"):
+	case strings.HasPrefix(head(rs), "万分之"):
 		den, n = "10000", 1
 	default:
 		v, m, _ := parseHanNumber(rs)
@@ -1515,7 +1532,7 @@ func hanFraction(rs []rune) (string, int) {
 		}
 		den, n = v, m
 	}
-	if !strings.HasPrefix(string(rs[n:]), "分之") || den == "100" {
+	if !strings.HasPrefix(head(rs[n:]), "分之") || den == "100" {
 		return "", 0
 	}
 	num, m, _ := parseHanNumber(rs[n+2:])
@@ -1598,7 +1615,7 @@ func hanDigitValue(r rune) int {
 // 两 is 2. A numeral that starts with a unit other than 十 is not read.
 func parseHanNumber(rs []rune) (string, int, bool) {
 	n := 0
-	for n < len(rs) && strings.ContainsRune(hanDigits+hanUnits, rs[n]) {
+	for n < len(rs) && n < maxHanNumeral && strings.ContainsRune(hanDigits+hanUnits, rs[n]) {
 		n++
 	}
 	if n == 0 || strings.ContainsRune("百千万亿", rs[0]) {
@@ -1664,7 +1681,7 @@ func isDigitRune(r rune) bool { return r != '零' && r != '〇' && strings.Conta
 // specific one: it becomes the facet "approx:" + the numeral as written.
 func vagueHanNumber(rs []rune) int {
 	n := 0
-	for n < len(rs) && strings.ContainsRune(hanDigits+hanUnits+"几", rs[n]) {
+	for n < len(rs) && n < maxHanNumeral && strings.ContainsRune(hanDigits+hanUnits+"几", rs[n]) {
 		n++
 	}
 	if n == 0 {
@@ -1720,7 +1737,7 @@ func hanMultiplier(rs []rune) (int64, int) {
 	}
 	next := ""
 	if len(rs) > 1 {
-		next = string(rs[1:])
+		next = head(rs[1:])
 	}
 	switch rs[0] {
 	case '万':
@@ -1763,7 +1780,7 @@ func scaleDecimal(v string, f int64) string {
 // Han run (pos.at >= 0) it was written in Chinese numerals.
 func hanClassifier(v string, rs []rune, a *analyzer, pos numeral) (string, int) {
 	han := pos.at >= 0
-	s := string(rs)
+	s := head(rs)
 	has := func(p string) bool { return strings.HasPrefix(s, p) }
 	type unit struct{ prefix, tpl string }
 	for _, u := range []unit{
@@ -1897,7 +1914,7 @@ func hanMinutes(rs []rune) (string, int) {
 
 // hanMinutesAt is hanMinutes after any 过.
 func hanMinutesAt(rs []rune) (string, int) {
-	s := string(rs)
+	s := head(rs)
 	switch {
 	case strings.HasPrefix(s, "半"):
 		return "30", 1
@@ -1931,21 +1948,7 @@ func (a *analyzer) han(i int) int {
 			rs[k] = '里' // 哪儿 = 哪里: erhua (not 那儿子, 那 + 儿子)
 		}
 	}
-	if strings.ContainsAny(a.toks[i].text, "俩仨") {
-		// 我们俩 = 我们两个, 他们仨 = 他们三个 (not 伎俩, a trick).
-		var out []rune
-		for k, r := range rs {
-			switch {
-			case r == '俩' && (k == 0 || rs[k-1] != '伎'):
-				out = append(out, '两', '个')
-			case r == '仨':
-				out = append(out, '三', '个')
-			default:
-				out = append(out, r)
-			}
-		}
-		rs = out
-	}
+
 	var resid []rune
 	flush := func() {
 		if len(resid) > 0 {
@@ -1988,7 +1991,7 @@ func (a *analyzer) han(i int) int {
 			}
 		}
 		// Percentages: 百分之五 is 5%.
-		if strings.HasPrefix(string(rs[p:]), "百分之") {
+		if strings.HasPrefix(head(rs[p:]), "百分之") {
 			if v, n, _ := parseHanNumber(rs[p+3:]); n > 0 {
 				flush()
 				if d, m := hanDecimals(rs[p+3+n:]); m > 0 && isDigits(v) {
@@ -2009,9 +2012,9 @@ func (a *analyzer) han(i int) int {
 		}
 		// A sign in words: 零下十五度 is below zero, 负三 minus three, 负增长 a
 		// negative growth.
-		if strings.HasPrefix(string(rs[p:]), "零下") || rs[p] == '负' && p+1 < len(rs) && strings.ContainsRune(hanDigits+hanUnits+"增", rs[p+1]) {
+		if strings.HasPrefix(head(rs[p:]), "零下") || rs[p] == '负' && p+1 < len(rs) && strings.ContainsRune(hanDigits+hanUnits+"增", rs[p+1]) {
 			flush()
-			if strings.HasPrefix(string(rs[p:]), "负增长") {
+			if strings.HasPrefix(head(rs[p:]), "负增长") {
 				a.facet("neg-growth") // 负增长百分之二 is no growth of 2%
 				p += 3
 				continue
@@ -2021,7 +2024,7 @@ func (a *analyzer) han(i int) int {
 			continue
 		}
 		// Counted from the end: 倒数第二 is ord:-2.
-		if strings.HasPrefix(string(rs[p:]), "倒数第") {
+		if strings.HasPrefix(head(rs[p:]), "倒数第") {
 			if v, n, _ := parseHanNumber(rs[p+3:]); n > 0 {
 				flush()
 				a.facet("ord:-" + v)
@@ -2058,7 +2061,7 @@ func (a *analyzer) han(i int) int {
 		}
 		// A unit and a half after 个: 一个半小时 is 1.5 hours, 两个半月 2.5
 		// months (before the lexicon, which holds 一个).
-		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 && !digitForm && isDigits(v) && strings.HasPrefix(string(rs[p+n:]), "个半") {
+		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 && !digitForm && isDigits(v) && strings.HasPrefix(head(rs[p+n:]), "个半") {
 			if f, m := halfOf(v+".5", append([]rune("个"), rs[p+n+2:]...), a, numeral{i, p}); m > 1 {
 				flush()
 				a.facet(f)
@@ -2089,6 +2092,19 @@ func (a *analyzer) han(i int) int {
 			flush()
 			a.facet("approx:" + approxValue(rs[p:p+n]))
 			p += n
+			continue
+		}
+		// 我们俩 is 我们两个, 他们仨 他们三个 (not 伎俩, a trick): the count of 个.
+		if rs[p] == '俩' && (p == 0 || rs[p-1] != '伎') || rs[p] == '仨' {
+			flush()
+			v := "2"
+			if rs[p] == '仨' {
+				v = "3"
+			}
+			// The 个 they hold, then what it counts: 仨月 = 三个月, 俩人 = 两个人.
+			f, m := hanClassifier(v, append([]rune("个"), []rune(head(rs[p+1:]))...), a, numeral{i, p})
+			a.facet(f)
+			p += max(m, 1)
 			continue
 		}
 		// A不A asks (上不上班, 营不营业, 安不安全, 安全不安全): no negation; it
@@ -2125,7 +2141,7 @@ func (a *analyzer) han(i int) int {
 			}
 			flush()
 			if e.kind == lexPlace {
-				rest := string(rs[p+n:])
+				rest := head(rs[p+n:])
 				switch {
 				case strings.HasPrefix(rest, "大学"):
 					a.facet("univ:" + e.value)
@@ -2158,7 +2174,7 @@ func (a *analyzer) han(i int) int {
 		// that gives them exactly one reading.
 		if v, n, digitForm := parseHanNumber(rs[p:]); n > 0 {
 			rest := rs[p+n:]
-			if digitForm && !strings.HasPrefix(string(rest), "年") && !strings.HasPrefix(string(rest), "折") {
+			if digitForm && !strings.HasPrefix(head(rest), "年") && !strings.HasPrefix(head(rest), "折") {
 				// 二三 is not a number unless it is a year.
 				resid = append(resid, rs[p:p+n]...)
 				p += n

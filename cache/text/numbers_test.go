@@ -2,6 +2,7 @@ package text
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -209,6 +210,27 @@ func TestModalAdjectivesAndFrontedPhrases(t *testing.T) {
 	})
 	if a, b := Facets(Normalize("Is a refund possible?")), Facets(Normalize("Is a refund impossible?")); slices.Equal(a, b) {
 		t.Errorf("possible and impossible as adjectives: both %v", a)
+	}
+}
+
+// TestLongRunsStayLinear reads hostile long inputs whose readings look at
+// their neighbours (thousands separators, a week and a day, a time word
+// inside a word, a run of numerals, any long Chinese run, 俩 and 仨 before
+// a year): each must be read, without a panic, in time linear in its
+// length (about a tenth of a second each here; the test's timeout bounds
+// it: a quadratic reading took minutes).
+func TestLongRunsStayLinear(t *testing.T) {
+	for _, q := range []string{
+		"1" + strings.Repeat(",000", 100000),
+		strings.Repeat("下周", 50000) + "三",
+		strings.Repeat("上学期", 30000),
+		strings.Repeat("一", 50000), strings.Repeat("好", 50000), strings.Repeat("百分之", 20000),
+		"仨仨仨三年", "咱俩公元前二百年",
+	} {
+		_ = Facets(Normalize(q))
+	}
+	if f := Facets(Normalize("咱俩公元前二百年")); !slices.Contains(f, "year:-200") || !slices.Contains(f, "num:2") {
+		t.Errorf("咱俩公元前二百年: facets %v, want num:2 and year:-200", f)
 	}
 }
 

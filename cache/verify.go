@@ -736,6 +736,11 @@ func pastForm(w string) bool {
 var notFinite = setOf(`is are was were be been being am do does did has have had having get gets got gotten getting
 will would can could shall should may might must to the a an my your his her its our their this that these those`)
 
+// hasHan reports a Chinese character in s.
+func (s *vsig) hasHan() bool {
+	return slices.ContainsFunc(s.seq, func(u vunit) bool { return isHanTok(u.low) })
+}
+
 // likes reports a like, love or prefer in s.
 func (s *vsig) likes() bool {
 	return slices.ContainsFunc(s.seq, func(u vunit) bool { return likeVerbs[u.low] })
@@ -1094,7 +1099,7 @@ func whArgument(lower []string) string {
 					return "obj"
 				case auxiliaries[v] || functionWords[v] || v == "" || v[0] >= utf8.RuneSelf:
 					return ""
-				case participle(v) || strings.HasSuffix(v, "ed") || pastForm(v) && w == "which",
+				case participle(v) || strings.HasSuffix(v, "ed") || pastForm(v),
 					text.IsVerb(v) && (objectStart[after] || after != "" && !functionWords[after] && !auxiliaries[after] && after[0] < utf8.RuneSelf):
 					return "subj" // bought, invaded; beat before its object
 				}
@@ -1441,7 +1446,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.beTense != "" && stored.beTense != "" && query.beTense != stored.beTense && query.qtype == "yesno" && stored.qtype == "yesno" && query.latin && stored.latin {
 		return "tense", fmt.Sprintf("tense differs: is against was (%s in the question, %s in the cached one)", query.beTense, stored.beTense)
 	}
-	if query.experienced != stored.experienced {
+	if query.experienced != stored.experienced && query.hasHan() && stored.hasHan() {
 		return "tense", "one question asks whether it was ever done (过), the other does not"
 	}
 	if query.place != 0 && stored.place != 0 && query.place != stored.place {
@@ -1969,7 +1974,7 @@ func (s *vsig) grammar() {
 			s.future = true // 将要, 将会, 将于, 即将
 		case w == "要" && (low(i, i-1) == "快" || low(i, i-1) == "就"):
 			s.future = true // 快要, 就要
-		case w == "没" && low(i, i+1) == "" && low(i, i-1) != "" && !oneOf("还也都并从就", low(i, i-1)):
+		case w == "没" && low(i, i+1) == "" && low(i, i-1) != "" && !oneOf(tagNegators, low(i, i-1)):
 			s.past = true // 发货没: did it ship (发货了吗)
 		case w == "马" && low(i, i+1) == "上", w == "立" && oneOf("刻即", low(i, i+1)):
 			s.future = true // 马上就发货, 立刻: about to happen (against 已经发货了)

@@ -328,8 +328,8 @@ func fillerFree(s vsig) int {
 
 // fillerAt returns how many tokens from i are a filler (0 for none): a
 // particle, please, thanks or a determiner (1), 请问, 谢谢 or thank you (2).
-// A determiner is one for the alignment only: the facets compare my and
-// your, all and each.
+// A determiner is one for the alignment only: the facets compare my,
+// your and their (person), all and every.
 func fillerAt(seq []vunit, i int) int {
 	w, next := seq[i].low, ""
 	if i+1 < len(seq) {
@@ -344,18 +344,22 @@ func fillerAt(seq []vunit, i int) int {
 	return 0
 }
 
-// passiveAhead reports a past participle after the be-form at i in its
-// clause ("Is my package delivered?", "Was it shipped by Acme?"), or an
-// -ing form (is shipping): there the be-form carries no tense of its own
-// that the questions' other checks do not read.
-func (s *vsig) passiveAhead(i int) bool {
+// beAuxiliary reports a be-form at i that is an auxiliary: a past
+// participle ("Is my package delivered?", "Was it shipped by Acme?") or an
+// -ing form of a verb ("Is it shipping?") follows it in its clause, whose
+// tense the other checks read.
+func (s *vsig) beAuxiliary(i int) bool {
 	for j := i + 1; j < len(s.seq) && s.seq[j].clause == s.seq[i].clause; j++ {
-		if w := s.seq[j].low; participle(w) || pastForm(w) || strings.HasSuffix(w, "ing") && len(w) > 4 {
+		if w := s.seq[j].low; participle(w) || pastForm(w) || ingForm(w) {
 			return true
 		}
 	}
 	return false
 }
+
+// tagNegators before a final 不 or 没 keep it a negation (还没: not yet);
+// after any other character it asks, as 吗 does (发货没, 正常不).
+const tagNegators = "还也都并从就"
 
 // existentialThere follow the there of "there is", which points nowhere.
 var existentialThere = setOf("is are was were 's be been will would may might must should can could seems seem used")
@@ -404,7 +408,7 @@ func insertedWord(q, s vsig) (string, bool) {
 		}
 		return "", false
 	}
-	if !u.unit || u.named || u.low == "" || persons[u.low] != "" || strings.ContainsAny(u.low, "0123456789") ||
+	if !u.unit || u.named || u.low == "" || u.low[0] >= utf8.RuneSelf || persons[u.low] != "" || strings.ContainsAny(u.low, "0123456789") ||
 		strongParticles[u.low] || weakParticles[u.low] { // print out / print: a particle often only completes the verb
 		return "", false
 	}
@@ -439,20 +443,21 @@ func inHanWordWith(v vsig, i, j int) bool {
 }
 
 // hanWordReplaced returns a two-character Chinese word of q that s replaces
-// by another sharing no character with it, at the same place, every other
-// token equal (支持 / 反对, 丈夫 / 妻子, 盈利 / 亏损): both words of the
-// segmentation's table, neither a function word (HanFunction: 无论 / 不管,
-// 马上 / 快要 say alike) nor a modal (the moods compare those).
+// by another, both of its characters changed, at the same place, every
+// other token equal (支持 / 反对, 丈夫 / 妻子, 盈利 / 亏损): both words of the
+// segmentation's table, neither a closed-class word (HanFunction: 无论 /
+// 不管, 马上 / 快要 say alike; numerals, time and place words are compared
+// by the facets) nor a modal (the moods compare those).
 func hanWordReplaced(q, s vsig) (string, string, bool) {
 	if len(q.seq) != len(s.seq) {
 		return "", "", false
 	}
-	at := -1
+	at := -1 // the first of the two places that differ, next to each other
 	for i := range q.seq {
 		if q.seq[i].low == s.seq[i].low {
 			continue
 		}
-		if at >= 0 && i != at+1 || at >= 0 && i == at+1 && q.seq[at].low == s.seq[at].low {
+		if at >= 0 && i != at+1 {
 			return "", "", false
 		}
 		if at < 0 {
@@ -461,11 +466,6 @@ func hanWordReplaced(q, s vsig) (string, string, bool) {
 	}
 	if at < 0 || at+1 >= len(q.seq) || q.seq[at+1].low == s.seq[at+1].low {
 		return "", "", false
-	}
-	for i := at + 2; i < len(q.seq); i++ {
-		if q.seq[i].low != s.seq[i].low {
-			return "", "", false
-		}
 	}
 	a, b := q.seq[at].low+q.seq[at+1].low, s.seq[at].low+s.seq[at+1].low
 	low := func(v vsig, i int) string {
@@ -940,7 +940,9 @@ var lookVerbs = map[string]uint8{
 	"show": 4, "tell": 4,
 }
 
-// lookUp reports a verb at i that the asker looks something up with: after
+// lookUp reads q and s without their fillers (replacedWord), where a
+// unit's mine tells the my or our dropped before it. It reports a verb at
+// i that the asker looks something up with: after
 // I, we or to and before my, our, if or whether ("Where do I see / find my
 // IBAN?", "where to check my balance", "how do I know / check if my card
 // is blocked"), in no past ("Did anyone see / find the
@@ -1221,8 +1223,11 @@ func (s *vsig) scopeWords() {
 		if w == "才" && oneOf("可能会要需得", low(i+1)) && !hanBefore(seq, clauseStart, i, "只") {
 			s.only |= 1 // 业主才可以买车位: only they (not 只有…才, a condition)
 		}
-		if (w == "is" || w == "are" || w == "am" || w == "was" || w == "were") && s.beTense == "" && !s.passiveAhead(i) {
-			s.beTense = map[bool]string{true: "past", false: "present"}[w == "was" || w == "were"] // "Is Pluto a planet?" / "Was Pluto a planet?"
+		if (w == "is" || w == "are" || w == "am" || w == "was" || w == "were") && s.beTense == "" && !s.beAuxiliary(i) {
+			s.beTense = "present" // "Is Pluto a planet?" / "Was Pluto a planet?"
+			if w == "was" || w == "were" {
+				s.beTense = "past"
+			}
 		}
 		if w == "过" && i > 0 && text.HanVerbal(low(i-1)) && !oneOf("要会能想该得可", low(i-1)) && !text.HanFunction(low(i-1)+w) && !text.HanWord(w+low(i+1)) {
 			s.experienced = true // 看过, 去过, 合作过: ever done (not 经过, 通过, 不过, nor 要过期 after a modal)
@@ -1553,7 +1558,7 @@ func relativeWord(w, prev string) bool {
 // after 并, 绝 or 决 (并非所有: not all; not 非常, 除非). 不少 (many),
 // 不好意思 (sorry) and 别的 (other) negate nothing.
 func negWord(w, prev, next string) bool {
-	if (w == "不" || w == "没") && next == "" && prev != "" && !oneOf("还也都并从就", prev) {
+	if (w == "不" || w == "没") && next == "" && prev != "" && !oneOf(tagNegators, prev) {
 		return false // a final 不 or 没 asks (正常不, 发货没), as the facets read it
 	}
 	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") ||

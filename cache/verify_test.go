@@ -175,6 +175,7 @@ func TestVerifyGrammar(t *testing.T) {
 		// look-up; safe against okay (one question form's words).
 		{"What country invaded Poland in 1939?", "What country did Poland invade in 1939?", "roles"},
 		{"Which team beat Brazil in the final?", "Which team did Brazil beat in the final?", "roles"},
+		{"What company bought Instagram in 2012?", "What company did Instagram buy in 2012?", "roles"}, // an irregular past after what and a noun
 		{"Who is the patient's doctor?", "Who is the doctor's patient?", "roles"},
 		{"Does the kit contain any batteries?", "Does the kit need batteries?", "replaced"}, // aligned without determiners
 		{"Can I park here overnight?", "Can I park there overnight?", "scope"},

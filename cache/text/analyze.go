@@ -393,8 +393,9 @@ func (a *analyzer) word(i int) int {
 		return 1 // "Is it possible to …" asks what "Can I …" asks
 	}
 	if approxWords[w] {
-		if nt, ok := a.next(i); ok && (nt.kind == tNum || nt.kind == tWord && isNumberWord(nt.text)) {
-			a.facet("approx") // "about 10 minutes" is not "10 minutes"
+		if nt, ok := a.next(i); ok && (nt.kind == tNum || nt.kind == tWord && (isNumberWord(nt.text) || scaleWords[nt.text] > 0 ||
+			(nt.text == "a" || nt.text == "one") && i+2 < len(a.toks) && scaleWords[a.toks[i+2].text] > 0)) {
+			a.facet("approx") // "about 10 minutes" is not "10 minutes", "about a hundred" not "a hundred"
 			return 1
 		}
 	}
@@ -793,12 +794,12 @@ func (a *analyzer) numberWords(i int) (string, int) {
 	}
 	var total, cur int64 // the thousands read, and the number below them
 	k := i
-	if w == "one" || w == "a" {
+	if w == "one" {
 		nt, ok := a.next(i)
 		switch {
 		case ok && nt.kind == tWord && scaleWords[nt.text] > 0:
-			cur, k = 1, i+1 // "a hundred", "one thousand"
-		case w == "one" && ok && nt.kind == tWord && englishUnits[nt.text] != "":
+			cur, k = 1, i+1 // "one thousand"
+		case ok && nt.kind == tWord && englishUnits[nt.text] != "":
 			return "1", 1
 		default:
 			return "", 0
@@ -808,13 +809,18 @@ func (a *analyzer) numberWords(i int) (string, int) {
 		cur = 1 // "a hundred": the article was read as a stop word
 	}
 	afterScale := k > i // a small number may follow: "a hundred and five"
+	lastScale, curStart := int64(0), k
 	for k < len(a.toks) && a.toks[k].kind == tWord {
 		t := a.toks[k].text
 		if s := scaleWords[t]; s > 0 && cur > 0 && (s != 100 || cur < 100) { // one hundred a group: "hundred hundred" is no number
 			if s == 100 {
 				cur *= 100
 			} else {
-				total, cur = total+cur*s, 0
+				if lastScale > 0 && s >= lastScale {
+					cur, k = 0, curStart // "one thousand two thousand" is two numbers: the scales only fall
+					break
+				}
+				total, cur, lastScale = total+cur*s, 0, s
 			}
 			k, afterScale = k+1, true
 			continue
@@ -831,6 +837,9 @@ func (a *analyzer) numberWords(i int) (string, int) {
 		v, n := a.smallNumberWords(k)
 		if n == 0 {
 			break
+		}
+		if cur == 0 || cur%100 == 0 && afterScale {
+			curStart = k // where the number below the last scale starts
 		}
 		cur += v
 		k, afterScale = k+n, false
@@ -850,6 +859,9 @@ func hyphenNumber(w string) string {
 		return ""
 	}
 	v, isNum := numberWordValues[n]
+	if n == "one" {
+		v, isNum = 1, true // one-year, one-week
+	}
 	if !isNum {
 		return ""
 	}
@@ -976,23 +988,37 @@ func (a *analyzer) smallNumberWords(i int) (int64, int) {
 	w := a.toks[i].text
 	if parts := strings.Split(w, "-"); len(parts) == 2 {
 		t, ok1 := numberWordValues[parts[0]]
-		u, ok2 := numberWordValues[parts[1]]
-		if ok1 && ok2 && t >= 20 && t%10 == 0 && u > 0 && u < 10 {
-			return int64(t + u), 1
+		u := unitWordValue(parts[1])
+		if ok1 && t >= 20 && t%10 == 0 && u > 0 {
+			return int64(t + u), 1 // twenty-one
 		}
 	}
 	v, ok := numberWordValues[w]
-	if !ok || w == "one" && i > 0 && a.toks[i-1].text != "and" && scaleWords[a.toks[i-1].text] == 0 {
+	if w == "one" && i > 0 && (a.toks[i-1].text == "and" || scaleWords[a.toks[i-1].text] > 0) {
+		v, ok = 1, true // "two hundred and one", "one thousand one hundred"
+	}
+	if !ok {
 		return 0, 0
 	}
 	if v >= 20 && v%10 == 0 && v < 100 {
 		if nt, ok := a.next(i); ok && nt.kind == tWord {
-			if u, ok := numberWordValues[nt.text]; ok && u > 0 && u < 10 {
-				return int64(v + u), 2
+			if u := unitWordValue(nt.text); u > 0 {
+				return int64(v + u), 2 // twenty one
 			}
 		}
 	}
 	return int64(v), 1
+}
+
+// unitWordValue returns the value of a number word from one to nine, or 0.
+func unitWordValue(w string) int {
+	if w == "one" {
+		return 1 // not in numberWordValues: alone, one is no number
+	}
+	if v, ok := numberWordValues[w]; ok && v > 0 && v < 10 {
+		return v
+	}
+	return 0
 }
 
 // englishUnits maps unit words after a number to a facet template; "#" is
@@ -1960,7 +1986,7 @@ func (a *analyzer) han(i int) int {
 	for p := 0; p < len(rs); {
 		// A final 不 or 没 asks, as 吗 does (这个正常不, 发货没), unless
 		// 还, 也, 都 … make it a negation (还没: not yet).
-		if p == len(rs)-1 && p > 0 && (rs[p] == '不' || rs[p] == '没') && !strings.ContainsRune("还也都并从就", rs[p-1]) {
+		if p == len(rs)-1 && p > 0 && (rs[p] == '不' || rs[p] == '没') && !strings.ContainsRune("还也都并从就", rs[p-1]) { // the verification's tagNegators
 			if nt, ok := a.next(i); !ok || !nt.adj {
 				flush()
 				p++

@@ -370,8 +370,9 @@ func HanStop(w string) bool {
 }
 
 // HanFunction reports a two-character word jieba's dictionary tags as a
-// function word: an adverb, conjunction, preposition, pronoun, particle
-// or the like (马上, 无论, 因为, 我们).
+// closed-class word: an adverb, conjunction, preposition, pronoun,
+// particle, numeral, classifier, time or place word (马上, 无论, 因为, 我们,
+// 今年, 上面).
 func HanFunction(two string) bool { return hanData().function[two] }
 
 // HanWord reports two characters that are a word of the segmentation's

@@ -160,6 +160,12 @@ func TestEnglishNumbers(t *testing.T) {
 		{"the fifteenth century", "ord:15"},
 		{"the twenty-first floor", "ord:21"},
 		{"the 21st floor", "ord:21"},
+		{"two hundred and one jobs", "num:201"},
+		{"one thousand one hundred jobs", "num:1100"},
+		{"twenty-one jobs", "num:21"},
+		{"twenty one jobs", "num:21"},
+		{"a one-year plan", "dur:12mo"},
+		{"about a hundred jobs", "approx"}, // an approximate number is not the number
 	})
 	wantApart(t, [][2]string{
 		{"a stadium for 8,000 people", "a stadium for 8,000,000 people"},
@@ -168,6 +174,8 @@ func TestEnglishNumbers(t *testing.T) {
 		{"two hundred jobs", "twelve hundred jobs"},
 		{"five thousand jobs", "five hundred jobs"},
 		{"one of the jobs", "one hundred of the jobs"},
+		{"one thousand two thousand", "three thousand"},
+		{"about a hundred jobs", "a hundred jobs"},
 		{"ninety nine hundred hundred hundred hundred hundred hundred hundred hundred hundred hundred jobs", "ninety nine hundred jobs"},
 	})
 }

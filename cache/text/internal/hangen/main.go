@@ -58,8 +58,9 @@ func main() {
 // adjective (跑, 说, 长), of frequency minFreq or more, sorted: the
 // characters a complement 得 follows (跑得快), where a 得 after any other
 // is a must (药得饭后吃). function holds the two-character words taken
-// that are tagged as function words (functionTags: 马上, 无论, 如何, 我们),
-// sorted: the words whose replacement asks no other thing of its own.
+// that are tagged as closed-class words (functionTags: 马上, 无论, 如何, 我们,
+// 今年), sorted: the words whose replacement the one-word checks leave to
+// the facets and the other checks.
 func readDict(path string) (tables, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -108,9 +109,9 @@ type tables struct {
 }
 
 // functionTags are the first letters of jieba's part-of-speech tags of
-// function words: conjunction, adverb, preposition, pronoun, auxiliary,
-// modal particle, interjection, onomatopoeia, numeral, classifier, time
-// and place words.
+// closed-class words: conjunction, adverb, preposition, pronoun,
+// auxiliary, modal particle, interjection, onomatopoeia, numeral,
+// classifier, time and place words (the last four the facets compare).
 const functionTags = "cdpruyeomqtf"
 
 // totalKey names the frequency class of all the dictionary's words

@@ -402,10 +402,6 @@ func (a *analyzer) word(i int) int {
 	if n := a.senseRead(i); n > 0 {
 		return n
 	}
-	if w == "left" && !a.remainLeft(i) {
-		a.content("w:leave") // "Who left after the alarm?" departed; "How many are left?" remain
-		return 1
-	}
 	// Phrases of the lexicon, longest first, over consecutive words.
 	maxN := 0
 	for j := i; j < len(a.toks) && a.toks[j].kind == tWord && maxN < a.lx.enMax; j++ {
@@ -454,19 +450,15 @@ func (a *analyzer) word(i int) int {
 	return 1
 }
 
-// verbSense returns the verb a word of two senses is at i, or "": left
-// before its object is the past of leave, not what remains
-// ("orders have left the warehouse", "pallets left the dock" / "orders are
-// left"); mean after a determiner is the average, not a meaning ("the mean
+// verbSense returns the verb a word of two senses is at i, or "": left as
+// the past of leave, not what remains (leftLeaves); mean after a determiner is the average, not a meaning ("the mean
 // pick time" / "what does pick time mean"); a stop verb's -ed or -ing form
 // after a determiner is a modifier and stays ("my checked bag").
 func (a *analyzer) verbSense(i int) string {
-	word := a.wordAt
-	prev, next := word(i-1), word(i+1)
+	prev := a.wordAt(i - 1)
 	switch w := a.toks[i].text; {
-	case w == "left" && determiners[next] && !timeNouns[word(i+2)], // not "left this year"
-		w == "left" && next != "" && !determiners[next] && !leftBefore[next] && !timeNouns[next] && !strings.HasSuffix(next, "ed") && prev != "have" && prev != "has" && prev != "are" && prev != "is" && prev != "were" && prev != "was" && prev != "still":
-		return "leave" // "cartons left zone C", not "are left in zone C", "left over", "left today"
+	case w == "left" && a.leftLeaves(i):
+		return "leave"
 	case w == "mean" && (determiners[prev] || prev == "the"):
 		return "average"
 	case determiners[prev] && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing")) && a.stopStem(w):
@@ -934,6 +926,22 @@ func (a *analyzer) senseRead(i int) int {
 		return 3 // "in a year" is a year from now, not "a year" (per year, annually)
 	}
 	return 0
+}
+
+// leftLeaves reports "left" at i that is the past of leave, not what
+// remains: before its object ("orders have left the warehouse", "cartons
+// left zone C"; not "are left in zone C", "left over", "left today"), or
+// wherever remainLeft does not read it as remain ("Who left after the
+// alarm?" / "How many are left?").
+func (a *analyzer) leftLeaves(i int) bool {
+	word := a.wordAt
+	prev, next := word(i-1), word(i+1)
+	if determiners[next] && !timeNouns[word(i+2)] || // not "left this year"
+		next != "" && !determiners[next] && !leftBefore[next] && !timeNouns[next] && !strings.HasSuffix(next, "ed") &&
+			!oneOfWords(prev, "have has are is were was still") {
+		return true
+	}
+	return !a.remainLeft(i)
 }
 
 // remainLeft reports "left" at i that says what remains: after a form of

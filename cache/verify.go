@@ -762,7 +762,7 @@ func (s *vsig) invertedBe(i int) bool {
 	if i < 2 {
 		return false
 	}
-	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && (!prev.unit || !determiners[s.seq[i-2].low] && !beForms[s.seq[i-2].low]) {
+	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && (!prev.unit || !determiner(s.seq[i-2].low) && !beForms[s.seq[i-2].low]) {
 		return false // the subject ends right before: it, they; the kids, prices
 	}
 	for j := i - 2; j >= 0 && j >= i-4; j-- {

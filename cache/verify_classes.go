@@ -336,7 +336,7 @@ func fillerAt(seq []vunit, i int) int {
 		next = seq[i+1].low
 	}
 	switch {
-	case oneOf("呢啊吧呀嘛哦", w), w == "please", w == "thanks", determiners[w]:
+	case oneOf("呢啊吧呀嘛哦", w), w == "please", w == "thanks", determiner(w):
 		return 1
 	case w == "请" && next == "问", w == "谢" && next == "谢", w == "thank" && next == "you":
 		return 2
@@ -364,9 +364,9 @@ const tagNegators = "还也都并从就"
 // existentialThere follow the there of "there is", which points nowhere.
 var existentialThere = setOf("is are was were 's be been will would may might must should can could seems seem used")
 
-// determiners stand before a noun phrase: articles, demonstratives, any,
-// possessive pronouns.
-var determiners = setOf("a an the any this that these those my your our their his her its")
+// determiner reports a word that stands before a noun phrase: an article,
+// a demonstrative, a possessive pronoun (text.IsDeterminer) or any.
+func determiner(w string) bool { return text.IsDeterminer(w) || w == "any" }
 
 // insertedSpan returns the longer of q and s and where n tokens stand in
 // it that the other lacks, every other token equal; -1 when the two

@@ -521,6 +521,10 @@ var timeNouns = map[string]bool{"year": true, "week": true, "month": true, "day"
 // determiners open a noun phrase.
 var determiners = map[string]bool{"the": true, "a": true, "an": true, "my": true, "your": true, "our": true, "their": true, "his": true, "her": true, "its": true, "this": true, "that": true, "these": true, "those": true}
 
+// IsDeterminer reports an English word that opens a noun phrase: an
+// article, a demonstrative or a possessive pronoun (the, this, my).
+func IsDeterminer(w string) bool { return determiners[w] }
+
 // framedIndex returns the index of the asker's I, we or you right after
 // the question's opening auxiliary (see opening), or -1.
 func framedIndex(toks []token) int {

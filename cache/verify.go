@@ -1974,7 +1974,7 @@ func (s *vsig) grammar() {
 			s.future = true // 将要, 将会, 将于, 即将
 		case w == "要" && (low(i, i-1) == "快" || low(i, i-1) == "就"):
 			s.future = true // 快要, 就要
-		case w == "没" && low(i, i+1) == "" && low(i, i-1) != "" && !oneOf(tagNegators, low(i, i-1)):
+		case w == "没" && low(i, i+1) == "" && low(i, i-1) != "" && !oneOf(text.TagNegators, low(i, i-1)):
 			s.past = true // 发货没: did it ship (发货了吗)
 		case w == "马" && low(i, i+1) == "上", w == "立" && oneOf("刻即", low(i, i+1)):
 			s.future = true // 马上就发货, 立刻: about to happen (against 已经发货了)

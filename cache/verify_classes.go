@@ -357,10 +357,6 @@ func (s *vsig) beAuxiliary(i int) bool {
 	return false
 }
 
-// tagNegators before a final 不 or 没 keep it a negation (还没: not yet);
-// after any other character it asks, as 吗 does (发货没, 正常不).
-const tagNegators = "还也都并从就"
-
 // existentialThere follow the there of "there is", which points nowhere.
 var existentialThere = setOf("is are was were 's be been will would may might must should can could seems seem used")
 
@@ -1558,7 +1554,7 @@ func relativeWord(w, prev string) bool {
 // after 并, 绝 or 决 (并非所有: not all; not 非常, 除非). 不少 (many),
 // 不好意思 (sorry) and 别的 (other) negate nothing.
 func negWord(w, prev, next string) bool {
-	if (w == "不" || w == "没") && next == "" && prev != "" && !oneOf(tagNegators, prev) {
+	if (w == "不" || w == "没") && next == "" && prev != "" && !oneOf(text.TagNegators, prev) {
 		return false // a final 不 or 没 asks (正常不, 发货没), as the facets read it
 	}
 	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") ||

@@ -521,6 +521,10 @@ var timeNouns = map[string]bool{"year": true, "week": true, "month": true, "day"
 // determiners open a noun phrase.
 var determiners = map[string]bool{"the": true, "a": true, "an": true, "my": true, "your": true, "our": true, "their": true, "his": true, "her": true, "its": true, "this": true, "that": true, "these": true, "those": true}
 
+// TagNegators before a final 不 or 没 keep it a negation (还没: not yet);
+// after any other character it asks, as 吗 does (发货没, 正常不).
+const TagNegators = "还也都并从就"
+
 // IsDeterminer reports an English word that opens a noun phrase: an
 // article, a demonstrative or a possessive pronoun (the, this, my).
 func IsDeterminer(w string) bool { return determiners[w] }
@@ -1998,7 +2002,7 @@ func (a *analyzer) han(i int) int {
 	for p := 0; p < len(rs); {
 		// A final 不 or 没 asks, as 吗 does (这个正常不, 发货没), unless
 		// 还, 也, 都 … make it a negation (还没: not yet).
-		if p == len(rs)-1 && p > 0 && (rs[p] == '不' || rs[p] == '没') && !strings.ContainsRune("还也都并从就", rs[p-1]) { // the verification's tagNegators
+		if p == len(rs)-1 && p > 0 && (rs[p] == '不' || rs[p] == '没') && !strings.ContainsRune(TagNegators, rs[p-1]) {
 			if nt, ok := a.next(i); !ok || !nt.adj {
 				flush()
 				p++

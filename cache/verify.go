@@ -383,21 +383,6 @@ func stemWord(w string) string {
 	return w
 }
 
-// thousands reports a thousands separator at q[j] in the number q[i:j],
-// whose last separator so far is at q[last] (-1 for none): one to three
-// digits before the first comma, three between commas, and exactly three
-// digits after this one (8,000; 1,234,567; not 1,2 or 3,1415).
-func thousands(q string, i, j, last int) bool {
-	digit := func(k int) bool { return k < len(q) && q[k] >= '0' && q[k] <= '9' }
-	if !digit(j+1) || !digit(j+2) || !digit(j+3) || digit(j+4) {
-		return false
-	}
-	if last >= 0 {
-		return j == last+4
-	}
-	return j-i >= 1 && j-i <= 3 && isDigits(q[i:j])
-}
-
 // verifyTokens splits a question into words (Latin letters and digits,
 // with inner - _ . ' / :, and thousands separators), single Han
 // characters, and clause breaks ("|").
@@ -425,7 +410,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 						continue
 					}
 				}
-				if r2 == ',' && thousands(q, i, j, lastComma) {
+				if r2 == ',' && text.ThousandsAt(func(k int) bool { return k < len(q) && q[k] >= '0' && q[k] <= '9' }, i, j, lastComma) {
 					lastComma, j = j, j+4 // 8,000 is one number, as the facets read it
 					continue
 				}

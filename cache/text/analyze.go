@@ -59,7 +59,7 @@ func lexTokens(s string) []token {
 					j++
 					continue
 				}
-				if rs[j] == ',' && thousandsGroup(rs, i, j, lastComma) {
+				if rs[j] == ',' && ThousandsAt(func(k int) bool { return k < len(rs) && rs[k] >= '0' && rs[k] <= '9' }, i, j, lastComma) {
 					lastComma, j = j, j+4 // "8,000,000" is 8000000, not 8 and 000
 					continue
 				}
@@ -169,15 +169,15 @@ func langSuffix(rs []rune) int {
 	return n
 }
 
-// thousandsGroup reports whether the comma at rs[j] separates thousands in
-// the number that starts at rs[i], whose last separator so far is at
-// rs[last] (-1 for none): one to three digits before the first comma,
-// three between commas, and exactly three digits after this one ("8,000",
-// "1,234,567.5"; not "1,2,3" or "3,1415"). It looks at a few runes only,
-// however long the number.
-func thousandsGroup(rs []rune, i, j, last int) bool {
-	isDigit := func(k int) bool { return k < len(rs) && rs[k] >= '0' && rs[k] <= '9' }
-	if !isDigit(j+1) || !isDigit(j+2) || !isDigit(j+3) || isDigit(j+4) {
+// ThousandsAt reports a thousands separator at place j of a number that
+// starts at place i and whose last separator so far is at place last (-1
+// for none); digit tells a digit at a place (false past the end): one to
+// three digits before the first comma, three between commas, and exactly
+// three digits after this one ("8,000", "1,234,567.5"; not "1,2,3" or
+// "3,1415"). It looks at a few places only, however long the number. The
+// facets (runes) and the verification (bytes) read numbers with it.
+func ThousandsAt(digit func(k int) bool, i, j, last int) bool {
+	if !digit(j+1) || !digit(j+2) || !digit(j+3) || digit(j+4) {
 		return false
 	}
 	if last >= 0 {
@@ -187,7 +187,7 @@ func thousandsGroup(rs []rune, i, j, last int) bool {
 		return false
 	}
 	for k := i; k < j; k++ {
-		if !isDigit(k) {
+		if !digit(k) {
 			return false
 		}
 	}

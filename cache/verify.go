@@ -1362,6 +1362,14 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		!query.past && !stored.past && !query.pastVerb() && !stored.pastVerb() && !query.future && !stored.future {
 		return "tense", "tense differs: one question asks what has been done so far (have …ed), the other what is done"
 	}
+	// What has been done so far against what will be: "Which countries
+	// have adopted the euro?" / "Which countries are going to adopt the
+	// euro?" (a future perfect, "will have adopted", is both).
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if p[0].perfectQ && !p[0].future && p[1].future && !p[1].perfectQ && p[0].latin && p[1].latin {
+			return "tense", "tense differs: one question asks what has been done so far (have …ed), the other what will be (will, going to)"
+		}
+	}
 	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
 		if n := p[0].oneOfNoun; n != "" && p[1].oneOfNoun == "" {
 			if k, ok := p[1].index[n]; ok && k > 0 && definite[p[1].seq[k-1].low] {

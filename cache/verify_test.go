@@ -180,6 +180,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Does the kit contain any batteries?", "Does the kit need batteries?", "replaced"}, // aligned without determiners
 		{"Can I park here overnight?", "Can I park there overnight?", "scope"},
 		{"Is Pluto a planet?", "Was Pluto a planet?", "tense"},
+		{"Which airlines have dropped the fuel surcharge?", "Which airlines are going to drop the fuel surcharge?", "tense"}, // done so far against a plan
+		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},
 		{"Does the hotel have parking?", "Does the hotel have a park?", "replaced"},

@@ -496,6 +496,7 @@ func signature(q string) vsig {
 	toks = conditionLast(toks)
 	seg := text.HanSegment(toks) // 自由, 现在: role characters inside a word mark no role
 	s := vsig{seq: make([]vunit, 0, len(toks)), text: q}
+	mixedCase := strings.IndexFunc(q, unicode.IsLower) >= 0
 	// first: the clause's first token; lead: only function words so far.
 	clause, role, first, lead := 0, "", true, true
 	var lower []string
@@ -527,7 +528,14 @@ func signature(q string) vsig {
 			first = false
 			continue
 		}
+		// A word in capitals that is a pronoun or a function word in lower
+		// case is an acronym in a question written in mixed case (IT, US,
+		// AM): a name, not "it", "us" or "am".
+		acronym := !han && mixedCase && len(t) > 1 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsUpper(r) }) < 0
 		p := participantPronoun(lt)
+		if acronym {
+			p = ""
+		}
 		if han && p == "" && strings.Contains("我你您他她", t) {
 			// Chinese personal pronouns are participants too (他借给我 /
 			// 我借给他), 们 making them plural.
@@ -547,7 +555,7 @@ func signature(q string) vsig {
 		// A single Latin letter beside Han text is a name (A仓, B区), not an
 		// article.
 		letterName := !han && hasHan && len(t) == 1 && (i > 0 && isHanTok(toks[i-1]) || i+1 < len(toks) && isHanTok(toks[i+1]))
-		if han && strings.Contains(hanFunction, t) || !han && !letterName && (functionWords[lt] && !quantifiers[lt] || lead && imperatives[lt]) {
+		if han && strings.Contains(hanFunction, t) || !han && !letterName && !acronym && (functionWords[lt] && !quantifiers[lt] || lead && imperatives[lt]) {
 			s.seq = append(s.seq, vunit{text: tok, role: role, clause: clause, low: lt, seg: seg[i]})
 			first = false
 			continue
@@ -819,7 +827,7 @@ func (s *vsig) clauseReads() {
 				}
 			}
 		}
-		if prev == "being" && participle(w) {
+		if prev == "being" && (participle(w) || pastForm(w)) { // being rebuilt: now
 			s.progressive = true
 		}
 		if w == "used" && next == "to" {

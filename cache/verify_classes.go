@@ -1211,8 +1211,9 @@ func (s *vsig) scopeWords() {
 		case w == "都" && !oneOf(hanNumerals+"快已过", low(i+1)) && !isDigits(low(i+1)) && !oneOf("么谁哪也连", low(i-1)) && !hanBefore(seq, clauseStart, i, "每"):
 			s.hanQuant |= 1 // 这些订单都付款了吗: all of them (not 都两个月了, 每天都, 什么都)
 		case w == "有" && !oneOf("没所拥具含只还", low(i-1)) && (existentialDe(seq, i) || low(i+1) == "一" && oneOf(hanClassifiers, low(i+2))),
-			w == "些" && low(i-1) == "有", w == "的" && low(i-1) == "有" && i-1 == clauseStart:
-			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单, 有一套是: some of them
+			w == "些" && low(i-1) == "有", w == "的" && low(i-1) == "有" && i-1 == clauseStart,
+			w == "的" && low(i-1) == "有" && i-2 >= clauseStart && !oneOf("没所拥具含只还我你您他她它们", low(i-2)) && oneOf("可能会要需得已不没还也在正", low(i+1)):
+			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单, 有一套是, 商品有的可以退: some of them (not 我有的书, what I have)
 		case w == "有" && low(i-1) == "没" && (low(i+1) == "一" && oneOf(hanClassifiers, low(i+2)) || low(i+1) == "任"):
 			s.hanQuant |= 4 // 没有一套是带电梯的, 没有任何: none of them
 		}
@@ -1558,7 +1559,8 @@ func negWord(w, prev, next string) bool {
 		return false // a final 不 or 没 asks (正常不, 发货没), as the facets read it
 	}
 	return w == "not" || w == "never" || strings.HasSuffix(w, "n't") ||
-		w == "不" && next != "少" && next != "好" || w == "别" && next != "的" || oneOf("没未", w) || w == "非" && oneOf("并绝决", prev)
+		w == "不" && next != "少" && next != "好" || w == "别" && next != "的" || oneOf("没未", w) || w == "非" && oneOf("并绝决", prev) ||
+		w == "无" && prev == "都" // 都无效: none of them
 }
 
 // aNotA reports the 不 of a question form A不A (是不是, 安不安全) at i:

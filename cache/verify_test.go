@@ -180,7 +180,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Does the kit contain any batteries?", "Does the kit need batteries?", "replaced"}, // aligned without determiners
 		{"Can I park here overnight?", "Can I park there overnight?", "scope"},
 		{"Is Pluto a planet?", "Was Pluto a planet?", "tense"},
-		{"Which airlines have dropped the fuel surcharge?", "Which airlines are going to drop the fuel surcharge?", "tense"}, // done so far against a plan
+		{"Which airlines have dropped the fuel surcharge?", "Which airlines are going to drop the fuel surcharge?", "tense"},        // done so far against a plan
+		{"Is the old mill being torn down?", "Was the old mill torn down?", "tense"},                                                // being and an irregular participle: now
+		{"Does IT bill the marketing department for laptops?", "Does the marketing department bill IT for laptops?", "order|roles"}, // IT is a name, not it
+		{"这批货都能按时到吗", "这批货有的能按时到吗", "scope"},                                                                                        // 有的 after its noun: some of them
+		{"并不是所有员工都能报销", "所有员工都无法报销", "negation"},                                                                                    // 都无: none of them
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

@@ -71,6 +71,34 @@ func BenchmarkSemanticLookup(b *testing.B) {
 	}
 }
 
+// BenchmarkSemanticLookupPopular looks up paraphrases of 10k entries drawn
+// as real traffic repeats questions (Zipf, s = 1.1: a few questions asked
+// often, most rarely), with the readings of recently verified entries kept
+// (Config.Readings, the default) and without.
+func BenchmarkSemanticLookupPopular(b *testing.B) {
+	for _, readings := range []int{0, -1} {
+		name := "kept"
+		if readings < 0 {
+			name = "none"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := cache.New(cache.Config{MaxEntries: -1, MaxBytes: -1, Readings: readings})
+			ns := cache.Namespace{Namespace: "bench", Model: "m"}
+			r := rand.New(rand.NewPCG(1, 10000))
+			qs := make([]string, 10000)
+			for i := range qs {
+				qs[i] = benchQuestion(r, i)
+				c.Store(ctx, ns, qs[i], c.Generation(ns), ans("answer"))
+			}
+			z := rand.NewZipf(rand.New(rand.NewPCG(4, 4)), 1.1, 1, uint64(len(qs)-1))
+			b.ResetTimer()
+			for b.Loop() {
+				c.Lookup(ctx, ns, "please tell me: "+qs[z.Uint64()])
+			}
+		})
+	}
+}
+
 // BenchmarkSemanticScanAll is the worst case of the semantic tier: every
 // entry has the same (empty) facets, so Lookup scans the whole namespace.
 func BenchmarkSemanticScanAll(b *testing.B) {

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/sluice-dev/sluice/cache/text"
 )
 
@@ -25,6 +27,8 @@ const (
 	DefaultMaxSemanticRunes = 2000
 	// DefaultMaxNamespaces is the default Config.MaxNamespaces.
 	DefaultMaxNamespaces = 10000
+	// DefaultReadings is the default Config.Readings.
+	DefaultReadings = 1024
 )
 
 // entryOverhead is the bookkeeping charged to every entry on top of its
@@ -61,6 +65,9 @@ func (c *Config) setDefaults() {
 	if c.MaxNamespaces == 0 {
 		c.MaxNamespaces = DefaultMaxNamespaces
 	}
+	if c.Readings == 0 {
+		c.Readings = DefaultReadings
+	}
 }
 
 // Cache is the namespaced answer cache: an exact tier keyed by ExactKey and
@@ -88,14 +95,22 @@ type Cache struct {
 	// has the same one.
 	embedDim atomic.Int64
 
+	// readings are the readings of recently verified candidates (nil
+	// when Config.Readings is negative); safe for concurrent use.
+	readings *lru.Cache[readingKey, *storedReading]
+
 	denseOnly bool // store every vector densely (tests compare both forms)
 }
 
 // New returns a Cache configured by cfg; the zero Config works.
 func New(cfg Config) *Cache {
 	cfg.setDefaults()
-	return &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New(),
+	c := &Cache{cfg: cfg, st: newMemStore(), stats: map[string]*nsCounters{}, statsLRU: list.New(),
 		gens: map[Scope]uint64{}}
+	if cfg.Readings > 0 {
+		c.readings, _ = lru.New[readingKey, *storedReading](cfg.Readings) // errs only on a size <= 0
+	}
+	return c
 }
 
 // Threshold returns the cosine similarity a semantic hit needs.
@@ -114,18 +129,17 @@ var errNoFeatures = errors.New("cache: the question has no features to compare")
 // that cannot be normalized): it is similar to nothing, like errNoFeatures.
 var errZeroVector = errors.New("cache: the embedder returned a zero vector")
 
-// embed returns the unit vector of a normalized question, or an error when
+// embed returns the unit vector of a normalized question read as r, or an error when
 // the question has no features (errNoFeatures), the embedder fails or does
 // not answer within EmbedTimeout. It never waits longer than EmbedTimeout:
 // a slow embedder keeps running in its goroutine until it returns, but
 // nobody waits for it. A question without content is not sent to the
 // embedder, whichever it is.
-func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error) {
+func (c *Cache) embed(ctx context.Context, normalized string, r reading) ([]float32, error) {
 	if c.cfg.EmbedTimeout < 0 {
 		return nil, errNoSemantic
 	}
-	content, ok := features(normalized)
-	if !ok {
+	if !r.comparable() {
 		return nil, errNoFeatures
 	}
 	if isBuiltin(c.cfg.Embedder) {
@@ -134,7 +148,7 @@ func (c *Cache) embed(ctx context.Context, normalized string) ([]float32, error)
 		}
 		// Builtin.Embed of the normalized question, in-process and fast
 		// (Normalize is idempotent): the content is analysed once.
-		return builtinVector(content), nil
+		return builtinVector(builtinFeatures(r.content)), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.EmbedTimeout)
 	defer cancel()
@@ -307,10 +321,12 @@ func (c *Cache) Store(ctx context.Context, ns Namespace, question string, gen Ge
 		return // nothing left to key it on (see decide)
 	}
 	var vec []float32
+	var r reading
 	if !long {
-		vec, _ = c.embed(ctx, norm)
+		r = readOf(norm)
+		vec, _ = c.embed(ctx, norm, r)
 	}
-	e := c.newEntry(ns, question, norm, long, vec, cloneAnswer(ans), c.cfg.Now())
+	e := c.newEntry(ns, question, norm, r.facets, vec, cloneAnswer(ans), c.cfg.Now())
 	c.mu.Lock()
 	// gen is refused when it is not the current generation: older (a
 	// purge came since), of an earlier life (the log was reset since: its
@@ -341,13 +357,10 @@ func (c *Cache) insertLocked(e *entry, gen uint64, now time.Time) bool {
 }
 
 // newEntry makes the entry of question in ns from what this instance
-// computes itself: the normalized text, the facets (unless long), the
-// exact key, and the size. vec is the question's unit vector or nil.
-func (c *Cache) newEntry(ns Namespace, question, norm string, long bool, vec []float32, ans Answer, created time.Time) *entry {
-	var facets []string
-	if !long {
-		facets = text.Facets(norm)
-	}
+// computes itself: the normalized text, the facets (text.Read; nil for a
+// long question), the exact key, and the size. vec is the question's unit
+// vector or nil.
+func (c *Cache) newEntry(ns Namespace, question, norm string, facets []string, vec []float32, ans Answer, created time.Time) *entry {
 	e := &entry{
 		id:         ExactKey(ns, norm),
 		ns:         ns,

@@ -18,7 +18,7 @@ func TestHashCollisionIsNotAHit(t *testing.T) {
 	var a, b string
 	for i := 0; a == "" && i < 5000; i++ {
 		w := "zorbl" + letters(i) // letters only: a word, not an identifier
-		v := builtinVector([]string{"w:" + w})
+		v := builtinVector(builtinFeatures([]string{"w:" + w}))
 		for k, x := range v {
 			if x != 0 {
 				key := fmt.Sprint(k, x > 0)
@@ -34,7 +34,7 @@ func TestHashCollisionIsNotAHit(t *testing.T) {
 	}
 	qa, qb := "is the "+a+" ready", "is the "+b+" ready"
 	ca, cb := text.Content(text.Normalize(qa)), text.Content(text.Normalize(qb))
-	if s := dot(builtinVector(ca), builtinVector(cb)); s < 0.99 {
+	if s := dot(builtinVector(builtinFeatures(ca)), builtinVector(builtinFeatures(cb))); s < 0.99 {
 		t.Fatalf("premise: hashed score of %q and %q = %.3f, want a collision", qa, qb, s)
 	}
 	if s := builtinExactScore(builtinFeatures(ca), builtinFeatures(cb)); s > 0.5 {

@@ -97,14 +97,15 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	}
 
 	// Stage "empty".
-	d.facets = text.Facets(norm)
+	r := readOf(norm)
+	d.facets = r.facets
 	if live == 0 {
 		d.reason, d.stage = "no entries in namespace", StageEmpty
 		return d
 	}
 
 	// Stages "content" and "embedder".
-	vec, err := c.embed(ctx, norm)
+	vec, err := c.embed(ctx, norm, r)
 	switch {
 	case errors.Is(err, errNoFeatures):
 		d.reason, d.stage = "no words or facets to compare (only punctuation, symbols or stop words): exact tier only", StageContent
@@ -180,9 +181,10 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 		var qFeatures []builtinFeature // read once for up to maxVerify candidates
 		builtin := isBuiltin(c.cfg.Embedder)
 		if builtin {
-			qFeatures = builtinFeatures(text.Content(norm))
+			qFeatures = builtinFeatures(r.content)
 		}
 		for i, cand := range above {
+			stored := c.storedReadingOf(cand.e, builtin)
 			var check, why string
 			score := cand.score
 			// The hashed vectors may have collided: the exact score decides
@@ -190,14 +192,14 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 			// lower of the two, so that a hit at one threshold is a hit at
 			// every lower one (sluice cache eval reads it so).
 			if builtin {
-				s := builtinExactScore(qFeatures, builtinFeatures(text.Content(cand.e.normalized)))
+				s := builtinExactScore(qFeatures, stored.features)
 				if s < th {
 					check, why = "score", fmt.Sprintf("exact score %.2f < threshold %.2f (the hashed vectors collided at %.2f)", s, th, cand.score)
 				}
 				score = min(score, s)
 			}
 			if check == "" {
-				check, why = verifyPair(q, signature(cand.e.question))
+				check, why = verifyPair(q, stored.sig)
 			}
 			v := &Verification{Passed: check == "", Check: check, Reason: why, Question: cand.e.question}
 			if i == 0 || v.Passed {
@@ -237,6 +239,45 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 	d.stage = StageScore
 	d.reason = fmt.Sprintf("below threshold: best %.2f < %.2f", top[0].score, th)
 	return d
+}
+
+// readingKey names a stored question's reading: the entry's exact key
+// (which fixes its normalized text) and the question as first asked (what
+// the verification reads).
+type readingKey struct{ id, question string }
+
+// storedReading is what the verification stage reads of a candidate: its
+// signature and, with the builtin embedder, the weighted features of its
+// content for the exact re-score. It is not changed once made (verifyPair
+// only reads its arguments: TestVerifyPairOnlyReads), so lookups share it.
+type storedReading struct {
+	sig      vsig
+	features []builtinFeature // nil with a model embedder
+}
+
+// maxKeptReading is the longest question, in bytes, whose reading
+// c.readings keeps, so that the readings kept stay within about
+// Config.Readings × 21 KiB whatever is asked.
+const maxKeptReading = 512
+
+// storedReadingOf returns the reading of e, kept in c.readings for the
+// next lookup that e is a candidate of.
+func (c *Cache) storedReadingOf(e *entry, builtin bool) *storedReading {
+	k := readingKey{e.id, e.question}
+	keep := c.readings != nil && len(e.question) <= maxKeptReading
+	if keep {
+		if r, ok := c.readings.Get(k); ok {
+			return r
+		}
+	}
+	r := &storedReading{sig: signature(e.question)}
+	if builtin {
+		r.features = builtinFeatures(text.Content(e.normalized))
+	}
+	if keep {
+		c.readings.Add(k, r)
+	}
+	return r
 }
 
 // facetDiff returns the facets only the question has and those only the

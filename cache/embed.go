@@ -66,21 +66,31 @@ func (Builtin) Name() string { return "builtin-v1" }
 
 // Embed implements Embedder. It never fails and ignores ctx.
 func (Builtin) Embed(_ context.Context, q string) ([]float32, error) {
-	content, ok := features(text.Normalize(q))
-	if !ok {
+	r := readOf(text.Normalize(q))
+	if !r.comparable() {
 		return make([]float32, BuiltinDim), nil // similar to nothing (errNoFeatures)
 	}
-	return builtinVector(content), nil
+	return builtinVector(builtinFeatures(r.content)), nil
 }
 
-// features returns the content of a normalized question (text.Content) and
-// whether the semantic tier has anything of it to compare: content, or
-// facets that decide. A question with neither ("???", "the", "🔥🔥") would
-// look like every other such question to any embedding.
-func features(normalized string) (content []string, ok bool) {
-	content = text.Content(normalized)
-	return content, len(content) > 0 || len(text.Facets(normalized)) > 0
+// reading is what the cache reads of a normalized question, in one
+// analysis (text.Read): its facets, for the guard, and its content, for
+// the embedding and the exact re-score.
+type reading struct {
+	facets, content []string
 }
+
+// readOf reads a normalized question.
+func readOf(normalized string) reading {
+	f, c := text.Read(normalized)
+	return reading{f, c}
+}
+
+// comparable reports whether the semantic tier has anything of the
+// question to compare: content, or facets that decide. A question with
+// neither ("???", "the", "🔥🔥") would look like every other such question
+// to any embedding.
+func (r reading) comparable() bool { return len(r.content) > 0 || len(r.facets) > 0 }
 
 // Feature weights of the builtin embedder.
 const (
@@ -162,15 +172,15 @@ func builtinFeatures(content []string) []builtinFeature {
 	return fs
 }
 
-// builtinVector hashes the features of a question's content into an
+// builtinVector hashes the features of a question's content (builtinFeatures) into an
 // L2-normalized vector (the hashing trick: a bucket and a sign per
 // feature). The cache never embeds a question with neither content nor
 // facets ("???", "the", "🔥🔥": errNoFeatures), which would match every
 // other such question; Builtin.Embed gives it the zero vector, similar to
 // nothing.
-func builtinVector(content []string) []float32 {
+func builtinVector(features []builtinFeature) []float32 {
 	v := make([]float32, BuiltinDim)
-	for _, f := range builtinFeatures(content) {
+	for _, f := range features {
 		h := fnv.New64a()
 		h.Write([]byte(f.name))
 		x := h.Sum64()

@@ -757,10 +757,12 @@ func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 		return false // never cached (see decide), whoever sent it
 	}
 	var vec []float32
+	var r reading
 	if !long {
-		vec = sh.vector(ctx, c, norm, ch)
+		r = readOf(norm)
+		vec = sh.vector(ctx, c, norm, r, ch)
 	}
-	e := c.newEntry(ns, ch.Question, norm, long, vec, Answer{Chunks: ch.Chunks}, created)
+	e := c.newEntry(ns, ch.Question, norm, r.facets, vec, Answer{Chunks: ch.Chunks}, created)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch.Gen > c.gens[scope] {
@@ -771,12 +773,12 @@ func (sh *sharing) apply(ctx context.Context, c *Cache, ch Change) bool {
 
 // vector returns the vector of a put's normalized question as this
 // instance would compute it, or nil (exact tier only).
-func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change) []float32 {
+func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, r reading, ch Change) []float32 {
 	if c.cfg.EmbedTimeout < 0 {
 		return nil
 	}
 	if isBuiltin(c.cfg.Embedder) {
-		v, _ := c.embed(ctx, norm) // in-process and fast
+		v, _ := c.embed(ctx, norm, r) // in-process and fast
 		return v
 	}
 	if ch.Embedder != c.cfg.Embedder.Name() || ch.Dim == 0 || len(ch.Vector) != ch.Dim {
@@ -788,10 +790,10 @@ func (sh *sharing) vector(ctx context.Context, c *Cache, norm string, ch Change)
 		}
 		// This instance has not embedded anything yet, so it cannot tell
 		// whether the dimension is its own: it embeds the question itself.
-		v, _ := c.embed(ctx, norm)
+		v, _ := c.embed(ctx, norm, r)
 		return v
 	}
-	if _, ok := features(norm); !ok {
+	if !r.comparable() {
 		return nil // nothing to compare: exact tier only, as here (errNoFeatures)
 	}
 	v := append([]float32(nil), ch.Vector...)

@@ -159,4 +159,11 @@ type Config struct {
 	// again once it is used). Purge drops a namespace's counters too.
 	// default: 10000; negative: no bound.
 	MaxNamespaces int
+	// Readings is how many stored questions' readings (what the
+	// verification and the exact re-score read of a candidate) are kept,
+	// the most recently used, so that an entry that answers many lookups
+	// is read once. Only questions of at most maxKeptReading bytes are
+	// kept: a reading takes about 5 KiB for a 60-byte question and at most
+	// about 21 KiB. default: 1024; negative: none kept.
+	Readings int
 }

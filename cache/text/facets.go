@@ -59,6 +59,13 @@ func Facets(normalized string) []string {
 	return facetsOf(analyze(normalized))
 }
 
+// Read returns Facets and Content of a normalized question from one
+// analysis; calling the two analyses the question twice.
+func Read(normalized string) (facets, content []string) {
+	a := analyze(normalized)
+	return facetsOf(a), a.content
+}
+
 // Content returns the rest of a normalized question, what the builtin
 // embedder hashes: its meaning-bearing words in order, without the facet
 // values, stop words and polite fillers. Each element is a concept "c:NAME"

@@ -79,6 +79,7 @@ type settings struct {
 	TriageTimeout      time.Duration
 	KeepAliveTimeout   time.Duration
 	CacheNamespaces    int
+	CacheReadings      int
 	MetricsKey         string
 	MetricsAddr        string
 	MetricsNamespaces  int
@@ -206,6 +207,7 @@ func (s *settings) table() []setting {
 		{"SLUICE_METRICS_ADDR", "metrics-addr", "", "separate listen address for GET /metrics (then not served on SLUICE_ADDR); empty = on SLUICE_ADDR", str(&s.MetricsAddr)},
 		{"SLUICE_METRICS_NAMESPACES", "metrics-namespaces", "0", "cache namespace names exported as metric labels (the first N seen); 0 = none, all summed under (other)", nonNegInt(&s.MetricsNamespaces)},
 		{"SLUICE_CACHE_MAX_NAMESPACES", "cache-max-namespaces", "10000", "most cache namespaces (tenant, namespace, model) with counters; the least recently used lose theirs", posInt(&s.CacheNamespaces)},
+		{"SLUICE_CACHE_READINGS", "cache-readings", "1024", "stored questions whose reading (what the verification compares: ~5 KiB, at most ~21 KiB each) is kept for the next lookup, the most recently used; 0 = none kept", nonNegInt(&s.CacheReadings)},
 		{"SLUICE_SHARED_HEARTBEAT", "shared-heartbeat", "2s", "how often an instance renews its liveness in Redis; other instances call its unfinished tasks lost only after 3 periods without one", dur(&s.SharedHeartbeat, false)},
 		{"SLUICE_SHARED_PENDING_TASKS", "shared-pending-tasks", "10000", "tasks whose Redis writes may wait for Redis to answer again; a task beyond it is not published (logged, counted)", posInt(&s.SharedPendingTasks)},
 		{"SLUICE_SHARED_PENDING_BYTES", "shared-pending-bytes", "64MiB", "answer text that may wait for Redis to answer again; a task beyond it is not published (logged, counted)", size(&s.SharedPendingBytes)},

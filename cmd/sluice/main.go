@@ -116,7 +116,7 @@ func serve(ctx context.Context, s *settings, logOut io.Writer, ready chan<- stri
 	c = cache.New(cache.Config{
 		Threshold: s.CacheThreshold, TTL: s.CacheTTL, MaxEntries: s.CacheEntries,
 		MaxBytes: s.CacheBytes, Embedder: emb, MaxSemanticRunes: s.CacheMaxSemantic,
-		MaxNamespaces: s.CacheNamespaces,
+		MaxNamespaces: s.CacheNamespaces, Readings: cmp.Or(s.CacheReadings, -1),
 	})
 	var (
 		shared      orchestrator.Shared

@@ -408,8 +408,15 @@ func insertedWord(q, s vsig) (string, bool) {
 		strongParticles[u.low] || weakParticles[u.low] { // print out / print: a particle often only completes the verb
 		return "", false
 	}
+	if presentAdverbs[u.low] && !s.past && !s.future && !s.pastVerb() {
+		return "", false // "How many moons does Jupiter currently have?": a present question asks about now already
+	}
 	return u.low, true
 }
+
+// presentAdverbs say "at present", which a question in the present tense
+// asks without them.
+var presentAdverbs = setOf("currently presently now")
 
 // hanWordInserted returns the two-character Chinese word s has and q
 // lacks (or the reverse), all else equal without fillers (全额报销 / 报销,

@@ -755,8 +755,15 @@ func (s *vsig) invertedBe(i int) bool {
 	if i < 2 {
 		return false
 	}
-	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && (!prev.unit || !determiner(s.seq[i-2].low) && !beForms[s.seq[i-2].low]) {
-		return false // the subject ends right before: it, they; the kids, prices
+	// The subject ends right before: it, they; the kids, prices, the
+	// nightly backup (a determiner and up to two modifiers before its noun).
+	opens := func(k int) bool { return determiner(s.seq[k].low) || beForms[s.seq[k].low] }
+	k := i - 2
+	for k > 0 && k > i-4 && s.seq[k].unit && !opens(k) && !verbLike(s.seq[k].low) && !strings.HasPrefix(s.seq[k].text, "p:") {
+		k--
+	}
+	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && (!prev.unit || !opens(k)) {
+		return false
 	}
 	for j := i - 2; j >= 0 && j >= i-4; j-- {
 		switch w := s.seq[j].low; {
@@ -1366,6 +1373,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if w, ok := modifierAttached(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies another word in each question", w)
 	}
+	// A negation moved into or out of a relative clause ("employees who
+	// are not on probation are allowed" / "employees who are on probation
+	// are not allowed").
+	if negationMoved(query, stored) {
+		return "negation", "the negation stands on another side of a relative clause's words"
+	}
 	if query.perfectQ != stored.perfectQ && query.qtype != "yesno" && stored.qtype != "yesno" && query.qtype != "" && stored.qtype != "" &&
 		!query.past && !stored.past && !query.pastVerb() && !stored.pastVerb() && !query.future && !stored.future {
 		return "tense", "tense differs: one question asks what has been done so far (have …ed), the other what is done"
@@ -1429,8 +1442,8 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		if !p.nowAsked {
 			p, o = o, p
 		}
-		if o.future || o.modal == "present" || o.perfectQ {
-			return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what will happen, what happens as a rule or what has been done"
+		if o.future || o.modal == "present" || o.perfectQ || o.past && o.latin {
+			return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what will happen, what happens as a rule, what has been done or what happened"
 		}
 	}
 	if query.modalPerfect != stored.modalPerfect && query.latin && stored.latin {

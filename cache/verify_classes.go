@@ -351,7 +351,10 @@ func fillerAt(seq []vunit, i int) int {
 func (s *vsig) beAuxiliary(i int) bool {
 	for j := i + 1; j < len(s.seq) && s.seq[j].clause == s.seq[i].clause; j++ {
 		if w := s.seq[j].low; participle(w) || pastForm(w) || ingForm(w) {
-			return true
+			// A participle before as says what the subject is, as a noun
+			// would: "Is Pluto classified as a planet?" / "Was Pluto
+			// classified as a planet?" (its status now, or then).
+			return j+1 >= len(s.seq) || s.seq[j+1].low != "as"
 		}
 	}
 	return false
@@ -396,6 +399,9 @@ func insertedWord(q, s vsig) (string, bool) {
 	}
 	u := &s.seq[i]
 	if isHanTok(u.low) {
+		if s.negationAt(i) {
+			return u.low, true // 都不支持无理由退货 / 都支持无理由退货: a negation beside another (无) that the facets count as one
+		}
 		// A prefix that makes another noun of the one it opens (副校长 /
 		// 校长, 前总裁 / 总裁): deputy, former, acting, prospective, chief,
 		// fake, sub-; not inside a word (以前, 提前).
@@ -742,8 +748,8 @@ func negatedWord(s vsig) string {
 // noun may be a verb or a function word ("zone C bins need" / "bins in
 // zone C need", "all the rooms" / "the rooms all").
 func modifierAttached(q, s vsig) (string, bool) {
-	next := func(v vsig, i int) string {
-		if i+1 < len(v.seq) && v.seq[i+1].unit && v.seq[i+1].clause == v.seq[i].clause && !verbLike(v.seq[i+1].low) && !functionWords[v.seq[i+1].low] {
+	next := func(v vsig, i int) string { // the noun a modifier goes with: not a verb, but a noun in -ing (the new training)
+		if w := v.seq[i+1:]; len(w) > 0 && w[0].unit && w[0].clause == v.seq[i].clause && (!verbLike(w[0].low) || ingForm(w[0].low)) && !functionWords[w[0].low] {
 			return v.seq[i+1].word
 		}
 		return ""
@@ -763,6 +769,39 @@ func modifierAttached(q, s vsig) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// negationMoved reports one negation in each of q and s, with the same
+// words around it but for where it stands, and a relative word (who,
+// that, which) before it in both: the negation goes with the relative
+// clause in one and with the main clause in the other. A contraction
+// counts as its auxiliary ("who don't" = "who do not").
+func negationMoved(q, s vsig) bool {
+	read := func(v vsig) (words []string, at int, rel bool) {
+		at = -1
+		for i := range v.seq {
+			w := v.seq[i].low
+			if w == "" {
+				continue
+			}
+			if v.negationAt(i) {
+				if at >= 0 || w[0] >= utf8.RuneSelf {
+					return nil, -1, false // two negations, or Chinese: other checks read them
+				}
+				if strings.HasSuffix(w, "n't") {
+					words = append(words, strings.TrimSuffix(w, "n't")) // the negation after its auxiliary, as in "do not"
+				}
+				at = len(words)
+				continue
+			}
+			rel = rel || at < 0 && i > 0 && relativeWord(w, v.seq[i-1].low)
+			words = append(words, w)
+		}
+		return words, at, rel
+	}
+	wq, aq, rq := read(q)
+	ws, as, rs := read(s)
+	return aq >= 0 && as >= 0 && aq != as && rq && rs && slices.Equal(wq, ws)
 }
 
 // agentMoved returns an agent (the unit after by) that follows one past

@@ -184,7 +184,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is the old mill being torn down?", "Was the old mill torn down?", "tense"},
 		{"Does IT bill the marketing department for laptops?", "Does the marketing department bill IT for laptops?", "order|roles"}, // IT is a name, not it
 		{"这批货都能按时到吗", "这批货有的能按时到吗", "scope"},                                                                                        // 有的 after its noun: some of them
-		{"并不是所有员工都能报销", "所有员工都无法报销", "negation"},                                                                                    // 都无: none of them
+		{"并不是所有员工都能报销", "所有员工都无法报销", "negation"},
+		{"Is the briefing optional for new night staff?", "Is the new briefing optional for night staff?", "order"},                            // a modifier moved to a noun in -ing
+		{"Can customers who have not paid the deposit book a table?", "Can customers who have paid the deposit not book a table?", "negation"}, // into or out of the relative clause
+		{"Was Vienna considered as a host city?", "Is Vienna considered as a host city?", "tense"},                                             // be, a participle and as: a status then or now
+		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"},                      // done against now, a subject of three words
+		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},                                                                             // a 不 beside a 无                                                                                    // 都无: none of them
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},
@@ -613,7 +618,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Was she hired by Tomas?", "Did Tomas hire her?"},                         // she and her are one participant of the voice check
 		{"How do I reset a porsche key fob?", "How do I reset a Porsche key fob?"}, // a name against the same word
 		{"Does he still work here?", "Is he still working here?"},
-		{"Which airports does the airline serve?", "Which airports does the airline currently serve?"}, // a present question asks about now
+		{"Which airports does the airline serve?", "Which airports does the airline currently serve?"},                    // a present question asks about now
+		{"Are staff who don't have a badge allowed in the lab?", "Are staff who do not have a badge allowed in the lab?"}, // a contraction stands where its auxiliary does
 	} {
 		wantPassed(t, tc[0], tc[1])
 	}

@@ -350,10 +350,19 @@ func fillerAt(seq []vunit, i int) int {
 // tense the other checks read.
 func (s *vsig) beAuxiliary(i int) bool {
 	for j := i + 1; j < len(s.seq) && s.seq[j].clause == s.seq[i].clause; j++ {
+		if s.seq[j].named {
+			continue // "Was the SAT required?": a name, not sat
+		}
 		if w := s.seq[j].low; participle(w) || pastForm(w) || ingForm(w) {
 			// A participle before as says what the subject is, as a noun
 			// would: "Is Pluto classified as a planet?" / "Was Pluto
-			// classified as a planet?" (its status now, or then).
+			// classified as a planet?" (its status now, or then); so does
+			// the participle of a verb of state ("Was the SAT required?",
+			// text.IsStative), where the participle of an event ("Was my
+			// order shipped?") asks what "Is my order shipped?" asks.
+			if v, _ := text.VerbTense(w); v != "" && text.IsStative(v) && !ingForm(w) {
+				return false
+			}
 			return j+1 >= len(s.seq) || s.seq[j+1].low != "as"
 		}
 	}

@@ -187,9 +187,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"并不是所有员工都能报销", "所有员工都无法报销", "negation"},
 		{"Is the briefing optional for new night staff?", "Is the new briefing optional for night staff?", "order"},                            // a modifier moved to a noun in -ing
 		{"Can customers who have not paid the deposit book a table?", "Can customers who have paid the deposit not book a table?", "negation"}, // into or out of the relative clause
-		{"Was Vienna considered as a host city?", "Is Vienna considered as a host city?", "tense"},                                             // be, a participle and as: a status then or now
-		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"},                      // done against now, a subject of three words
-		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},                                                                             // a 不 beside a 无                                                                                    // 都无: none of them
+		{"Was Vienna considered as a host city?", "Is Vienna considered as a host city?", "tense"},
+		{"Was a visa required for the trip?", "Is a visa required for the trip?", "tense"},                                // the participle of a verb of state (WordNet's verb.stative)
+		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},            // SAT is a name, not sat                                             // be, a participle and as: a status then or now
+		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"}, // done against now, a subject of three words
+		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},                                                        // a 不 beside a 无                                                                                    // 都无: none of them
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

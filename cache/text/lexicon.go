@@ -634,6 +634,10 @@ func IsPerson(w string) bool {
 // IsVerb reports a one-word verb of WordNet (pay, call).
 func IsVerb(w string) bool { return stemData().verbs[w] }
 
+// IsStative reports a verb whose most frequent sense in WordNet is a state
+// (require, include, contain, need).
+func IsStative(verb string) bool { return stemData().stative[verb] }
+
 // VerbTense reads an English word as a verb form: the verb and "past" for
 // a past form (an irregular one, or -ed on a verb: ran, sent, picked),
 // "present" for a third-person -s form of a verb (runs, picks), "ing" for
@@ -693,10 +697,11 @@ type stemTables struct {
 	keep      map[string]bool   // words in -s that are not plurals (@keep)
 	irregular map[string]string // irregular verb form → its verb (@irregular)
 	person    map[string]bool   // nouns that name a person (@person)
+	stative   map[string]bool   // verbs whose most frequent sense is a state (@stative)
 }
 
 var stemData = sync.OnceValue(func() *stemTables {
-	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}, person: map[string]bool{}}
+	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}, person: map[string]bool{}, stative: map[string]bool{}}
 	for _, line := range strings.Split(generatedLexicon, "\n") {
 		target, words, ok := strings.Cut(line, "|")
 		if !ok {
@@ -710,6 +715,8 @@ var stemData = sync.OnceValue(func() *stemTables {
 			m = st.keep
 		case "@person":
 			m = st.person
+		case "@stative":
+			m = st.stative
 		case "@irregular":
 			for _, fb := range strings.Split(words, "|") {
 				if form, base, ok := strings.Cut(fb, ">"); ok {

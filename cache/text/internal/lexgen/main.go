@@ -34,8 +34,9 @@ func main() {
 // generate writes the antonym facet lines of WordNet to out, each facet
 // with its lemmas and their inflected forms, then the word lists the
 // stemmer needs: every one-word verb (@verbs), the words in -s that are
-// words of their own (@keep), the irregular forms (@irregular) and the
-// nouns that name a person (@person).
+// words of their own (@keep), the irregular forms (@irregular), the
+// nouns that name a person (@person) and the verbs of a state
+// (@stative).
 func generate(wn *wordnet, out string) error {
 	lemmas := wn.lemmas()
 	facets := map[string][]string{}
@@ -66,6 +67,7 @@ func generate(wn *wordnet, out string) error {
 	writeList(w, "@keep", wn.keepS())
 	writeList(w, "@irregular", wn.irregulars())
 	writeList(w, "@person", wn.persons())
+	writeList(w, "@stative", wn.statives())
 	if err := w.Flush(); err != nil {
 		file.Close()
 		return err

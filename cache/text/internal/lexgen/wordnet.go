@@ -426,6 +426,24 @@ func (wn *wordnet) verbs() []string {
 	return out
 }
 
+// lexStative is the number of WordNet's lexicographer file verb.stative.
+const lexStative = 42
+
+// statives returns the one-word verbs whose most frequent sense is a
+// state (verb.stative: require, include, contain, need), sorted: "Was the
+// SAT required?" asks about a state then, "Is the SAT required?" now,
+// where "Was my order shipped?" and "Is my order shipped?" ask one thing.
+func (wn *wordnet) statives() []string {
+	var out []string
+	for lemma, m := range wn.senses {
+		if vs := m['v']; len(vs) > 0 && wnWord.MatchString(lemma) && wn.synsets[vs[0]].lexFile == lexStative {
+			out = append(out, lemma)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // irregulars returns WordNet's irregular forms of one-word verbs as
 // "form>base" (sent>send, bought>buy), sorted, for the stemmer: only a
 // form of one base, and no verb of its own nor a noun SemCor tagged more

@@ -288,14 +288,24 @@ func modifierMoved(q, s vsig) (string, bool) {
 // withoutFillers returns s with its fillers left out, for the checks that
 // align two questions token by token: the particles 呢 啊 吧 呀 嘛 哦, 请问,
 // a closing 谢谢 or thanks, please, the articles, and the clause breaks
-// they leave at the end ("…还是直接调整库存呢" aligns with "…还是直接调整库存").
+// they leave at the end ("…还是直接调整库存呢" aligns with "…还是直接调整库存");
+// and with 可以 written 能 (可不可以 = 能不能), two spellings of one modal, so
+// that a word replaced elsewhere is still one word replaced (房东能提前收回吗 /
+// 中介可以提前收回吗).
 func withoutFillers(s vsig) vsig {
-	if fillerFree(s) == len(s.seq) {
-		return s // nothing to leave out (most questions)
+	if fillerFree(s) == len(s.seq) && !slices.ContainsFunc(s.seq, func(u vunit) bool { return u.low == "可" }) {
+		return s // nothing to leave out or respell (most questions)
 	}
 	seq := make([]vunit, 0, len(s.seq))
 	for i := 0; i < len(s.seq); i++ {
 		if n := fillerAt(s.seq, i); n > 0 {
+			i += n - 1
+			continue
+		}
+		if n := canModalAt(s.seq, i); n > 0 {
+			u := s.seq[i]
+			u.text, u.low = "能", "能"
+			seq = append(seq, u)
 			i += n - 1
 			continue
 		}
@@ -308,6 +318,21 @@ func withoutFillers(s vsig) vsig {
 	return s
 }
 
+// canModalAt reports 可以 at i (2 tokens), or the first 可 of 可不可以 (1),
+// which withoutFillers writes 能; 0 otherwise.
+func canModalAt(seq []vunit, i int) int {
+	if seq[i].low != "可" || i+1 >= len(seq) {
+		return 0
+	}
+	switch {
+	case seq[i+1].low == "以":
+		return 2
+	case seq[i+1].low == "不" && i+2 < len(seq) && seq[i+2].low == "可":
+		return 1
+	}
+	return 0
+}
+
 // fillerFree counts the tokens withoutFillers keeps, without copying.
 func fillerFree(s vsig) int {
 	n, trail := 0, 0
@@ -315,6 +340,9 @@ func fillerFree(s vsig) int {
 		if k := fillerAt(s.seq, i); k > 0 {
 			i += k - 1
 			continue
+		}
+		if k := canModalAt(s.seq, i); k > 1 {
+			i += k - 1 // one token kept for two
 		}
 		n++
 		if s.seq[i].text[0] == '|' {
@@ -1195,7 +1223,7 @@ func (s *vsig) scopeWords() {
 		if q == "" && !oneOf("不没", w) && isHanTok(w) && hanMood(w, low(i-1), low(i+1), low(i+2))&(moodAbility|moodNeed) != 0 {
 			q = "modal" // 不可以打 (must not) / 可以不打 (may skip), 不能 / 能不
 		}
-		if q != "" && !(w == "都" && (oneOf(hanNumerals+"快已过", low(i+1)) || isDigits(low(i+1)))) { // 都两个月了, 都快, 都已经: already
+		if q != "" && !(w == "都" && douAlready(seq, i)) { // 都两个月了, 都快一年了, 都已经三天了: already
 			place := "" // no negation in its clause
 			if q == "many" && negAt >= 0 && !(negAt == i-1 && seq[negAt].low == "not") {
 				negAt = -1 // "Why don't many people …" negates the verb, as "… many people not …" does; "not many" the quantity
@@ -1263,12 +1291,13 @@ func (s *vsig) scopeWords() {
 			s.only |= 2
 		}
 		switch {
-		case w == "都" && !oneOf(hanNumerals+"快已过", low(i+1)) && !isDigits(low(i+1)) && !oneOf("么谁哪也连", low(i-1)) && !hanBefore(seq, clauseStart, i, "每"):
-			s.hanQuant |= 1 // 这些订单都付款了吗: all of them (not 都两个月了, 每天都, 什么都)
+		case w == "都" && !douAlready(seq, i) && !oneOf("么谁哪也连", low(i-1)) && !everyTime(seq, clauseStart, i):
+			s.hanQuant |= 1 // 这些订单都付款了吗, 都已经发货了吗, 每个员工都有: all of them (not 都两个月了, 每天都, 什么都)
 		case w == "有" && !oneOf("没所拥具含只还", low(i-1)) && (existentialDe(seq, i) || low(i+1) == "一" && oneOf(hanClassifiers, low(i+2))),
 			w == "些" && low(i-1) == "有", w == "的" && low(i-1) == "有" && i-1 == clauseStart,
-			w == "的" && low(i-1) == "有" && i-2 >= clauseStart && !oneOf("没所拥具含只还我你您他她它们", low(i-2)) && oneOf("可能会要需得已不没还也在正", low(i+1)):
-			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单, 有一套是, 商品有的可以退: some of them (not 我有的书, what I have)
+			(w == "的" || w == "人") && low(i-1) == "有" && i-2 >= clauseStart && !oneOf("没所拥具含只还我你您他她它们", low(i-2)) && someDoes(low(i+1)),
+			w == "分" && low(i-1) == "部" && low(i-2) == "有" && i-3 >= clauseStart && !oneOf("没所拥具含只还", low(i-3)):
+			s.hanQuant |= 2 // 这些订单有付款的吗, 有些订单, 有的订单, 有一套是, 商品有的可以退, 同学有人及格了, 货有部分破损: some of them (not 我有的书, what I have)
 		case w == "有" && low(i-1) == "没" && (low(i+1) == "一" && oneOf(hanClassifiers, low(i+2)) || low(i+1) == "任"):
 			s.hanQuant |= 4 // 没有一套是带电梯的, 没有任何: none of them
 		}
@@ -1654,6 +1683,51 @@ func (s *vsig) condLater(i int) bool {
 // hanBefore reports the character ch in seq[from:i].
 func hanBefore(seq []vunit, from, i int, ch string) bool {
 	return slices.ContainsFunc(seq[from:i], func(u vunit) bool { return u.low == ch })
+}
+
+// douAlready reports the 都 at i that means already, not all: before a
+// number of time, at most three characters on (都两个月了, 都已经三天了, 都快一年了,
+// 都过了一周).
+func douAlready(seq []vunit, i int) bool {
+	for k := i + 1; k < len(seq) && k <= i+3 && seq[k].clause == seq[i].clause; k++ {
+		w := seq[k].low
+		if oneOf(hanNumerals, w) || isDigits(w) || oneOf("半几", w) {
+			return true
+		}
+		if !oneOf("快已经过了", w) {
+			return false
+		}
+	}
+	return false
+}
+
+// everyTime reports a 每 before i in seq[from:i] that counts times (每天,
+// 每周, 每个月, 每次): a 都 after it says always, not all of them (每个员工都 is
+// all of them).
+func everyTime(seq []vunit, from, i int) bool {
+	for k := from; k < i; k++ {
+		if seq[k].low != "每" {
+			continue
+		}
+		next := ""
+		if k+1 < i {
+			next = seq[k+1].low
+		}
+		if next == "个" && k+2 < i {
+			next = seq[k+2].low
+		}
+		if oneOf("天周月年次回晚日早星礼小", next) {
+			return true
+		}
+	}
+	return false
+}
+
+// someDoes reports what may follow 有的 or 有人 after their noun when they
+// say some of them do it: a verb, an adjective, a modal or an adverb
+// (货有的破损了, 同学有人及格了, 商品有的可以退), not a noun (店里有的东西, what it has).
+func someDoes(next string) bool {
+	return text.HanVerbal(next) || oneOf("可能会要需得已不没还也在正都无", next)
 }
 
 // existentialDe reports 有 at i that asks whether any of them does it: its

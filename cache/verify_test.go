@@ -191,7 +191,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Was a visa required for the trip?", "Is a visa required for the trip?", "tense"},                                // the participle of a verb of state (WordNet's verb.stative)
 		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},            // SAT is a name, not sat                                             // be, a participle and as: a status then or now
 		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"}, // done against now, a subject of three words
-		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},                                                        // a 不 beside a 无                                                                                    // 都无: none of them
+		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},
+		{"这些包裹有的破损了吗", "这些包裹都破损了吗", "scope"},              // 有的 after its noun before a verb
+		{"这批零件有部分生锈了吗", "这批零件都生锈了吗", "scope"},             // 有部分: some of them
+		{"这批订单都已经付款了吗", "这批订单有的已经付款了吗", "scope"},          // 都已经 before no number of time: all of them
+		{"每个门店都有停车场吗", "有的门店有停车场吗", "scope"},              // 每个…都: all of them (每天都 is always)
+		{"房客能提前退租吗，押金怎么算", "房东可以提前退租吗，押金怎么算", "replaced"}, // 可以 = 能: still one word replaced                                                        // a 不 beside a 无                                                                                    // 都无: none of them
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

@@ -530,8 +530,9 @@ func signature(q string) vsig {
 		}
 		// A word in capitals that is a pronoun or a function word in lower
 		// case is an acronym in a question written in mixed case (IT, US,
-		// AM): a name, not "it", "us" or "am".
-		acronym := !han && mixedCase && len(t) > 1 && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsUpper(r) }) < 0
+		// AM): a name, not "it", "us" or "am"; but OK, which English
+		// writes in capitals, is okay.
+		acronym := !han && mixedCase && len(t) > 1 && lt != "ok" && strings.IndexFunc(t, func(r rune) bool { return !unicode.IsUpper(r) }) < 0
 		p := participantPronoun(lt)
 		if acronym {
 			p = ""
@@ -834,7 +835,7 @@ func (s *vsig) clauseReads() {
 				}
 			}
 		}
-		if prev == "being" && (participle(w) || pastForm(w)) { // being rebuilt: now
+		if prev == "being" && (participle(w) || pastForm(w) || text.IsVerb(w)) { // being rebuilt, being cut: now
 			s.progressive = true
 		}
 		if w == "used" && next == "to" {
@@ -847,8 +848,17 @@ func (s *vsig) clauseReads() {
 			s.notYet = true
 		}
 		if perfectAux[w] || strings.HasSuffix(w, "'ve") {
-			for k := i + 1; k < len(seq) && k <= i+4 && seq[k].clause == seq[i].clause; k++ {
-				if v := seq[k].low; v == "been" || pastForm(v) && v != "got" { // have got: have
+			for k := i + 1; k < len(seq) && k <= i+7 && seq[k].clause == seq[i].clause; k++ {
+				if v := seq[k].low; v == "been" || k <= i+4 && pastForm(v) && v != "got" { // have got: have; been after a longer subject (has the shop on Main Street been)
+					s.perfectQ = true
+					break
+				}
+				// A question's has or have before its subject, then a verb
+				// whose participle is its base form: "How far has the fire
+				// spread?", "Has the Fed cut rates?" (not "Does the store have
+				// milk?": have is no opening auxiliary there).
+				if v := seq[k].low; k > i+1 && k <= i+5 && seq[k-1].unit && !seq[k].named && text.IsVerb(v) && !ingForm(v) && !strings.HasSuffix(v, "s") &&
+					(i == 0 || seq[i-1].text[0] == '|' || whWords[seq[0].low] && !slices.ContainsFunc(seq[:i], func(u vunit) bool { return auxiliaries[u.low] })) {
 					s.perfectQ = true
 					break
 				}
@@ -1481,6 +1491,18 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.whd != stored.whd {
 		return "tense", "tense differs: what'd/who'd (did or would) against a question without it"
 	}
+	// did against do or does opening an open question: "How much did a
+	// Model 3 cost?" asks a past price, "How much does it cost?" today's.
+	if query.qtype != "yesno" && stored.qtype != "yesno" && query.open && stored.open && query.latin && stored.latin &&
+		(query.didOnly() && stored.doOnly() || query.doOnly() && stored.didOnly()) {
+		return "tense", "tense differs: did against do or does"
+	}
+	// How long so far against how long it lasted or lasts: "How long has
+	// he been prime minister?" / "How long was he prime minister?", "How
+	// long has the shop been open?" / "How long is the shop open?".
+	if howLong(query) && howLong(stored) && query.perfectQ != stored.perfectQ {
+		return "tense", "tense differs: how long so far (has been) against how long it lasted or lasts"
+	}
 	// The opening auxiliaries of two yes/no questions: ability against
 	// advice, obligation or possibility ("Can I cancel?" / "Should I
 	// cancel?"), a past against a present ("Did you ship it?" / "Do you
@@ -1681,6 +1703,24 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 	}
 	return "", "verification passed: same names, roles, order and intent"
+}
+
+// howLong reports a question that opens with how long.
+func howLong(s vsig) bool {
+	return len(s.seq) > 1 && s.seq[0].low == "how" && s.seq[1].low == "long"
+}
+
+// didOnly reports did or didn't (not in an if-clause) and no do or does.
+func (s *vsig) didOnly() bool { return s.did && !s.doForm() }
+
+// doOnly reports do, does, don't or doesn't and no did.
+func (s *vsig) doOnly() bool { return !s.did && s.doForm() }
+
+// doForm reports a present form of do.
+func (s *vsig) doForm() bool {
+	return slices.ContainsFunc(s.seq, func(u vunit) bool {
+		return u.low == "do" || u.low == "does" || u.low == "don't" || u.low == "doesn't"
+	})
 }
 
 // isTimeWord reports an English word that names a time by itself: a

@@ -188,7 +188,13 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is the briefing optional for new night staff?", "Is the new briefing optional for night staff?", "order"},                            // a modifier moved to a noun in -ing
 		{"Can customers who have not paid the deposit book a table?", "Can customers who have paid the deposit not book a table?", "negation"}, // into or out of the relative clause
 		{"Was Vienna considered as a host city?", "Is Vienna considered as a host city?", "tense"},
-		{"Was a visa required for the trip?", "Is a visa required for the trip?", "tense"},                                // the participle of a verb of state (WordNet's verb.stative)
+		{"Was a visa required for the trip?", "Is a visa required for the trip?", "tense"},
+		{"How much did the ferry ticket cost?", "How much does the ferry ticket cost?", "tense"}, // did against does in an open question
+		{"Where did the band rehearse?", "Where does the band rehearse?", "tense"},
+		{"How long has she been mayor?", "How long was she mayor?", "tense"},                                              // how long so far against how long it lasted
+		{"How long has the museum on Elm Street been closed?", "How long is the museum on Elm Street closed?", "tense"},   // been after a longer subject
+		{"Is the road being shut tonight?", "Has the road been shut tonight?", "tense"},                                   // being and a participle spelled as its verb
+		{"How many jobs has the factory cut?", "How many jobs will the factory cut?", "tense"},                            // has, its subject, a participle spelled as its verb                                // the participle of a verb of state (WordNet's verb.stative)
 		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},            // SAT is a name, not sat                                             // be, a participle and as: a status then or now
 		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"}, // done against now, a subject of three words
 		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},

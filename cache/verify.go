@@ -1036,7 +1036,7 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事"):
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "干嘛", "干吗"):
 		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了), as 怎么回事 does; 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
@@ -1454,6 +1454,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		if o.future || o.modal == "present" || o.perfectQ || o.past && o.latin {
 			return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what will happen, what happens as a rule, what has been done or what happened"
+		}
+	}
+	// Now against what is to come, in Chinese: 正在裁员 / 将要裁员.
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if p[0].progressive && !p[0].future && p[1].future && !p[1].progressive && p[0].hasHan() && p[1].hasHan() {
+			return "tense", "tense differs: one question asks what is happening now (正在), the other what will happen (将, 要)"
 		}
 	}
 	if query.modalPerfect != stored.modalPerfect && query.latin && stored.latin {
@@ -2036,6 +2042,8 @@ func (s *vsig) grammar() {
 			s.future = true // 打算开除我 (a plan), 还有三天到期 (still to come): against 已经…了
 		case w == "正" && low(i, i+1) == "在":
 			s.progressive = true // 正在办理: now (against 已经办好了)
+		case w == "在" && low(i, i-1) == "还" && !oneOf(hanNumerals, low(i, i+1)):
+			s.notYet = true // 还在试用期: still, not yet past it (against 已过了)
 		case w == "已" && !oneOf("而得不", low(i, i-1)):
 			s.past = true // 已经, 已发货; not 而已, 不得已
 			s.mood |= moodDone
@@ -2180,8 +2188,8 @@ func (s *vsig) passive(i int) bool {
 // or 快 right before the verb (快到了); not 快递到了 or 我要的货到了.
 func (s *vsig) imminent(i int) bool {
 	for j := i - 1; j >= i-3 && j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
-		if w := s.seq[j].low; w == "要" || w == "快" && j == i-2 || w == "上" && j > 0 && s.seq[j-1].low == "马" {
-			return true // 要到期了, 快到了, 马上到期了
+		if w := s.seq[j].low; w == "要" || w == "快" && (j == i-2 || !inHanWordWith(*s, j, j+1) && !inHanWordWith(*s, j-1, j)) || w == "上" && j > 0 && s.seq[j-1].low == "马" {
+			return true // 要到期了, 快到了, 快到期了 (not 快递到了), 马上到期了
 		}
 	}
 	return s.stillToCome(i)

@@ -742,6 +742,9 @@ func (s *vsig) negationAt(i int) bool {
 	if i+1 < len(s.seq) {
 		next = s.seq[i+1].low
 	}
+	if s.seq[i].low == "别" && inHanWordWith(*s, i-1, i) {
+		return false // 特别, 区别, 分别: a word, not don't
+	}
 	return negWord(s.seq[i].low, prev, next) && !aNotA(s.seq, i)
 }
 
@@ -1216,10 +1219,14 @@ func (s *vsig) scopeWords() {
 		if relativeWord(w, low(i-1)) {
 			negAt = -1 // "all customers who have not paid": the negation is the relative clause's
 		}
-		if negWord(w, low(i-1), low(i+1)) && !aNotA(seq, i) && negAt < 0 {
+		if s.negationAt(i) && negAt < 0 {
 			negAt = i
 		}
 		q := scopeWord(w, low(i-1))
+		if q == "" && (oneOf("很太", w) || w == "全" && !inHanWordWith(*s, i-1, i) && !inHanWordWith(*s, i, i+1) ||
+			w == "特" && low(i+1) == "别" || w == "怎" && low(i+1) == "么" && low(i-1) == "不") {
+			q = "degree" // 不很 / 很不, 不太 / 太不, 不全是 / 全不是, 不特别 / 特别不, 不怎么 (not much)
+		}
 		if q == "" && !oneOf("不没", w) && isHanTok(w) && hanMood(w, low(i-1), low(i+1), low(i+2))&(moodAbility|moodNeed) != 0 {
 			q = "modal" // 不可以打 (must not) / 可以不打 (may skip), 不能 / 能不
 		}
@@ -1232,7 +1239,7 @@ func (s *vsig) scopeWords() {
 				place = q + ":neg-before"
 			} else {
 				for j := i + 1; j < len(seq) && seq[j].clause == clause && !relativeWord(seq[j].low, seq[j-1].low); j++ {
-					if negWord(seq[j].low, seq[j-1].low, low(j+1)) && !aNotA(seq, j) {
+					if s.negationAt(j) {
 						place = q + ":neg-after"
 						break
 					}
@@ -1282,7 +1289,8 @@ func (s *vsig) scopeWords() {
 			s.only |= 1 // "Do I just need my passport?": only; "Can I just walk in?" asks what "Can I walk in?" asks
 		case w == "only":
 			s.only |= 1
-		case w == "仅" && low(i-1) != "不" || w == "只" && low(i+1) != "要" && low(i+1) != "是":
+		case w == "仅" && low(i-1) != "不" || w == "只" && low(i+1) != "要" && (low(i+1) != "是" || i > clauseStart) ||
+			w == "光" && text.HanVerbal(low(i+1)) && !inHanWordWith(*s, i-1, i) && !inHanWordWith(*s, i, i+1): // 只是针对新用户 (not 只是 opening a clause: but), 光吃蔬菜
 			s.only |= 1 // 只有北部城区 / 北部城区也
 			if !(w == "只" && low(i+1) == "有" && s.condLater(i)) {
 				s.only |= 4 // 只接受现金 / 接受现金; not 只有…才, a condition

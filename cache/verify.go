@@ -1456,6 +1456,20 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			return "tense", "tense differs: one question asks what is happening now (is …-ing), the other what will happen, what happens as a rule, what has been done or what happened"
 		}
 	}
+	// Unless is if not ("… charge my card unless I cancel" / "… if I
+	// cancel"); too against enough ("Is 35 too old to start?" / "Is 35
+	// old enough to start?"); a unit and a half against the unit ("an
+	// hour and a half" / "an hour").
+	if query.latin && stored.latin {
+		switch {
+		case query.hasLow("unless") != stored.hasLow("unless") && (query.hasLow("if") || stored.hasLow("if")):
+			return "condition", "unless (if not) in one question, if in the other"
+		case query.hasLow("too") != stored.hasLow("too") && query.hasLow("enough") != stored.hasLow("enough"):
+			return "degree", "too (more than is right) in one question, enough in the other"
+		case query.andAHalf() != stored.andAHalf():
+			return "quantity", "and a half in one question only"
+		}
+	}
 	// Now against what is to come, in Chinese: 正在裁员 / 将要裁员.
 	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
 		if p[0].progressive && !p[0].future && p[1].future && !p[1].progressive && p[0].hasHan() && p[1].hasHan() {
@@ -1921,6 +1935,21 @@ func roleName(r string) string {
 
 // hasWord reports whether the question has the token w (lower case,
 // lightly stemmed), whatever its kind.
+// hasLow reports a token w (lower case) in s.
+func (s *vsig) hasLow(w string) bool {
+	return slices.ContainsFunc(s.seq, func(u vunit) bool { return u.low == w })
+}
+
+// andAHalf reports "and a half" after a unit: an hour and a half.
+func (s *vsig) andAHalf() bool {
+	for i := 0; i+2 < len(s.seq); i++ {
+		if s.seq[i].low == "and" && (s.seq[i+1].low == "a" || s.seq[i+1].low == "one") && s.seq[i+2].low == "half" {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *vsig) hasWord(w string) bool {
 	for i := range s.seq {
 		if s.seq[i].word == w || s.seq[i].alt == w { // "porsche" the word, "Porsche" the name

@@ -366,6 +366,10 @@ func fillerAt(seq []vunit, i int) int {
 	switch {
 	case oneOf("呢啊吧呀嘛哦", w), w == "please", w == "thanks", determiner(w):
 		return 1
+	case i == 0 && (w == "hi" || w == "hey" || w == "hello") && i+1 < len(seq) && seq[i+1].text[0] == '|':
+		return 2 // "Hey, is …": a greeting and its comma opening the question
+	case seq[i].text[0] == '|' && i > 0 && i+1 < len(seq) && seq[i-1].low != "" && seq[i-1].low[0] < utf8.RuneSelf:
+		return 1 // a clause break inside an English question: commas come and go ("a beginner, who can barely run, …")
 	case w == "请" && next == "问", w == "谢" && next == "谢", w == "thank" && next == "you":
 		return 2
 	}

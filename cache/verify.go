@@ -172,6 +172,7 @@ type vsig struct {
 	nowAsked                         bool                // a subject, then is/are and -ing or the -ing after an opening is and its subject: "Is it raining?"
 	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
 	wouldLike                        bool                // would like, love or prefer: a wish
+	clauses                          []vsig              // a Chinese question's clauses, each with only its intent read (clauseIntents)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -609,6 +610,9 @@ func signature(q string) vsig {
 	s.intent(q, lower)
 	for _, w := range lower {
 		s.gender += genders[w]
+	}
+	if hasHan {
+		s.clauses = clauseIntents(q)
 	}
 	aux, subject := text.OpeningOf(q)
 	s.modal = modalClass[aux]
@@ -1209,6 +1213,15 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if query.qtype == "yesno" && stored.qtype != "yesno" && stored.open || stored.qtype == "yesno" && query.qtype != "yesno" && query.open {
 		return "intent", "intent differs: a yes/no question against an open question"
 	}
+	// Clause by clause, when both have as many: 一共有几个颜色，多少钱 / 一共有哪些颜色，多少钱.
+	if n := len(query.clauses); n > 1 && n == len(stored.clauses) {
+		for c := range n {
+			a, b := query.clauses[c], stored.clauses[c]
+			if a.qtype != "" && b.qtype != "" && a.qtype != b.qtype && !qtypesFit(a, b) {
+				return "intent", fmt.Sprintf("intent differs in clause %d: the question asks %s, the cached one %s", c+1, qtypeName(a.qtype), qtypeName(b.qtype))
+			}
+		}
+	}
 	for _, f := range []struct {
 		name string
 		a, b bool
@@ -1728,6 +1741,33 @@ func verifyPair(query, stored vsig) (check, reason string) {
 // howLong reports a question that opens with how long.
 func howLong(s vsig) bool {
 	return len(s.seq) > 1 && s.seq[0].low == "how" && s.seq[1].low == "long"
+}
+
+// clauseIntents reads the intent of each clause of a Chinese question,
+// split at its punctuation, so that the question word of one clause does
+// not hide what another asks (一共有几个颜色，多少钱 / 一共有哪些颜色，多少钱:
+// the whole asks a price in both). Nil for one clause or more than eight.
+func clauseIntents(q string) []vsig {
+	parts := strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune(",;.?!:，；。？！：", r) })
+	if len(parts) < 2 || len(parts) > 8 {
+		return nil
+	}
+	out := make([]vsig, 0, len(parts))
+	for _, p := range parts {
+		toks, _ := verifyTokens(p)
+		lower := make([]string, 0, len(toks))
+		for _, t := range toks {
+			if t != "|" && t != "、" {
+				lower = append(lower, strings.ToLower(t))
+			}
+		}
+		var c vsig
+		if len(lower) > 0 {
+			c.intent(p, lower)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // didOnly reports did or didn't (not in an if-clause) and no do or does.

@@ -1421,6 +1421,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			}
 		}
 	}
+	// Done already against whether it can be done: 报销单已经审批通过了吗 / 报销单能审批通过吗.
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if p[0].already && p[0].mood&moodAbility == 0 && !p[1].already && p[1].mood&moodAbility != 0 && p[0].hasHan() && p[1].hasHan() {
+			return "mood", "one question asks whether it is done already (已经), the other whether it can be done (能, 可以)"
+		}
+	}
 	if query.already && stored.notYet || query.notYet && stored.already {
 		return "mood", "one question says it is already done (已, already), the other not yet (未, 尚未, not yet)"
 	}

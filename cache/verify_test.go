@@ -217,7 +217,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"光喝水能减肥吗", "喝水能减肥吗", "scope"},            // 光 before a verb: only
 		{"物业凭什么收这笔费用", "物业能收这笔费用吗", "intent"},
 		{"这款沙发有几个颜色，一套多少钱", "这款沙发有哪些颜色，一套多少钱", "intent"},     // clause by clause: how many against which
-		{"附近有没有好的幼儿园，学费大概多少", "附近有哪些好的幼儿园，学费大概多少", "intent"}, // yes or no against which     // 凭什么 asks why                                                        // a 不 beside a 无                                                                                    // 都无: none of them
+		{"附近有没有好的幼儿园，学费大概多少", "附近有哪些好的幼儿园，学费大概多少", "intent"}, // yes or no against which
+		{"我的请假条已经批下来了吗", "我的请假条能批下来吗", "mood"},               // done already against whether it can be     // 凭什么 asks why                                                        // a 不 beside a 无                                                                                    // 都无: none of them
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

@@ -839,7 +839,7 @@ func (s *vsig) clauseReads() {
 				}
 			}
 		}
-		if prev == "being" && (participle(w) || pastForm(w) || text.IsVerb(w)) { // being rebuilt, being cut: now
+		if (prev == "being" || prev == "getting") && (participle(w) || pastForm(w) || text.IsVerb(w)) { // being rebuilt, being cut, getting towed: now
 			s.progressive = true
 		}
 		if w == "used" && next == "to" {
@@ -851,7 +851,7 @@ func (s *vsig) clauseReads() {
 		case w == "未" || w == "yet" && (prev == "not" || strings.HasSuffix(prev, "n't")) || w == "yet" && i > 1 && negWord(seq[i-2].low, "", ""):
 			s.notYet = true
 		}
-		if perfectAux[w] || strings.HasSuffix(w, "'ve") {
+		if perfectAux[w] || strings.HasSuffix(w, "'ve") || strings.HasSuffix(w, "'s") && next != "" && i+1 < len(seq) && slices.ContainsFunc(seq[i+1:min(len(seq), i+8)], func(u vunit) bool { return u.low == "been" }) { // how long's he been: has
 			for k := i + 1; k < len(seq) && k <= i+7 && seq[k].clause == seq[i].clause; k++ {
 				if v := seq[k].low; v == "been" || k <= i+4 && pastForm(v) && v != "got" { // have got: have; been after a longer subject (has the shop on Main Street been)
 					s.perfectQ = true
@@ -963,7 +963,8 @@ func (s *vsig) intent(q string, lower []string) {
 			zhb.WriteString(w)
 		}
 	}
-	zh := zhb.String()
+	// 不怎么 (not much) is a degree, not a question word: 不太爱 = 不怎么爱.
+	zh := strings.ReplaceAll(zhb.String(), "不怎么", "不")
 	// zhJi is the Han text with a "|" wherever anything else stands between
 	// two runs (一百，几个 keeps its 几 apart from 百) and the 几 of vague
 	// numbers taken out: what is left of 几 asks how many.
@@ -1040,7 +1041,7 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "干嘛", "干吗"):
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么"):
 		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了), as 怎么回事 does; 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
@@ -1212,6 +1213,13 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	if query.qtype == "yesno" && stored.qtype != "yesno" && stored.open || stored.qtype == "yesno" && query.qtype != "yesno" && query.open {
 		return "intent", "intent differs: a yes/no question against an open question"
+	}
+	// A Chinese question with a question word against a statement with
+	// none: 孩子怎么不吃蔬菜 (why not) / 孩子不怎么吃蔬菜 (hardly).
+	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
+		if p[0].open && p[0].qtype != "" && p[0].qtype != "yesno" && !p[1].open && p[1].qtype == "" && !p[0].latin && !p[1].latin && p[0].hasHan() && p[1].hasHan() {
+			return "intent", "one asks with a question word (怎么, 什么), the other says it without one"
+		}
 	}
 	// Clause by clause, when both have as many: 一共有几个颜色，多少钱 / 一共有哪些颜色，多少钱.
 	if n := len(query.clauses); n > 1 && n == len(stored.clauses) {
@@ -1533,7 +1541,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// did against do or does opening an open question: "How much did a
 	// Model 3 cost?" asks a past price, "How much does it cost?" today's.
 	if query.qtype != "yesno" && stored.qtype != "yesno" && query.open && stored.open && query.latin && stored.latin &&
-		(query.didOnly() && stored.doOnly() || query.doOnly() && stored.didOnly()) {
+		(query.didOnly() && stored.doOnly() || query.doOnly() && stored.didOnly()) && !query.tenseless() && !stored.tenseless() {
 		return "tense", "tense differs: did against do or does"
 	}
 	// How long so far against how long it lasted or lasts: "How long has
@@ -1746,7 +1754,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 
 // howLong reports a question that opens with how long.
 func howLong(s vsig) bool {
-	return len(s.seq) > 1 && s.seq[0].low == "how" && s.seq[1].low == "long"
+	return len(s.seq) > 1 && s.seq[0].low == "how" && (s.seq[1].low == "long" || strings.HasPrefix(s.seq[1].low, "long'")) // how long's, how long've
 }
 
 // clauseIntents reads the intent of each clause of a Chinese question,
@@ -1774,6 +1782,20 @@ func clauseIntents(q string) []vsig {
 		out = append(out, c)
 	}
 	return out
+}
+
+// tenseless reports an opinion (think of, think about) or an origin (come
+// from), which did and do ask alike: "What did you think of the film?" =
+// "What do you think of the film?", "Where did the word come from?" =
+// "Where does the word come from?".
+func (s *vsig) tenseless() bool {
+	for i := 0; i+1 < len(s.seq); i++ {
+		w, next := s.seq[i].low, s.seq[i+1].low
+		if w == "think" && (next == "of" || next == "about") || w == "come" && next == "from" {
+			return true
+		}
+	}
+	return false
 }
 
 // didOnly reports did or didn't (not in an if-clause) and no do or does.
@@ -2119,6 +2141,8 @@ func (s *vsig) grammar() {
 			s.progressive = true // 正在办理: now (against 已经办好了)
 		case w == "在" && low(i, i-1) == "还" && !oneOf(hanNumerals, low(i, i+1)):
 			s.notYet = true // 还在试用期: still, not yet past it (against 已过了)
+		case w == "点" && low(i, i-1) == "差" || w == "些" && low(i, i-1) == "险":
+			s.notYet = true // 差点, 险些: nearly, so it did not happen (against 已经)
 		case w == "已" && !oneOf("而得不", low(i, i-1)):
 			s.past = true // 已经, 已发货; not 而已, 不得已
 			s.mood |= moodDone

@@ -200,6 +200,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is a week and a half enough to see Kyoto?", "Is a week enough to see Kyoto?", "quantity|inserted"},
 		{"Hey, is goat cheese safe for babies?", "Is goat milk cheese safe for babies?", "inserted"},                                                    // a greeting and its comma do not hide the inserted word
 		{"Can a beginner, who runs twice a week, train for a half marathon?", "Can a beginner who runs twice a week train for a marathon?", "inserted"}, // nor do commas
+		{"Is my bike getting repaired today?", "Was my bike repaired today?", "tense"},                                                                  // getting and a participle: now
+		{"How long's she been coach?", "How long was she coach?", "tense"},                                                                              // how long's: has
 		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},                                          // SAT is a name, not sat
 		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"},                               // done against now, a subject of three words
 		{"所有订单都支持无门槛优惠券吗", "所有订单都不支持无门槛优惠券吗", "inserted|negation"},                                                                                      // a 不 beside a 无
@@ -219,6 +221,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这款沙发有几个颜色，一套多少钱", "这款沙发有哪些颜色，一套多少钱", "intent"},     // clause by clause: how many against which
 		{"附近有没有好的幼儿园，学费大概多少", "附近有哪些好的幼儿园，学费大概多少", "intent"}, // yes or no against which
 		{"驾照考试已经通过了吗", "驾照考试能通过吗", "mood"},                   // done already against whether it can be (通过 reads as done too)
+		{"孩子不怎么吃蔬菜", "孩子怎么不吃蔬菜", "intent"},                   // 不怎么 (not much) against 怎么不 (why not)
+		{"我差点撞到了前面的车", "我已经撞到了前面的车", "mood"},                 // 差点: nearly, so not
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},
@@ -649,6 +653,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Does he still work here?", "Is he still working here?"},
 		{"Which airports does the airline serve?", "Which airports does the airline currently serve?"},                    // a present question asks about now
 		{"Are staff who don't have a badge allowed in the lab?", "Are staff who do not have a badge allowed in the lab?"}, // a contraction stands where its auxiliary does
+		{"What did you think of the new album?", "What do you think of the new album?"},                                   // an opinion: did and do ask alike
+		{"Where did the word robot come from?", "Where does the word robot come from?"},                                   // an origin
+		{"孩子最近不太爱吃饭", "孩子最近不怎么爱吃饭"},                                                                                       // 不怎么 is a degree, not a question word
 	} {
 		wantPassed(t, tc[0], tc[1])
 	}

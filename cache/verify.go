@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -513,6 +514,9 @@ func signature(q string) vsig {
 			continue
 		}
 		lt := strings.ToLower(t)
+		if c := text.Unapostrophed(lt); c != "" {
+			lt = c // doesnt: doesn't
+		}
 		lower = append(lower, lt)
 		han := utf8.RuneCountInString(t) == 1 && text.IsHan([]rune(t)[0])
 		tok := lt
@@ -963,8 +967,10 @@ func (s *vsig) intent(q string, lower []string) {
 			zhb.WriteString(w)
 		}
 	}
-	// 不怎么 (not much) is a degree, not a question word: 不太爱 = 不怎么爱.
-	zh := strings.ReplaceAll(zhb.String(), "不怎么", "不")
+	// 不怎么 (not much) is a degree, not a question word: 不太爱 = 不怎么爱;
+	// a question word before 都 or 也 says any, whoever, whenever (谁都可以代办吗,
+	// 怎么都打不通): no question word either.
+	zh := universalWh.ReplaceAllString(strings.ReplaceAll(zhb.String(), "不怎么", "不"), "$2")
 	// zhJi is the Han text with a "|" wherever anything else stands between
 	// two runs (一百，几个 keeps its 几 apart from 百) and the 几 of vague
 	// numbers taken out: what is left of 几 asks how many.
@@ -1756,6 +1762,10 @@ func verifyPair(query, stored vsig) (check, reason string) {
 func howLong(s vsig) bool {
 	return len(s.seq) > 1 && s.seq[0].low == "how" && (s.seq[1].low == "long" || strings.HasPrefix(s.seq[1].low, "long'")) // how long's, how long've
 }
+
+// universalWh is a Chinese question word before 都 or 也: any (谁都, 什么时候都,
+// 哪里都, 哪个都, 怎么也), not a question.
+var universalWh = regexp.MustCompile(`(谁|什么时候|什么|啥|哪里|哪儿|哪个|哪种|哪家|哪|怎么|怎样)(都|也)`)
 
 // clauseIntents reads the intent of each clause of a Chinese question,
 // split at its punctuation, so that the question word of one clause does

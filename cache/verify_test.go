@@ -223,6 +223,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"驾照考试已经通过了吗", "驾照考试能通过吗", "mood"},                   // done already against whether it can be (通过 reads as done too)
 		{"孩子不怎么吃蔬菜", "孩子怎么不吃蔬菜", "intent"},                   // 不怎么 (not much) against 怎么不 (why not)
 		{"我差点撞到了前面的车", "我已经撞到了前面的车", "mood"},                 // 差点: nearly, so not
+		{"办居住证谁都可以代办吗", "办居住证谁可以代办", "intent"},               // a question word before 都 says anyone
+		{"物业电话怎么都打不通", "物业电话怎么打不通", "intent"},                // 怎么都: however I try
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

@@ -194,9 +194,27 @@ func ThousandsAt(digit func(k int) bool, i, j, last int) bool {
 	return true
 }
 
-// splitContraction turns "isn't" into "is" + "not" and drops the clitics
-// of "what's", "we're", "it'll", "i've", "i'd" and "i'm".
+// Unapostrophed returns the negative contraction a word typed without its
+// apostrophe stands for (doesnt: doesn't, cant: can't), or "".
+func Unapostrophed(w string) string {
+	return unapostrophed[w]
+}
+
+var unapostrophed = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range strings.Fields("don't doesn't didn't isn't aren't wasn't weren't haven't hasn't hadn't can't couldn't shouldn't wouldn't won't mustn't") {
+		m[strings.ReplaceAll(w, "'", "")] = w
+	}
+	return m
+}()
+
+// splitContraction turns "isn't" (or "isnt", typed without its
+// apostrophe) into "is" + "not" and drops the clitics of "what's",
+// "we're", "it'll", "i've", "i'd" and "i'm".
 func splitContraction(t token) []token {
+	if t.kind == tWord && unapostrophed[t.text] != "" {
+		t.text = unapostrophed[t.text]
+	}
 	if t.kind != tWord || !strings.Contains(t.text, "'") {
 		return []token{t}
 	}

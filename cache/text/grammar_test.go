@@ -110,3 +110,19 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestUnapostrophedNegation reads a negative contraction typed without its
+// apostrophe (doesnt, cant) as the contraction: a negation facet, the
+// same facets as with the apostrophe.
+func TestUnapostrophedNegation(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"Why doesnt my card work abroad?", "Why doesn't my card work abroad?"},
+		{"I cant log in to the portal", "I can't log in to the portal"},
+		{"The parcel wasnt delivered", "The parcel wasn't delivered"},
+	} {
+		a, b := text.Facets(text.Normalize(tc[0])), text.Facets(text.Normalize(tc[1]))
+		if !slices.Contains(a, "neg") || !slices.Equal(a, b) {
+			t.Errorf("%q: facets %v, want %v (with neg)", tc[0], a, b)
+		}
+	}
+}

@@ -1410,6 +1410,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if w, ok := modifierAttached(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies another word in each question", w)
 	}
+	// The same words, one named again in one question and another in the
+	// other: 林丹和李宗伟交手，林丹赢了几次 / …，李宗伟赢了几次.
+	if a, b, ok := repeatSwapped(query, stored); ok {
+		return "roles", fmt.Sprintf("%q is named again in one question, %q in the other", a, b)
+	}
 	// A negation moved into or out of a relative clause ("employees who
 	// are not on probation are allowed" / "employees who are on probation
 	// are not allowed").

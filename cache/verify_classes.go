@@ -793,7 +793,7 @@ func negatedWord(s vsig) string {
 // zone C need", "all the rooms" / "the rooms all").
 func modifierAttached(q, s vsig) (string, bool) {
 	next := func(v vsig, i int) string { // the noun a modifier goes with: not a verb, but a noun in -ing (the new training)
-		if w := v.seq[i+1:]; len(w) > 0 && w[0].unit && w[0].clause == v.seq[i].clause && (!verbLike(w[0].low) || ingForm(w[0].low)) && !functionWords[w[0].low] {
+		if w := v.seq[i+1:]; len(w) > 0 && w[0].unit && w[0].clause == v.seq[i].clause && (!verbLike(w[0].low) || ingForm(w[0].low) || text.IsVerb(w[0].low) && (strings.HasSuffix(v.seq[i].low, "ed") || participle(v.seq[i].low) || pastForm(v.seq[i].low))) && !functionWords[w[0].low] { // a base form after a participle is a noun (a used gift card)
 			return v.seq[i+1].word
 		}
 		return ""
@@ -813,6 +813,44 @@ func modifierAttached(q, s vsig) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// repeatSwapped reports two questions with the same units, where one unit
+// occurs more often in q and another more often in s: the score counts a
+// repeated word once, so "林丹 … 林丹赢了几次" and "林丹 … 李宗伟赢了几次"
+// look alike to it.
+func repeatSwapped(q, s vsig) (string, string, bool) {
+	count := func(v vsig) map[string]int {
+		m := map[string]int{}
+		for i := range v.seq {
+			if v.seq[i].unit {
+				base, _, _ := strings.Cut(v.seq[i].text, "#")
+				m[base]++
+			}
+		}
+		return m
+	}
+	cq, cs := count(q), count(s)
+	if len(cq) != len(cs) {
+		return "", "", false
+	}
+	more, less := "", ""
+	for w, n := range cq {
+		m, ok := cs[w]
+		switch {
+		case !ok:
+			return "", "", false
+		case n > m:
+			if more == "" || w < more {
+				more = w
+			}
+		case n < m:
+			if less == "" || w < less {
+				less = w
+			}
+		}
+	}
+	return more, less, more != "" && less != ""
 }
 
 // negationMoved reports one negation in each of q and s, with the same

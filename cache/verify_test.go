@@ -201,6 +201,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Hey, is goat cheese safe for babies?", "Is goat milk cheese safe for babies?", "inserted"},                                                    // a greeting and its comma do not hide the inserted word
 		{"Can a beginner, who runs twice a week, train for a half marathon?", "Can a beginner who runs twice a week train for a marathon?", "inserted"}, // nor do commas
 		{"Is my bike getting repaired today?", "Was my bike repaired today?", "tense"},                                                                  // getting and a participle: now
+		{"Can I exchange a damaged lamp I paid for with a voucher?", "Can I exchange a lamp I paid for with a damaged voucher?", "order"},               // a participle before another noun
 		{"How long's she been coach?", "How long was she coach?", "tense"},                                                                              // how long's: has
 		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},                                          // SAT is a name, not sat
 		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"},                               // done against now, a subject of three words
@@ -225,6 +226,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"我差点撞到了前面的车", "我已经撞到了前面的车", "mood"},                 // 差点: nearly, so not
 		{"办居住证谁都可以代办吗", "办居住证谁可以代办", "intent"},               // a question word before 都 says anyone
 		{"物业电话怎么都打不通", "物业电话怎么打不通", "intent"},                // 怎么都: however I try
+		{"张伟和王磊下棋，张伟赢了几盘", "张伟和王磊下棋，王磊赢了几盘", "roles"},        // one name said again, the other in the other question
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

@@ -1685,7 +1685,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// the two words read as one (a stem, a concept of the lexicon).
 	// The questions are compared without their fillers, copied once, and
 	// only when their lengths allow one word added or replaced.
-	if d := fillerFree(query) - fillerFree(stored); d >= -2 && d <= 2 {
+	if d := fillerFree(query) - fillerFree(stored); d >= -3 && d <= 3 {
 		fq, fs := withoutFillers(query), withoutFillers(stored)
 		switch d {
 		case 1, -1:
@@ -1694,6 +1694,13 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			}
 		case 2, -2:
 			if w, ok := hanWordInserted(fq, fs); ok {
+				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+			}
+			if w, ok := insertedPhrase(fq, fs, 2); ok {
+				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+			}
+		case 3, -3:
+			if w, ok := insertedPhrase(fq, fs, 3); ok {
 				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
 			}
 		case 0:

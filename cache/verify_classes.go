@@ -430,6 +430,34 @@ func insertedSpan(q, s vsig, n int) (vsig, int) {
 	return s, i
 }
 
+// insertedPhrase returns an English phrase of n words (2 or 3) that s
+// has and q lacks (or the reverse), all else equal without fillers, when
+// it is a phrase of its own opened by a preposition: "twice in a row",
+// "two tablets at a time" (the fillers, articles among them, are out);
+// not "at all", "of mine", "so far", "going to be".
+func insertedPhrase(q, s vsig, n int) (string, bool) {
+	s, i := insertedSpan(q, s, n)
+	if i < 0 {
+		return "", false
+	}
+	content := false
+	words := make([]string, 0, n)
+	for k, u := range s.seq[i : i+n] {
+		if u.low == "" || u.low[0] >= utf8.RuneSelf || u.text[0] == '|' {
+			return "", false
+		}
+		words = append(words, u.low)
+		if k > 0 && u.unit && !u.named && roleMarkers[words[0]] != "" && !quantifiers[u.low] && !strings.HasPrefix(u.text, "p:") && possessivePronouns[u.low] == "" && persons[u.low] == "" && !ownPronouns[u.low] && !presentAdverbs[u.low] {
+			content = true // a phrase of its own opened by a preposition: in a row, at a time, at once
+		}
+	}
+	return strings.Join(words, " "), content
+}
+
+// ownPronouns are the possessive pronouns that stand alone (a friend of
+// mine = my friend).
+var ownPronouns = setOf("mine yours hers ours theirs")
+
 // insertedWord returns the one English content word s has and q lacks
 // (or the reverse), all else equal (q and s without their fillers): "the
 // alleged fraud", "the acting director", "tried to enter", "nearly won".

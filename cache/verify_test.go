@@ -202,6 +202,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can a beginner, who runs twice a week, train for a half marathon?", "Can a beginner who runs twice a week train for a marathon?", "inserted"}, // nor do commas
 		{"Is my bike getting repaired today?", "Was my bike repaired today?", "tense"},                                                                  // getting and a participle: now
 		{"Can I sell a used book I paid for with a gift voucher?", "Can I sell a book I paid for with a used gift voucher?", "order"},                   // after a participle, gift (a verb too) is a noun
+		{"Did the server reboot three times in a row?", "Did the server reboot three times?", "inserted"},                                               // a phrase of its own: in a row
 		{"How long's she been coach?", "How long was she coach?", "tense"},                                                                              // how long's: has
 		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},                                          // SAT is a name, not sat
 		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"},                               // done against now, a subject of three words
@@ -658,6 +659,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Which airports does the airline serve?", "Which airports does the airline currently serve?"},                    // a present question asks about now
 		{"Are staff who don't have a badge allowed in the lab?", "Are staff who do not have a badge allowed in the lab?"}, // a contraction stands where its auxiliary does
 		{"What did you think of the new album?", "What do you think of the new album?"},                                   // an opinion: did and do ask alike
+		{"Can a colleague of mine use my parking spot?", "Can my colleague use my parking spot?"},                         // of mine = my
 		{"Where did the word robot come from?", "Where does the word robot come from?"},                                   // an origin
 		{"孩子最近不太爱吃饭", "孩子最近不怎么爱吃饭"},                                                                                       // 不怎么 is a degree, not a question word
 	} {

@@ -1410,6 +1410,11 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if w, ok := modifierAttached(query, stored); ok {
 		return "order", fmt.Sprintf("%q modifies another word in each question", w)
 	}
+	// 不是A而是B (B, not A) against 是A而不是B (A, not B): the negation goes
+	// with the other one (给我交的不是社保而是商业保险 / 是社保而不是商业保险).
+	if a, b := notButForm(query.text), notButForm(stored.text); a != 0 && b != 0 && a != b {
+		return "negation", "不是A而是B against 是A而不是B: the negation goes with the other one"
+	}
 	// The same words, one named again in one question and another in the
 	// other: 林丹和李宗伟交手，林丹赢了几次 / …，李宗伟赢了几次.
 	if a, b, ok := repeatSwapped(query, stored); ok {
@@ -1778,6 +1783,17 @@ func howLong(s vsig) bool {
 // universalWh is a Chinese question word before 都 or 也: any (谁都, 什么时候都,
 // 哪里都, 哪个都, 怎么也), not a question.
 var universalWh = regexp.MustCompile(`(谁|什么时候|什么|啥|哪里|哪儿|哪个|哪种|哪家|哪|怎么|怎样)(都|也)`)
+
+// notButForm reports 不是…而是 (1) or 是…而不是 (2) in a Chinese text, or 0.
+func notButForm(q string) int {
+	if i := strings.Index(q, "而不是"); i > 0 {
+		return 2
+	}
+	if i := strings.Index(q, "而是"); i > 0 && strings.Contains(q[:i], "不是") {
+		return 1
+	}
+	return 0
+}
 
 // clauseIntents reads the intent of each clause of a Chinese question,
 // split at its punctuation, so that the question word of one clause does

@@ -1231,7 +1231,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if n := len(query.clauses); n > 1 && n == len(stored.clauses) {
 		for c := range n {
 			a, b := query.clauses[c], stored.clauses[c]
-			if a.qtype != "" && b.qtype != "" && a.qtype != b.qtype && !qtypesFit(a, b) {
+			if a.qtype != b.qtype && (a.qtype != "" && b.qtype != "" && !qtypesFit(a, b) || a.qtype == "" && b.open && b.qtype != "yesno" || b.qtype == "" && a.open && a.qtype != "yesno") {
 				return "intent", fmt.Sprintf("intent differs in clause %d: the question asks %s, the cached one %s", c+1, qtypeName(a.qtype), qtypeName(b.qtype))
 			}
 		}

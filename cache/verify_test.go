@@ -229,6 +229,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"物业电话怎么都打不通", "物业电话怎么打不通", "intent"},                        // 怎么都: however I try
 		{"张伟和王磊下棋，张伟赢了几盘", "张伟和王磊下棋，王磊赢了几盘", "roles"},                // one name said again, the other in the other question
 		{"体检查出来的不是胃炎而是胃溃疡，要住院吗", "体检查出来的是胃炎而不是胃溃疡，要住院吗", "negation"}, // 不是A而是B against 是A而不是B
+		{"宽带连不上，客服电话怎么都打不通，该怎么办", "宽带连不上，客服电话怎么打不通，该怎么办", "intent"},  // a clause with a question word against the same clause without one
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

@@ -173,7 +173,7 @@ type vsig struct {
 	nowAsked                         bool                // a subject, then is/are and -ing or the -ing after an opening is and its subject: "Is it raining?"
 	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
 	wouldLike                        bool                // would like, love or prefer: a wish
-	clauses                          []vsig              // a Chinese question's clauses, each with only its intent read (clauseIntents)
+	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -1231,7 +1231,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if n := len(query.clauses); n > 1 && n == len(stored.clauses) {
 		for c := range n {
 			a, b := query.clauses[c], stored.clauses[c]
-			if a.qtype != b.qtype && (a.qtype != "" && b.qtype != "" && !qtypesFit(a, b) || a.qtype == "" && b.open && b.qtype != "yesno" || b.qtype == "" && a.open && a.qtype != "yesno") {
+			if a.qtype != b.qtype && (a.qtype != "" && b.qtype != "" && !qtypesFit(a.sig(), b.sig()) || a.qtype == "" && b.open && b.qtype != "yesno" || b.qtype == "" && a.open && a.qtype != "yesno") {
 				return "intent", fmt.Sprintf("intent differs in clause %d: the question asks %s, the cached one %s", c+1, qtypeName(a.qtype), qtypeName(b.qtype))
 			}
 		}
@@ -1799,12 +1799,12 @@ func notButForm(q string) int {
 // split at its punctuation, so that the question word of one clause does
 // not hide what another asks (一共有几个颜色，多少钱 / 一共有哪些颜色，多少钱:
 // the whole asks a price in both). Nil for one clause or more than eight.
-func clauseIntents(q string) []vsig {
+func clauseIntents(q string) []clauseIntent {
 	parts := strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune(",;.?!:，；。？！：", r) })
 	if len(parts) < 2 || len(parts) > 8 {
 		return nil
 	}
-	out := make([]vsig, 0, len(parts))
+	out := make([]clauseIntent, 0, len(parts))
 	for _, p := range parts {
 		toks, _ := verifyTokens(p)
 		lower := make([]string, 0, len(toks))
@@ -1817,9 +1817,21 @@ func clauseIntents(q string) []vsig {
 		if len(lower) > 0 {
 			c.intent(p, lower)
 		}
-		out = append(out, c)
+		out = append(out, clauseIntent{qtype: c.qtype, open: c.open, clock: c.clock, timeCount: c.timeCount, units: c.units})
 	}
 	return out
+}
+
+// clauseIntent is what clauseIntents keeps of a clause's intent: what
+// the comparison of two clauses reads (qtypesFit among it).
+type clauseIntent struct {
+	qtype                         string
+	open, clock, timeCount, units bool
+}
+
+// sig returns the clause's intent as a vsig for qtypesFit.
+func (c clauseIntent) sig() vsig {
+	return vsig{qtype: c.qtype, open: c.open, clock: c.clock, timeCount: c.timeCount, units: c.units}
 }
 
 // tenseless reports an opinion (think of, think about) or an origin (come

@@ -909,6 +909,17 @@ func negationMoved(q, s vsig) bool {
 		}
 		return words, at, rel
 	}
+	has := func(v vsig) bool {
+		for i := range v.seq {
+			if v.negationAt(i) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(q) || !has(s) {
+		return false // most questions: nothing to read
+	}
 	wq, aq, rq := read(q)
 	ws, as, rs := read(s)
 	return aq >= 0 && as >= 0 && aq != as && rq && rs && slices.Equal(wq, ws)

@@ -970,7 +970,7 @@ func (s *vsig) intent(q string, lower []string) {
 	// 不怎么 (not much) is a degree, not a question word: 不太爱 = 不怎么爱;
 	// a question word before 都 or 也 says any, whoever, whenever (谁都可以代办吗,
 	// 怎么都打不通): no question word either.
-	zh := universalWh.ReplaceAllString(strings.ReplaceAll(zhb.String(), "不怎么", "不"), "$2")
+	zh := universalize(strings.ReplaceAll(zhb.String(), "不怎么", "不"))
 	// zhJi is the Han text with a "|" wherever anything else stands between
 	// two runs (一百，几个 keeps its 几 apart from 百) and the 几 of vague
 	// numbers taken out: what is left of 几 asks how many.
@@ -1780,17 +1780,52 @@ func howLong(s vsig) bool {
 	return len(s.seq) > 1 && s.seq[0].low == "how" && (s.seq[1].low == "long" || strings.HasPrefix(s.seq[1].low, "long'")) // how long's, how long've
 }
 
-// universalWh is a Chinese question word before 都 or 也: any (谁都, 什么时候都,
-// 哪里都, 哪个都, 怎么也), not a question.
-var universalWh = regexp.MustCompile(`(谁|什么时候|什么|啥|哪里|哪儿|哪个|哪种|哪家|哪|怎么|怎样)(都|也)`)
+// universalWh is a Chinese question word, with at most four characters
+// of its noun or measure word, before 都 or 也: any (谁都, 什么时候都, 哪家银行都,
+// 多少钱都, 几个人都, 怎么也), not a question.
+var universalWh = regexp.MustCompile(`(谁|什么|啥|哪|怎么|怎样|多少|多久|几)([^都也]{0,4}?)(都|也)`)
+
+// universalize takes the question words that say any (universalWh) out
+// of a Chinese text, keeping their nouns: 哪家银行都能办 reads 家银行都能办. The
+// 什么 of 为什么 stays (为什么都不回复 asks why).
+func universalize(zh string) string {
+	ms := universalWh.FindAllStringSubmatchIndex(zh, -1)
+	if ms == nil {
+		return zh
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		if zh[m[2]:m[3]] == "什么" && strings.HasSuffix(zh[:m[2]], "为") {
+			continue
+		}
+		b.WriteString(zh[last:m[2]])
+		b.WriteString(zh[m[4]:m[7]]) // the noun and 都 or 也
+		last = m[1]
+	}
+	b.WriteString(zh[last:])
+	return b.String()
+}
 
 // notButForm reports 不是…而是 (1) or 是…而不是 (2) in a Chinese text, or 0.
 func notButForm(q string) int {
-	if i := strings.Index(q, "而不是"); i > 0 {
-		return 2
+	if strings.Contains(q, "而不是") || strings.Contains(q, "而非") {
+		return 2 // 是A而不是B, 是A而非B
 	}
-	if i := strings.Index(q, "而是"); i > 0 && strings.Contains(q[:i], "不是") {
-		return 1
+	if i := strings.Index(q, "而是"); i > 0 && (strings.Contains(q[:i], "不是") || strings.Contains(q[:i], "并非")) {
+		return 1 // 不是A而是B, 并非A而是B
+	}
+	// Without 而, inside one clause: 不是A是B against 是A不是B (not 是不是).
+	for _, clause := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune("，。？！；,.?!;", r) }) {
+		clause = strings.ReplaceAll(clause, "是不是", "")
+		if i := strings.Index(clause, "不是"); i >= 0 {
+			if strings.Contains(clause[i+len("不是"):], "是") {
+				return 1
+			}
+			if strings.Contains(clause[:i], "是") {
+				return 2
+			}
+		}
 	}
 	return 0
 }

@@ -1304,7 +1304,7 @@ func (s *vsig) scopeWords() {
 			negAt = i
 		}
 		q := scopeWord(w, low(i-1))
-		if q == "" && (oneOf("很太", w) || w == "全" && !inHanWordWith(*s, i-1, i) && !inHanWordWith(*s, i, i+1) ||
+		if q == "" && (oneOf("很太", w) || oneOf("全最", w) && !inHanWordWith(*s, i-1, i) && !inHanWordWith(*s, i, i+1) ||
 			w == "特" && low(i+1) == "别" || w == "怎" && low(i+1) == "么" && low(i-1) == "不") {
 			q = "degree" // 不很 / 很不, 不太 / 太不, 不全是 / 全不是, 不特别 / 特别不, 不怎么 (not much)
 		}
@@ -1816,7 +1816,7 @@ func everyTime(seq []vunit, from, i int) bool {
 // say some of them do it: a verb, an adjective, a modal or an adverb
 // (货有的破损了, 同学有人及格了, 商品有的可以退), not a noun (店里有的东西, what it has).
 func someDoes(next string) bool {
-	return text.HanVerbal(next) || oneOf("可能会要需得已不没还也在正都无", next)
+	return text.HanVerbal(next) || oneOf("可能会要需得已不没还也在正都无被把", next)
 }
 
 // existentialDe reports 有 at i that asks whether any of them does it: its

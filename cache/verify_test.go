@@ -230,6 +230,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"张伟和王磊下棋，张伟赢了几盘", "张伟和王磊下棋，王磊赢了几盘", "roles"},                // one name said again, the other in the other question
 		{"体检查出来的不是胃炎而是胃溃疡，要住院吗", "体检查出来的是胃炎而不是胃溃疡，要住院吗", "negation"}, // 不是A而是B against 是A而不是B
 		{"宽带连不上，客服电话怎么都打不通，该怎么办", "宽带连不上，客服电话怎么打不通，该怎么办", "intent"},  // a clause with a question word against the same clause without one
+		{"这张卡哪家银行都能取钱吗", "这张卡哪家银行能取钱", "intent"},                     // a question word and its noun before 都: any bank
+		{"我买的不是普通版是豪华版，能退差价吗", "我买的是普通版不是豪华版，能退差价吗", "negation"},     // 不是A是B without 而
+		{"这批货有的被海关扣了吗", "这批货都被海关扣了吗", "scope"},                       // 有的 before 被
+		{"这款手机最不耐摔的是哪个部位", "这款手机不是最耐摔的是哪个部位", "negation"},            // 最 inside or outside the negation
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

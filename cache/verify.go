@@ -173,6 +173,7 @@ type vsig struct {
 	nowAsked                         bool                // a subject, then is/are and -ing or the -ing after an opening is and its subject: "Is it raining?"
 	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
 	wouldLike                        bool                // would like, love or prefer: a wish
+	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
 }
 
@@ -846,8 +847,20 @@ func (s *vsig) clauseReads() {
 		if (prev == "being" || prev == "getting") && (participle(w) || pastForm(w) || text.IsVerb(w)) { // being rebuilt, being cut, getting towed: now
 			s.progressive = true
 		}
-		if w == "used" && next == "to" {
-			s.usedTo = true
+		if w == "used" && next == "to" && !beForms[prev] && !strings.HasSuffix(prev, "'m") && !strings.HasSuffix(prev, "'re") && !strings.HasSuffix(prev, "'s") && prev != "get" && prev != "got" && prev != "getting" {
+			s.usedTo = true // a past habit; not "I'm used to it" (accustomed)
+		}
+		if (w == "going" || w == "supposed") && next == "to" && i > 0 {
+			switch prev {
+			case "was", "were":
+				s.plan |= 2 // was going to, was supposed to: a plan that is over
+			case "is", "are", "am", "'m", "'re":
+				s.plan |= 1
+			default:
+				if strings.HasSuffix(prev, "'m") || strings.HasSuffix(prev, "'re") || strings.HasSuffix(prev, "'s") {
+					s.plan |= 1
+				}
+			}
 		}
 		switch {
 		case w == "已" && next != "经" || w == "already" || w == "经" && prev == "已":
@@ -1453,6 +1466,9 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}
 	if query.already && stored.notYet || query.notYet && stored.already {
 		return "mood", "one question says it is already done (已, already), the other not yet (未, 尚未, not yet)"
+	}
+	if query.plan != 0 && stored.plan != 0 && query.plan != stored.plan {
+		return "tense", "tense differs: a plan that is over (was going to) against one that is still on (is going to)"
 	}
 	if query.usedTo != stored.usedTo {
 		return "tense", "tense differs: used to (a past habit) in one question only"

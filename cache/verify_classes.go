@@ -447,12 +447,17 @@ func insertedPhrase(q, s vsig, n int) (string, bool) {
 			return "", false
 		}
 		words = append(words, u.low)
-		if k > 0 && u.unit && !u.named && roleMarkers[words[0]] != "" && !quantifiers[u.low] && !strings.HasPrefix(u.text, "p:") && possessivePronouns[u.low] == "" && persons[u.low] == "" && !ownPronouns[u.low] && !presentAdverbs[u.low] {
+		if k > 0 && u.unit && !u.named && roleMarkers[words[0]] != "" && !quantifiers[u.low] && !strings.HasPrefix(u.text, "p:") && possessivePronouns[u.low] == "" && persons[u.low] == "" && !ownPronouns[u.low] && !presentAdverbs[u.low] && !sentenceAdverbials[u.low] {
 			content = true // a phrase of its own opened by a preposition: in a row, at a time, at once
 		}
 	}
 	return strings.Join(words, " "), content
 }
+
+// sentenceAdverbials end the phrases that say how the question is put,
+// not what it asks: in general, in particular, in fact, in short, in
+// total, in advance.
+var sentenceAdverbials = setOf("general particular fact short total advance")
 
 // ownPronouns are the possessive pronouns that stand alone (a friend of
 // mine = my friend).

@@ -203,6 +203,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is my bike getting repaired today?", "Was my bike repaired today?", "tense"},                                                                  // getting and a participle: now
 		{"Can I sell a used book I paid for with a gift voucher?", "Can I sell a book I paid for with a used gift voucher?", "order"},                   // after a participle, gift (a verb too) is a noun
 		{"Did the server reboot three times in a row?", "Did the server reboot three times?", "inserted"},                                               // a phrase of its own: in a row
+		{"Were we going to close the office on Friday?", "Are we going to close the office on Friday?", "tense"},                                        // a plan that is over against one still on
+		{"Is she used to the night shift?", "Did she use to do the night shift?", "tense|replaced|inserted|intent"},                                     // be used to (accustomed) is no past habit
 		{"How long's she been coach?", "How long was she coach?", "tense"},                                                                              // how long's: has
 		{"Was the SAT optional for transfer students?", "Is the SAT optional for transfer students?", "tense"},                                          // SAT is a name, not sat
 		{"Did the payroll job finish on the main cluster?", "Is the payroll job finishing on the main cluster?", "tense"},                               // done against now, a subject of three words

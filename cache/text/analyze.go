@@ -202,7 +202,7 @@ func Unapostrophed(w string) string {
 
 var unapostrophed = func() map[string]string {
 	m := map[string]string{}
-	for _, w := range strings.Fields("don't doesn't didn't isn't aren't wasn't weren't haven't hasn't hadn't can't couldn't shouldn't wouldn't won't mustn't") {
+	for _, w := range strings.Fields("don't doesn't didn't isn't aren't wasn't weren't haven't hasn't hadn't can't couldn't shouldn't wouldn't won't mustn't ain't") {
 		m[strings.ReplaceAll(w, "'", "")] = w
 	}
 	return m

@@ -119,6 +119,7 @@ func TestUnapostrophedNegation(t *testing.T) {
 		{"Why doesnt my card work abroad?", "Why doesn't my card work abroad?"},
 		{"I cant log in to the portal", "I can't log in to the portal"},
 		{"The parcel wasnt delivered", "The parcel wasn't delivered"},
+		{"The store aint open on Sundays", "The store ain't open on Sundays"},
 	} {
 		a, b := text.Facets(text.Normalize(tc[0])), text.Facets(text.Normalize(tc[1]))
 		if !slices.Contains(a, "neg") || !slices.Equal(a, b) {

@@ -1706,7 +1706,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// the two words read as one (a stem, a concept of the lexicon).
 	// The questions are compared without their fillers, copied once, and
 	// only when their lengths allow one word added or replaced.
-	if d := fillerFree(query) - fillerFree(stored); d >= -3 && d <= 3 {
+	if d := fillerFree(query) - fillerFree(stored); d >= -2 && d <= 2 || (d == 3 || d == -3) && query.latin && stored.latin {
 		fq, fs := withoutFillers(query), withoutFillers(stored)
 		switch d {
 		case 1, -1:

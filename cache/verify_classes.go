@@ -853,6 +853,12 @@ func modifierAttached(q, s vsig) (string, bool) {
 // repeated word once, so "林丹 … 林丹赢了几次" and "林丹 … 李宗伟赢了几次"
 // look alike to it.
 func repeatSwapped(q, s vsig) (string, string, bool) {
+	repeats := func(v vsig) bool {
+		return slices.ContainsFunc(v.seq, func(u vunit) bool { return u.unit && strings.Contains(u.text, "#") })
+	}
+	if !repeats(q) || !repeats(s) {
+		return "", "", false // each unit once in one of them: no repeat to exchange
+	}
 	count := func(v vsig) map[string]int {
 		m := map[string]int{}
 		for i := range v.seq {

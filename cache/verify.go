@@ -2388,7 +2388,7 @@ func (s *vsig) passive(i int) bool {
 // or 快 right before the verb (快到了); not 快递到了 or 我要的货到了.
 func (s *vsig) imminent(i int) bool {
 	for j := i - 1; j >= i-3 && j >= 0 && s.seq[j].clause == s.seq[i].clause && s.seq[j].text[0] != '|'; j-- {
-		if w := s.seq[j].low; w == "要" || w == "快" && (j == i-2 || !inHanWordWith(*s, j, j+1) && !inHanWordWith(*s, j-1, j)) || w == "上" && j > 0 && s.seq[j-1].low == "马" {
+		if w := s.seq[j].low; w == "要" || w == "快" && (j == i-2 || !inHanWord(*s, j)) || w == "上" && j > 0 && s.seq[j-1].low == "马" {
 			return true // 要到期了, 快到了, 快到期了 (not 快递到了), 马上到期了
 		}
 	}

@@ -1315,7 +1315,7 @@ func (s *vsig) scopeWords() {
 			negAt = i
 		}
 		q := scopeWord(w, low(i-1))
-		if q == "" && (oneOf("很太", w) || oneOf("全最", w) && !inHanWordWith(*s, i-1, i) && !inHanWordWith(*s, i, i+1) ||
+		if q == "" && (oneOf("很太", w) || oneOf("全最", w) && !inHanWord(*s, i) ||
 			w == "特" && low(i+1) == "别" || w == "怎" && low(i+1) == "么" && low(i-1) == "不") {
 			q = "degree" // 不很 / 很不, 不太 / 太不, 不全是 / 全不是, 不特别 / 特别不, 不怎么 (not much)
 		}
@@ -1382,7 +1382,7 @@ func (s *vsig) scopeWords() {
 		case w == "only":
 			s.only |= 1
 		case w == "仅" && low(i-1) != "不" || w == "只" && low(i+1) != "要" && (low(i+1) != "是" || i > clauseStart) ||
-			w == "光" && text.HanVerbal(low(i+1)) && !inHanWordWith(*s, i-1, i) && !inHanWordWith(*s, i, i+1): // 只是针对新用户 (not 只是 opening a clause: but), 光吃蔬菜
+			w == "光" && text.HanVerbal(low(i+1)) && !inHanWord(*s, i): // 只是针对新用户 (not 只是 opening a clause: but), 光吃蔬菜
 			s.only |= 1 // 只有北部城区 / 北部城区也
 			if !(w == "只" && low(i+1) == "有" && s.condLater(i)) {
 				s.only |= 4 // 只接受现金 / 接受现金; not 只有…才, a condition

@@ -847,19 +847,15 @@ func (s *vsig) clauseReads() {
 		if (prev == "being" || prev == "getting") && (participle(w) || pastForm(w) || text.IsVerb(w)) { // being rebuilt, being cut, getting towed: now
 			s.progressive = true
 		}
-		if w == "used" && next == "to" && !beForms[prev] && !strings.HasSuffix(prev, "'m") && !strings.HasSuffix(prev, "'re") && !strings.HasSuffix(prev, "'s") && prev != "get" && prev != "got" && prev != "getting" {
+		if w == "used" && next == "to" && !beForms[prev] && !presentBe(prev) && prev != "get" && prev != "got" && prev != "getting" {
 			s.usedTo = true // a past habit; not "I'm used to it" (accustomed)
 		}
-		if (w == "going" || w == "supposed") && next == "to" && i > 0 {
-			switch prev {
-			case "was", "were":
+		if (w == "going" || w == "supposed") && next == "to" {
+			switch {
+			case prev == "was" || prev == "were":
 				s.plan |= 2 // was going to, was supposed to: a plan that is over
-			case "is", "are", "am", "'m", "'re":
+			case presentBe(prev):
 				s.plan |= 1
-			default:
-				if strings.HasSuffix(prev, "'m") || strings.HasSuffix(prev, "'re") || strings.HasSuffix(prev, "'s") {
-					s.plan |= 1
-				}
 			}
 		}
 		switch {
@@ -1897,6 +1893,12 @@ func (s *vsig) tenseless() bool {
 		}
 	}
 	return false
+}
+
+// presentBe reports is, are, am, or a word with 'm, 're or 's (I'm, we're,
+// it's).
+func presentBe(w string) bool {
+	return w == "is" || w == "are" || w == "am" || strings.HasSuffix(w, "'m") || strings.HasSuffix(w, "'re") || strings.HasSuffix(w, "'s")
 }
 
 // didOnly reports did or didn't (not in an if-clause) and no do or does.

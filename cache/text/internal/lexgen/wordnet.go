@@ -426,23 +426,33 @@ func (wn *wordnet) verbs() []string {
 	return out
 }
 
-// lexStative is the number of WordNet's lexicographer file verb.stative.
-const lexStative = 42
+// The numbers of the WordNet lexicographer files the generator reads.
+const (
+	lexPerson  = 18 // noun.person
+	lexStative = 42 // verb.stative
+)
 
-// statives returns the one-word verbs whose most frequent sense is a
-// state (verb.stative: require, include, contain, need), sorted: "Was the
-// SAT required?" asks about a state then, "Is the SAT required?" now,
-// where "Was my order shipped?" and "Is my order shipped?" ask one thing.
-func (wn *wordnet) statives() []string {
+// firstSenseIn returns the one-word lemmas of part of speech pos whose
+// first sense (WordNet lists a lemma's senses most frequent first) is in
+// lexicographer file lexFile, sorted.
+func (wn *wordnet) firstSenseIn(pos byte, lexFile int) []string {
 	var out []string
 	for lemma, m := range wn.senses {
-		if vs := m['v']; len(vs) > 0 && wnWord.MatchString(lemma) && wn.synsets[vs[0]].lexFile == lexStative {
-			out = append(out, lemma)
+		if offs := m[pos]; len(offs) > 0 && wnWord.MatchString(lemma) {
+			if s := wn.synsets[offs[0]]; s != nil && s.lexFile == lexFile {
+				out = append(out, lemma)
+			}
 		}
 	}
 	sort.Strings(out)
 	return out
 }
+
+// statives returns the one-word verbs whose most frequent sense is a
+// state (verb.stative: require, include, contain, need), sorted: "Was the
+// SAT required?" asks about a state then, "Is the SAT required?" now,
+// where "Was my order shipped?" and "Is my order shipped?" ask one thing.
+func (wn *wordnet) statives() []string { return wn.firstSenseIn('v', lexStative) }
 
 // irregulars returns WordNet's irregular forms of one-word verbs as
 // "form>base" (sent>send, bought>buy), sorted, for the stemmer: only a
@@ -476,18 +486,7 @@ func (wn *wordnet) irregulars() []string {
 // change of roles only for such a subject ("Was the driver paid?" / "Did
 // the driver pay?"), since a thing's verb often reads either way ("Was my
 // order shipped?" = "Did my order ship?").
-func (wn *wordnet) persons() []string {
-	var out []string
-	for lemma, m := range wn.senses {
-		if offs := m['n']; len(offs) > 0 && wnWord.MatchString(lemma) {
-			if s := wn.synsets[offs[0]]; s != nil && s.lexFile == 18 {
-				out = append(out, lemma)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func (wn *wordnet) persons() []string { return wn.firstSenseIn('n', lexPerson) }
 
 // keepS returns the one-word lemmas ending in s that cannot be plurals of
 // the word without it, because that word is no noun ("news" beside the

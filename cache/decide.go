@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-dev/sluice/cache/text"
@@ -199,7 +200,7 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 				score = min(score, s)
 			}
 			if check == "" {
-				check, why = verifyPair(q, stored.sig)
+				check, why = verifyPair(q, stored.signature())
 			}
 			v := &Verification{Passed: check == "", Check: check, Reason: why, Question: cand.e.question}
 			if i == 0 || v.Passed {
@@ -246,13 +247,23 @@ func (c *Cache) decide(ctx context.Context, ns Namespace, question string, expla
 // the verification reads).
 type readingKey struct{ id, question string }
 
-// storedReading is what the verification stage reads of a candidate: its
-// signature and, with the builtin embedder, the weighted features of its
-// content for the exact re-score. It is not changed once made (verifyPair
-// only reads its arguments: TestVerifyPairOnlyReads), so lookups share it.
+// storedReading is what the verification stage reads of a candidate: the
+// weighted features of its content for the exact re-score (with the
+// builtin embedder) and its signature, read the first time a lookup needs
+// it (a candidate the exact score refuses is never read further). It is
+// not changed once made (verifyPair only reads its arguments:
+// TestVerifyPairOnlyReads), so lookups share it.
 type storedReading struct {
-	sig      vsig
+	question string
 	features []builtinFeature // nil with a model embedder
+	sigOnce  sync.Once
+	sig      vsig
+}
+
+// signature returns the signature of the stored question, reading it once.
+func (r *storedReading) signature() vsig {
+	r.sigOnce.Do(func() { r.sig = signature(r.question) })
+	return r.sig
 }
 
 // maxKeptReading is the longest question, in bytes, whose reading
@@ -270,7 +281,7 @@ func (c *Cache) storedReadingOf(e *entry, builtin bool) *storedReading {
 			return r
 		}
 	}
-	r := &storedReading{sig: signature(e.question)}
+	r := &storedReading{question: e.question}
 	if builtin {
 		r.features = builtinFeatures(text.Content(e.normalized))
 	}

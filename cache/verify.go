@@ -172,6 +172,7 @@ type vsig struct {
 	progressive                      bool                // is/are + -ing, or being + participle: now
 	nowAsked                         bool                // a subject, then is/are and -ing or the -ing after an opening is and its subject: "Is it raining?"
 	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
+	haveTo                           bool                // have to or has to: an obligation, as must (openingModal)
 	wouldLike                        bool                // would like, love or prefer: a wish
 	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
@@ -1583,8 +1584,14 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// cancel?"), a past against a present ("Did you ship it?" / "Do you
 	// ship it?"). An open question asks the same with either ("How do I
 	// reset it?" = "How can I reset it?").
-	if qm, sm := query.openingModal(), stored.openingModal(); query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && qm != sm && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) &&
+	if qm, sm := query.openingModal(), stored.openingModal(); query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && !modalsAlike(qm, sm) && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) &&
 		!(qm == "future" && modalTense[sm] || sm == "future" && modalTense[qm]) { // will against did or does: the tense checks
+		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
+	}
+	// The same for the questions after a statement of context: "I start
+	// in 10 days. Do I have to give two weeks' notice?" / "… Should I give
+	// two weeks' notice?".
+	if qm, sm := lastQuestionModal(query.text), lastQuestionModal(stored.text); qm != "" && sm != "" && !modalsAlike(qm, sm) && !modalTense[qm] && !modalTense[sm] && qm != "future" && sm != "future" {
 		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one

@@ -1353,6 +1353,7 @@ func (s *vsig) scopeWords() {
 		if !(w == "get" || w == "gets") || !objectStart[low(i+2)] { // "get to keep it", not "get to the airport"
 			if m := modalBits(w, low(i+1)); m != 0 {
 				s.modals |= m
+				s.haveTo = s.haveTo || (w == "have" || w == "has") && low(i+1) == "to"
 				if v := low(i + 2); persons[low(i+1)] != "" && askVerbs[v] {
 					s.modalAsksWhom = true // "What can I do", "Who should I contact"
 				}
@@ -1888,15 +1889,19 @@ func whatNoun(lower []string) bool {
 	return false
 }
 
-// openingModal is the class of the opening auxiliary, with "Must I",
-// "Do I need to / have to …" read as advice, as "Should I …" is, and "Do
-// I get to …" as "Can I …".
+// openingModal is the class of the opening auxiliary, with "Do I have
+// to …" read as an obligation, as "Must I …" is, "Do I need to …" as a
+// need (either: modalsAlike), and "Do I get to …" as "Can I …". "Should
+// I …" asks for advice: "Do I have to report it?" / "Should I report it?"
+// differ when the law says no and prudence yes.
 func (s *vsig) openingModal() string {
 	switch {
 	case s.modal == "future" && s.modals&1 != 0:
 		return "ability" // will you, will I be able to: can
-	case s.modal == "present" && s.modals&2 != 0, s.modal == "obligation":
-		return "advice" // must, do I have to, do I need to: what should I
+	case s.modal == "present" && s.modals&2 != 0 && s.haveTo:
+		return "obligation" // do I have to: must I
+	case s.modal == "present" && s.modals&2 != 0:
+		return "need" // do I need to: either must I or should I
 	case s.modal == "present" && s.modals&1 != 0:
 		return "ability" // do I get to: can I
 	}
@@ -1982,4 +1987,46 @@ func hanDefinition(zh string) bool {
 		i += j + len("什么是")
 	}
 	return false
+}
+
+// modalsAlike reports two opening classes that ask the same: a need (do I
+// need to) asks what an obligation (must I, do I have to) or advice
+// (should I) asks, and those two differ from each other.
+func modalsAlike(a, b string) bool {
+	return a == b || a == "need" && (b == "obligation" || b == "advice") || b == "need" && (a == "obligation" || a == "advice")
+}
+
+// lastQuestionModal is the opening class (openingModal) of the last
+// sentence of q when it is a yes/no question and a statement comes before
+// it ("We agreed to settle it
+// ourselves. Do I have to report it?"), or "" for one sentence: the
+// opening auxiliary is read at the start of the question, where such a
+// question has its context.
+func lastQuestionModal(q string) string {
+	q = strings.TrimSpace(q)
+	cut := -1
+	for i := 0; i+1 < len(q); i++ {
+		if (q[i] == '.' || q[i] == '!' || q[i] == '?' || q[i] == ';') && q[i+1] == ' ' {
+			cut = i + 1
+		}
+	}
+	if cut < 0 {
+		return ""
+	}
+	last := q[cut:]
+	aux, _ := text.OpeningOf(last)
+	words := strings.FieldsFunc(strings.ToLower(last), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	if len(words) == 0 || !auxiliaries[words[0]] {
+		return "" // an open question: "What can I do" asks what "What should I do" asks
+	}
+	m := vsig{modal: modalClass[aux]}
+	for i, w := range words {
+		next := ""
+		if i+1 < len(words) {
+			next = words[i+1]
+		}
+		m.modals |= modalBits(w, next)
+		m.haveTo = m.haveTo || (w == "have" || w == "has") && next == "to"
+	}
+	return m.openingModal()
 }

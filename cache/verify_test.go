@@ -420,6 +420,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who was promoted last month?", "Who promoted last month?", "roles"},
 		{"Which laptops should I buy for video editing?", "Which laptops can I buy for video editing?", "intent"},
 		{"Do I get to keep the receipt?", "Do I have to keep the receipt?", "intent"},
+		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
+		{"Must I register the bike?", "Should I register the bike?", "intent"},
+		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
 		{"A few analysts expected the merger to fail.", "Few analysts expected the merger to fail.", "negation"},
 		{"Will my account be frozen for 48 hours?", "Will my account be frozen in 48 hours?", "roles"},
 		{"Will the courier come by Friday?", "Will the courier come on Friday?", "roles"},
@@ -549,6 +552,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"What is the rate on a 5 year CD?", "What is the rate for a 5 year CD?"},        // a length that names a kind
 		{"Do I need to bring my passport?", "Should I bring my passport?"},
 		{"Do I have to show ID?", "Must I show ID?"},
+		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
+		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
+		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike
 		{"Do I get to choose my seat?", "Can I choose my seat?"},
 		{"How do I dispute a charge that I don't recognize?", "How do I dispute a charge I don't recognize?"}, // a relative that
 		{"快递没发都两个月了怎么办", "都两个月了快递还没发怎么办"},                                                                     // 都 before a number: already

@@ -1277,6 +1277,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 			}
 		}
 	}
+	// Chinese comparisons go the same way: 比系统记录的多 / 比系统记录的要少.
+	if qc, sc := hanComparisons(query.text), hanComparisons(stored.text); len(qc) > 0 && len(sc) > 0 {
+		if i := comparisonsOpposed(qc, sc); i >= 0 {
+			return "compare", fmt.Sprintf("the comparisons go opposite ways: 比…%c in the question, 比…%c in the cached one", qc[i].adjective, sc[i].adjective)
+		}
+	}
 	// Comparisons compare the same things.
 	if query.comparative && stored.comparative && query.latin == stored.latin {
 		for _, side := range []struct{ s, other vsig }{{query, stored}, {stored, query}} {

@@ -2030,3 +2030,73 @@ func lastQuestionModal(q string) string {
 	}
 	return m.openingModal()
 }
+
+// hanGradable are Chinese gradable adjectives by the scale they measure
+// and their direction on it, the predicate of a comparison with 比 (A比B多
+// / A比B少, 比去年早 / 比去年晚).
+var hanGradable = map[rune]string{
+	'多': "+多少", '少': "-多少", '大': "+大小", '小': "-大小", '高': "+高低", '低': "-高低",
+	'长': "+长短", '短': "-长短", '快': "+快慢", '慢': "-快慢", '早': "+早晚", '晚': "-早晚",
+	'重': "+轻重", '轻': "-轻重", '远': "+远近", '近': "-远近", '强': "+强弱", '弱': "-强弱",
+	'贵': "+贵贱", '便': "-贵贱", '厚': "+厚薄", '薄': "-厚薄", '深': "+深浅", '浅': "-深浅",
+	'宽': "+宽窄", '窄': "-宽窄", '热': "+冷热", '冷': "-冷热", '胖': "+胖瘦", '瘦': "-胖瘦",
+	'好': "+好坏", '坏': "-好坏", '差': "-好坏", '新': "+新旧", '旧': "-新旧", '难': "+难易", '易': "-难易",
+}
+
+// hanComparison is the predicate of a comparison with 比: its adjective,
+// and the scale and direction it measures (hanGradable).
+type hanComparison struct {
+	adjective rune
+	scale     string // "+多少", "-多少": the direction, then the scale
+}
+
+// hanComparisons returns, for each 比 of q that compares two things
+// (hanThan), the predicate of its comparison: the last gradable adjective
+// of its clause (比系统记录的要少: 少), leaving out 多 that asks how much or
+// how far (多少, 多久, 多大: the adjective after it is the predicate, 比去年大多少
+// is 大), and 便 only before 宜.
+func hanComparisons(q string) []hanComparison {
+	if !strings.ContainsRune(q, '比') {
+		return nil
+	}
+	rs := []rune(q)
+	toks := make([]string, len(rs))
+	for i, r := range rs {
+		toks[i] = string(r)
+	}
+	var out []hanComparison
+	for i, r := range rs {
+		if r != '比' || !hanThan(toks, i) {
+			continue
+		}
+		var c hanComparison
+		for j := i + 1; j < len(rs) && !strings.ContainsRune("，,。.？?！!；;吗呢", rs[j]); j++ {
+			d, ok := hanGradable[rs[j]]
+			switch {
+			case !ok, rs[j] == '便' && (j+1 >= len(rs) || rs[j+1] != '宜'):
+				continue
+			case rs[j] == '多' && j+1 < len(rs) && (rs[j+1] == '少' || rs[j+1] == '久' || hanGradable[rs[j+1]] != ""):
+				continue // 多少, 多久, 多大: how much, how long, how big
+			case rs[j] == '少' && rs[j-1] == '多':
+				continue
+			}
+			c = hanComparison{adjective: rs[j], scale: d}
+		}
+		if c.scale != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// comparisonsOpposed returns the first place where two lists of
+// comparisons (hanComparisons) measure the same scale in opposite
+// directions, or -1.
+func comparisonsOpposed(a, b []hanComparison) int {
+	for i := range min(len(a), len(b)) {
+		if x, y := a[i].scale, b[i].scale; x[1:] == y[1:] && x[0] != y[0] {
+			return i
+		}
+	}
+	return -1
+}

@@ -420,6 +420,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who was promoted last month?", "Who promoted last month?", "roles"},
 		{"Which laptops should I buy for video editing?", "Which laptops can I buy for video editing?", "intent"},
 		{"Do I get to keep the receipt?", "Do I have to keep the receipt?", "intent"},
+		{"盘点发现A区的实际库存比账上记的多，怎么处理", "盘点发现A区的实际库存比账上记的要少，怎么处理", "compare"}, // 比…多 / 比…要少
+		{"这趟航班比原定时间早到了多久", "这趟航班比原定时间要晚到多久", "compare"},
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -552,6 +554,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"What is the rate on a 5 year CD?", "What is the rate for a 5 year CD?"},        // a length that names a kind
 		{"Do I need to bring my passport?", "Should I bring my passport?"},
 		{"Do I have to show ID?", "Must I show ID?"},
+		{"这款耳机比那款便宜多少", "这款耳机比那款便宜了多少"},
+		{"今年的报名人数比去年多多少", "今年报名的人数比去年多了多少"}, // 多多少: more, then how many
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

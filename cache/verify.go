@@ -1708,7 +1708,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Only before the modal against only after it ("Only the manager can
 	// approve refunds." / "The manager can only approve refunds.").
 	if q, s := query.onlyPlace(), stored.onlyPlace(); q != 0 && s != 0 && q != s {
-		return "scope", "only limits another part of the sentence (before or after its modal)"
+		return "scope", "only limits another part of the sentence (before or after its modal or verb)"
 	}
 	// One word replaced, all else equal: however long the question, the
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless

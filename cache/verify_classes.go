@@ -1062,26 +1062,51 @@ func swappedPair(q, s vsig) (a, b string, ok bool) {
 // order.
 var reversibleHan = setOf("互相 合适 积累 代替 离别 样式 演讲 觉察 力气 喜欢")
 
-// onlyPlace returns where "only" stands against the first modal of an
-// English question: 1 before it, 2 after it, 0 when it has no only or no
-// modal.
+// onlyPlace returns where "only" stands against the first modal or, in a
+// sentence without one, the first finite verb of an English question: 1
+// before it, limiting the subject ("Only the manager can approve refunds",
+// "Only the manager knew about the layoffs"), 2 after it or right before
+// the verb, limiting what follows ("The manager can only approve refunds",
+// "The manager knew only about the layoffs", "I only need my passport"),
+// 0 when it has no only or neither.
 func (s *vsig) onlyPlace() uint8 {
-	only, modal := -1, -1
+	only := slices.IndexFunc(s.seq, func(u vunit) bool { return u.low == "only" })
+	if only < 0 {
+		return 0
+	}
+	modal, verb := -1, -1 // in the clause of only
 	for i := range s.seq {
 		switch w := s.seq[i].low; {
-		case w == "only" && only < 0:
-			only = i
+		case i == only || s.seq[i].clause != s.seq[only].clause:
 		case modalBits(w, "") != 0 && modal < 0:
 			modal = i
+		case verb < 0 && s.finiteAt(i):
+			verb = i
 		}
 	}
+	anchor := modal
+	if anchor < 0 {
+		anchor = verb
+	}
 	switch {
-	case only < 0 || modal < 0:
+	case anchor < 0:
 		return 0
-	case only < modal:
+	case only < anchor && !(modal < 0 && only+1 == anchor):
 		return 1
 	}
 	return 2
+}
+
+// finiteAt reports an English finite verb form at i (knew, needs), as
+// finiteVerbs reads them: not an -ing form, not after an auxiliary, to or
+// a determiner.
+func (s *vsig) finiteAt(i int) bool {
+	u := s.seq[i]
+	if !u.unit || u.named || u.low == "" || u.low[0] >= utf8.RuneSelf || ingForm(u.low) || i > 0 && s.seq[i-1].clause == u.clause && notFinite[s.seq[i-1].low] {
+		return false
+	}
+	_, tense := text.VerbTense(u.low)
+	return tense == "past" || tense == "present"
 }
 
 // hanDirectional are function characters for the order checks that are

@@ -422,6 +422,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Do I get to keep the receipt?", "Do I have to keep the receipt?", "intent"},
 		{"盘点发现A区的实际库存比账上记的多，怎么处理", "盘点发现A区的实际库存比账上记的要少，怎么处理", "compare"}, // 比…多 / 比…要少
 		{"这趟航班比原定时间早到了多久", "这趟航班比原定时间要晚到多久", "compare"},
+		{"Only the night shift handles returns.", "The night shift handles only returns.", "scope"}, // only before the verb's subject / after the verb
+		{"Only Maria speaks Spanish at the front desk.", "Maria speaks only Spanish at the front desk.", "scope"},
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -555,7 +557,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Do I need to bring my passport?", "Should I bring my passport?"},
 		{"Do I have to show ID?", "Must I show ID?"},
 		{"这款耳机比那款便宜多少", "这款耳机比那款便宜了多少"},
-		{"今年的报名人数比去年多多少", "今年报名的人数比去年多了多少"}, // 多多少: more, then how many
+		{"今年的报名人数比去年多多少", "今年报名的人数比去年多了多少"},                                                                                              // 多多少: more, then how many
+		{"Do I only need my passport for the trip?", "Do I need only my passport for the trip?"},                                         // right before the verb: what follows
+		{"Why is my card getting declined abroad? I only have one card.", "Why is my card being declined abroad? I only have one card."}, // only in another sentence
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

@@ -173,6 +173,7 @@ type vsig struct {
 	nowAsked                         bool                // a subject, then is/are and -ing or the -ing after an opening is and its subject: "Is it raining?"
 	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
 	haveTo                           bool                // have to or has to: an obligation, as must (openingModal)
+	auxOpens                         bool                // its first word is its opening auxiliary (a yes/no question, even with a when or where inside)
 	wouldLike                        bool                // would like, love or prefer: a wish
 	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
@@ -622,6 +623,7 @@ func signature(q string) vsig {
 	}
 	aux, subject := text.OpeningOf(q)
 	s.modal = modalClass[aux]
+	s.auxOpens = aux != "" && len(lower) > 0 && lower[0] == aux // "Can I keep my number when I switch?": yes/no, whatever its when
 	switch w := subject; w {
 	case "i", "we":
 		s.subject = "1"
@@ -1590,7 +1592,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// cancel?"), a past against a present ("Did you ship it?" / "Do you
 	// ship it?"). An open question asks the same with either ("How do I
 	// reset it?" = "How can I reset it?").
-	if qm, sm := query.openingModal(), stored.openingModal(); query.qtype == "yesno" && stored.qtype == "yesno" && qm != "" && sm != "" && !modalsAlike(qm, sm) && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) &&
+	if qm, sm := query.openingModal(), stored.openingModal(); (query.qtype == "yesno" || query.auxOpens) && (stored.qtype == "yesno" || stored.auxOpens) && qm != "" && sm != "" && !modalsAlike(qm, sm) && !(modalTense[qm] && modalTense[sm] && (qm == "perfect" || sm == "perfect") && (qm == "past" || sm == "past")) &&
 		!(qm == "future" && modalTense[sm] || sm == "future" && modalTense[qm]) { // will against did or does: the tense checks
 		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}

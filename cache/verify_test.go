@@ -424,6 +424,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这趟航班比原定时间早到了多久", "这趟航班比原定时间要晚到多久", "compare"},
 		{"Only the night shift handles returns.", "The night shift handles only returns.", "scope"}, // only before the verb's subject / after the verb
 		{"Only Maria speaks Spanish at the front desk.", "Maria speaks only Spanish at the front desk.", "scope"},
+		{"Can I bring my own laptop when I start at the office?", "Do I have to bring my own laptop when I start at the office?", "intent"}, // a yes/no question with a when inside
+		{"Can I park where the trucks unload?", "Must I park where the trucks unload?", "intent"},
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -560,6 +562,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"今年的报名人数比去年多多少", "今年报名的人数比去年多了多少"},                                                                                              // 多多少: more, then how many
 		{"Do I only need my passport for the trip?", "Do I need only my passport for the trip?"},                                         // right before the verb: what follows
 		{"Why is my card getting declined abroad? I only have one card.", "Why is my card being declined abroad? I only have one card."}, // only in another sentence
+		{"Can I change my seat when I check in?", "Am I able to change my seat when I check in?"},
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

@@ -174,6 +174,8 @@ type vsig struct {
 	modalPerfect                     bool                // a modal with have and a past participle: should have cancelled
 	haveTo                           bool                // have to or has to: an obligation, as must (openingModal)
 	auxOpens                         bool                // its first word is its opening auxiliary (a yes/no question, even with a when or where inside)
+	lastModal                        string              // the opening class of its last sentence after a statement (lastQuestionModal), or ""
+	comparisons                      []hanComparison     // the predicates of its Chinese comparisons with 比 (hanComparisons)
 	wouldLike                        bool                // would like, love or prefer: a wish
 	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
@@ -620,10 +622,12 @@ func signature(q string) vsig {
 	}
 	if hasHan {
 		s.clauses = clauseIntents(q)
+		s.comparisons = hanComparisons(q)
 	}
 	aux, subject := text.OpeningOf(q)
 	s.modal = modalClass[aux]
 	s.auxOpens = aux != "" && len(lower) > 0 && lower[0] == aux // "Can I keep my number when I switch?": yes/no, whatever its when
+	s.lastModal = lastQuestionModal(q)
 	switch w := subject; w {
 	case "i", "we":
 		s.subject = "1"
@@ -1280,7 +1284,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 	}
 	// Chinese comparisons go the same way: 比系统记录的多 / 比系统记录的要少.
-	if qc, sc := hanComparisons(query.text), hanComparisons(stored.text); len(qc) > 0 && len(sc) > 0 {
+	if qc, sc := query.comparisons, stored.comparisons; len(qc) > 0 && len(sc) > 0 {
 		if i := comparisonsOpposed(qc, sc); i >= 0 {
 			return "compare", fmt.Sprintf("the comparisons go opposite ways: 比…%c in the question, 比…%c in the cached one", qc[i].adjective, sc[i].adjective)
 		}
@@ -1599,7 +1603,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// The same for the questions after a statement of context: "I start
 	// in 10 days. Do I have to give two weeks' notice?" / "… Should I give
 	// two weeks' notice?".
-	if qm, sm := lastQuestionModal(query.text), lastQuestionModal(stored.text); qm != "" && sm != "" && !modalsAlike(qm, sm) && !modalTense[qm] && !modalTense[sm] && qm != "future" && sm != "future" {
+	if qm, sm := query.lastModal, stored.lastModal; qm != "" && sm != "" && !modalsAlike(qm, sm) && !modalTense[qm] && !modalTense[sm] && qm != "future" && sm != "future" {
 		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}
 	// Quantities: a unit counted by different numerals ("two codes on one

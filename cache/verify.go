@@ -155,6 +155,7 @@ type vsig struct {
 	modalAsksWhom                    bool                // a modal before do or a verb of asking someone (askVerbs)
 	howManner                        bool                // how right before an auxiliary (how do, how should): the way to do it
 	clock                            bool                // it asks the time of day (几点, what time)
+	day                              bool                // it asks the day or the date (哪天, 几号, what day)
 	timeCount                        bool                // a Chinese count of time units (多少天, 几个月)
 	tenses                           map[string]string   // verb → "past" or "present": its finite English forms (ran, runs), not after an auxiliary, to or a determiner
 	maybe                            bool                // a possibility: may, might, could; 可能, 也许, 或许
@@ -1041,6 +1042,7 @@ func (s *vsig) intent(q string, lower []string) {
 	// 一箱有多少 counts units; 钱还有多少 an amount of money, as 还有多少钱 does.
 	s.units = hanUnitsAsked(zhJi) || strings.Contains(zh, "有多少") && !strings.ContainsAny(zh, "钱元费额价")
 	s.clock = has("what time", "几点")
+	s.day = has("what day", "which day", "what date", "哪天", "哪一天", "几号", "星期几", "周几", "礼拜几")
 	s.timeCount = hanTimeCount(zhJi)
 	switch {
 	case has("多少钱", "什么价", "几块钱", "多少元", "价格是多少", "价格多少", "价钱多少", "售价多少"):
@@ -1316,6 +1318,13 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 	}
 	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
+		for verb, t := range side[0].tenses {
+			if t == "past" && side[1].tenses[verb] == "" && side[0].latin && side[1].bareFinite(verb) {
+				return "tense", fmt.Sprintf("tense differs: %q is past in one question, present in the other", verb)
+			}
+		}
+	}
+	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
 		if !side[0].future || side[0].past || side[1].future {
 			continue
 		}
@@ -1331,6 +1340,28 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// it rain tomorrow?" asks what "Will it rain tomorrow?" asks.
 	if query.qtype == "" && stored.qtype == "" && !query.open && !stored.open && query.maybe != stored.maybe {
 		return "mood", "one statement says it may happen (may, might, could, 可能), the other that it does or will"
+	}
+	// The first months against months ago: 前三个月 / 三个月前.
+	if qf, qa := hanFirstAgo(query.text); qf+qa > 0 {
+		if sf, sa := hanFirstAgo(stored.text); qf != sf && qa != sa && qf+qa == sf+sa {
+			return "tense", "the time differs: the first of a span (前三个月) in one question, a span ago (三个月前) in the other"
+		}
+	}
+	// The time of day against the day: 快递几点到 / 快递哪天到.
+	if query.clock != stored.clock && query.day != stored.day && query.clock != query.day {
+		return "intent", "intent differs: one question asks the time of day (几点, what time), the other the day (哪天, what day)"
+	}
+	// 了 before the final particle, all else equal: 发货了吗 asks whether it
+	// has shipped, 发货吗 whether it ships.
+	if leAsked(query.text, stored.text) || leAsked(stored.text, query.text) {
+		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"
+	}
+	// 都, 也, 只 and 仅 replaced by one another, all else equal.
+	if x, y, ok := scopeReplaced(query.text, stored.text); ok {
+		return "scope", fmt.Sprintf("the scope differs: %c in the question, %c in the cached one", x, y)
+	}
+	if imminentAdded(query.text, stored.text) || imminentAdded(stored.text, query.text) {
+		return "tense", "tense differs: one question says it is about to happen (要…了, 快…了), the other that it has"
 	}
 	// When-questions: a past against no tense marker asks about another
 	// time ("When did the store open?" is its history, "When does the
@@ -1640,9 +1671,19 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		}
 		*side.voiced = voiced
 	}
+	// A number reached (涨到百分之五, to 5%) against a change by it (涨了百分之五);
+	// a repeated number by its place among its repeats (原价五百…减了一百 / 减到一百).
+	reached := func(u vunit, a, b int) bool {
+		qr, sr := query.seq[a].role, stored.seq[b].role
+		return (isDigits(strings.Replace(u.low, ".", "", 1)) || oneOf(hanNumerals, u.low)) && (qr == "to") != (sr == "to") &&
+			(qr == "to" && !directional[sr] || sr == "to" && !directional[qr]) && query.seq[a].reps == stored.seq[b].reps
+	}
 	for _, u := range query.seq {
 		a, okA := qi[u.text]
 		b, okB := si[u.text]
+		if okA && okB && u.unit && reached(u, a, b) {
+			return "roles", fmt.Sprintf("roles differ: the number %q is reached (to, 到) in one question, a change by it in the other", u.word)
+		}
 		if !u.unit || u.rep {
 			continue
 		}
@@ -1654,11 +1695,6 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		if okA && okB && (query.seq[a].role == "with") != (stored.seq[b].role == "with") && (query.seq[a].role == "" || stored.seq[b].role == "") && query.latin &&
 			(!query.hasWord("with") || !stored.hasWord("with")) {
 			return "roles", fmt.Sprintf("roles differ: %q comes with with in one question only", u.text)
-		}
-		// A number reached (涨到百分之五, to 5%) against a change by it (涨了百分之五).
-		if okA && okB && (isDigits(u.low) || oneOf(hanNumerals, u.low)) && (query.seq[a].role == "to") != (stored.seq[b].role == "to") &&
-			(query.seq[a].role == "to" && !directional[stored.seq[b].role] || stored.seq[b].role == "to" && !directional[query.seq[a].role]) {
-			return "roles", fmt.Sprintf("roles differ: the number %q is reached (to, 到) in one question, a change by it in the other", u.text)
 		}
 		if okA && okB && isHanTok(u.low) && (query.seq[a].role == "to" && stored.seq[b].role == "and" || query.seq[a].role == "and" && stored.seq[b].role == "to") {
 			return "roles", fmt.Sprintf("roles differ: %q ends a range (to, 到) in one question and a list (and, 和) in the other", u.text)

@@ -1781,13 +1781,18 @@ func aNotA(seq []vunit, i int) bool {
 }
 
 // scopeWord returns the class of a word whose scope a negation may take
-// (all, every, always, necessarily; 都, 一定, 所有, 全, 总) or "".
+// (all, every, always, often, necessarily; 都, 一定, 所有, 全, 总, 一直, 常, 再)
+// or "".
 func scopeWord(w, prev string) string {
 	switch {
 	case w == "all" || w == "every" || w == "everything" || w == "everyone" || w == "都" || w == "有" && prev == "所" || w == "部" && prev == "全" || w == "全" && prev == "完":
 		return "all"
-	case w == "always" || w == "总":
+	case w == "always" || w == "总" || w == "直" && prev == "一":
 		return "always"
+	case w == "often" || w == "usually" || w == "frequently" || w == "常":
+		return "often" // 经常不吃 / 不经常吃, often don't / don't often
+	case w == "再":
+		return "again" // 再不用 (if it stays unused) / 不再用 (no longer)
 	case (w == "many" || w == "much") && !degreeWords[prev]:
 		return "many" // not "how much"
 	case w == "necessarily" || w == "定" && prev == "一":
@@ -2124,4 +2129,126 @@ func comparisonsOpposed(a, b []hanComparison) int {
 		}
 	}
 	return -1
+}
+
+// leAsked reports a question that is the other one with a 了 before its
+// final particle or a break added (今天发货了吗 / 今天发货吗, 居民医保还交了吗 /
+// 还交吗): whether it has happened against whether it happens.
+func leAsked(a, b string) bool {
+	if len(a) != len(b)+len("了") {
+		return false
+	}
+	for i := strings.Index(a, "了"); i >= 0; {
+		rest := a[i+len("了"):]
+		r, _ := utf8.DecodeRuneInString(rest)
+		if (rest == "" || strings.ContainsRune("吗呢没么嘛，,。.？?！!；; ", r)) && a[:i]+rest == b {
+			return true
+		}
+		j := strings.Index(rest, "了")
+		if j < 0 {
+			break
+		}
+		i += len("了") + j
+	}
+	return false
+}
+
+// hanFirstAgo counts the 前 of q that open a count (前三个月: the first
+// three months, 前10名) and those that close a span of time (三个月前:
+// three months ago).
+func hanFirstAgo(q string) (first, ago int) {
+	rs := []rune(q)
+	for i, r := range rs {
+		if r != '前' {
+			continue
+		}
+		if i+1 < len(rs) && (rs[i+1] >= '0' && rs[i+1] <= '9' || strings.ContainsRune("一二两三四五六七八九十几半", rs[i+1])) {
+			first++
+		}
+		if i > 0 && strings.ContainsRune("年月天日周时钟秒", rs[i-1]) && i > 1 && !strings.ContainsRune("上下这那本每", rs[i-2]) {
+			ago++
+		}
+	}
+	return first, ago
+}
+
+// imminentAdded reports a question that is the other one with 要, 快, 快要,
+// 就要 or 马上 added before a 了 (会员要到期了 / 会员到期了, 订单要发货了 /
+// 订单发货了): about to happen against done.
+func imminentAdded(a, b string) bool {
+	for _, m := range []string{"快要", "就要", "马上", "要", "快"} {
+		if len(a) != len(b)+len(m) {
+			continue
+		}
+		for k := strings.Index(a, m); k >= 0; {
+			before, after := a[:k], a[k+len(m):]
+			if before+after == b && strings.Contains(after, "了") && !strings.HasSuffix(before, "快") && !strings.HasSuffix(before, "就") && !strings.HasSuffix(before, "马上") &&
+				!strings.HasPrefix(after, "要") && !strings.HasPrefix(after, "快") { // 快 / 快要: both about to
+				return true
+			}
+			j := strings.Index(a[k+len(m):], m)
+			if j < 0 {
+				break
+			}
+			k += len(m) + j
+		}
+	}
+	return false
+}
+
+// runeReplaced returns the place where a and b differ by one character,
+// all else equal, and the two characters; -1 when they differ otherwise.
+func runeReplaced(a, b string) (at int, x, y rune) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) {
+		return -1, 0, 0
+	}
+	at = -1
+	for i := range ra {
+		if ra[i] != rb[i] {
+			if at >= 0 {
+				return -1, 0, 0
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return -1, 0, 0
+	}
+	return at, ra[at], rb[at]
+}
+
+// scopeReplaced reports 都, 也, 只 or 仅 replaced by another of them, all else
+// equal (这些商品都包邮吗 / 这些商品也包邮吗): all, also and only; not after a
+// question word or 一点, where 都 and 也 both say any (怎么都打不通 =
+// 怎么也打不通, 一点都不 = 一点也不).
+func scopeReplaced(a, b string) (rune, rune, bool) {
+	at, x, y := runeReplaced(a, b)
+	if at < 0 || !strings.ContainsRune("都也只仅", x) || !strings.ContainsRune("都也只仅", y) || strings.ContainsRune("只仅", x) && strings.ContainsRune("只仅", y) {
+		return 0, 0, false
+	}
+	if at > 0 && strings.ContainsRune("么谁哪啥几点", []rune(a)[at-1]) {
+		return 0, 0, false
+	}
+	return x, y, true
+}
+
+// bareFinite reports verb in its base form used as a finite present in s:
+// right after its subject, after no auxiliary, modal or to ("Which orders
+// ship today?"), where
+// another question has it past ("Which orders shipped today?").
+func (s *vsig) bareFinite(verb string) bool {
+	for i := range s.seq {
+		u := s.seq[i]
+		if u.low == verb && u.unit && !u.named {
+			if i == 0 {
+				return false
+			}
+			prev := s.seq[i-1].low
+			return s.seq[i-1].unit && !notFinite[prev] && !quantifiers[prev] && prev != "much" && !numberish(prev) && !slices.ContainsFunc(s.seq[:i], func(p vunit) bool {
+				return auxiliaries[p.low] || modalBits(p.low, "") != 0 || p.low == "to" || strings.HasSuffix(p.low, "n't") || p.low == "not" || p.low == "never"
+			})
+		}
+	}
+	return false
 }

@@ -426,6 +426,17 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Only Maria speaks Spanish at the front desk.", "Maria speaks only Spanish at the front desk.", "scope"},
 		{"Can I bring my own laptop when I start at the office?", "Do I have to bring my own laptop when I start at the office?", "intent"}, // a yes/no question with a when inside
 		{"Can I park where the trucks unload?", "Must I park where the trucks unload?", "intent"},
+		{"房贷利率降了0.4%，每月少还多少", "房贷利率降到0.4%，每月少还多少", "roles"},     // a change by a decimal against reaching it
+		{"这台洗衣机原价三千，活动直接减了一千吗", "这台洗衣机原价三千，活动直接减到一千吗", "roles"}, // a repeated number (千), by its place
+		{"这个月的奖金发了吗", "这个月的奖金发吗", "tense"},                      // 了吗: has it happened
+		{"我的护照办好了吗", "我的护照要办好了吗", "tense"},                      // 要…了: about to
+		{"我晚上经常不锻炼，会发胖吗", "我晚上不经常锻炼，会发胖吗", "negation"},          // 经常不 / 不经常
+		{"I often don't eat breakfast, is that bad?", "I don't often eat breakfast, is that bad?", "negation"},
+		{"这个账号我再不登录会被冻结吗", "这个账号我不再登录会被冻结吗", "negation"}, // 再不 / 不再
+		{"孩子出生后前六个月要打几针疫苗", "孩子出生后六个月前要打几针疫苗", "tense"},  // the first months / months ago
+		{"这些课程都免费吗", "这些课程也免费吗", "scope"},                // all / also
+		{"维修师傅几点上门", "维修师傅哪天上门", "intent"},               // the time of day / the day
+		{"Which invoices printed this morning?", "Which invoices print this morning?", "tense"},
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -563,6 +574,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Do I only need my passport for the trip?", "Do I need only my passport for the trip?"},                                         // right before the verb: what follows
 		{"Why is my card getting declined abroad? I only have one card.", "Why is my card being declined abroad? I only have one card."}, // only in another sentence
 		{"Can I change my seat when I check in?", "Am I able to change my seat when I check in?"},
+		{"快递员怎么都联系不上", "快递员怎么也联系不上"}, // any way: 都 = 也
+		{"信用卡快到期了怎么办", "信用卡快要到期了怎么办"},
+		{"How many quizzes are in the course?", "How many quiz are in the course?"}, // a noun after many, no verb
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

@@ -780,7 +780,7 @@ func (s *vsig) invertedBe(i int) bool {
 	for k > 0 && k > i-4 && s.seq[k].unit && !opens(k) && !verbLike(s.seq[k].low) && !strings.HasPrefix(s.seq[k].text, "p:") {
 		k--
 	}
-	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && (!prev.unit || !opens(k)) {
+	if prev := s.seq[i-1]; persons[prev.low] == "" && prev.low != "it" && !prev.named && (!prev.unit || !opens(k)) { // or a name: Is Mount Vesuvius erupting?
 		return false
 	}
 	for j := i - 2; j >= 0 && j >= i-4; j-- {
@@ -1359,6 +1359,12 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// 都, 也, 只 and 仅 replaced by one another, all else equal.
 	if x, y, ok := scopeReplaced(query.text, stored.text); ok {
 		return "scope", fmt.Sprintf("the scope differs: %c in the question, %c in the cached one", x, y)
+	}
+	if progressiveDone(query.text, stored.text) || progressiveDone(stored.text, query.text) {
+		return "tense", "tense differs: one question asks whether it is going on (在), the other whether it is done (了)"
+	}
+	if conditionAdded(query.text, stored.text) || conditionAdded(stored.text, query.text) {
+		return "mood", "one question supposes (if, 要是, 如果), the other states a fact"
 	}
 	if imminentAdded(query.text, stored.text) || imminentAdded(stored.text, query.text) {
 		return "tense", "tense differs: one question says it is about to happen (要…了, 快…了), the other that it has"

@@ -826,7 +826,7 @@ func negatedWord(s vsig) string {
 // zone C need", "all the rooms" / "the rooms all").
 func modifierAttached(q, s vsig) (string, bool) {
 	next := func(v vsig, i int) string { // the noun a modifier goes with: not a verb, but a noun in -ing (the new training)
-		if w := v.seq[i+1:]; len(w) > 0 && w[0].unit && w[0].clause == v.seq[i].clause && (!verbLike(w[0].low) || ingForm(w[0].low) || text.IsVerb(w[0].low) && (strings.HasSuffix(v.seq[i].low, "ed") || participle(v.seq[i].low) || pastForm(v.seq[i].low))) && !functionWords[w[0].low] { // a base form after a participle is a noun (a used gift card)
+		if w := v.seq[i+1:]; len(w) > 0 && w[0].unit && w[0].clause == v.seq[i].clause && (!verbLike(w[0].low) || ingForm(w[0].low) || text.IsVerb(w[0].low) && (strings.HasSuffix(v.seq[i].low, "ed") || participle(v.seq[i].low) || pastForm(v.seq[i].low)) || gradedAdjective(v.seq[i].low) && (len(w) == 1 || !w[1].unit || w[1].clause != w[0].clause)) && !functionWords[w[0].low] { // a base form after a participle is a noun (a used gift card), and so is a verb-like word that ends its phrase after a graded adjective (cheap flights and, not next general election)
 			return v.seq[i+1].word
 		}
 		return ""
@@ -1071,8 +1071,17 @@ var reversibleHan = setOf("互相 合适 积累 代替 离别 样式 演讲 觉�
 // 0 when it has no only or neither.
 func (s *vsig) onlyPlace() uint8 {
 	only := slices.IndexFunc(s.seq, func(u vunit) bool { return u.low == "only" })
-	if only < 0 {
+	switch {
+	case only < 0:
 		return 0
+	case s.seq[only].clause == s.seq[0].clause && auxiliaries[s.seq[0].low]:
+		// A yes/no question: only right after its auxiliary limits the
+		// subject ("Can only doctors prescribe antibiotics?", "Is only
+		// the library open?"), elsewhere what follows.
+		if only == 1 {
+			return 1
+		}
+		return 2
 	}
 	modal, verb := -1, -1 // in the clause of only
 	for i := range s.seq {
@@ -2135,22 +2144,10 @@ func comparisonsOpposed(a, b []hanComparison) int {
 // final particle or a break added (今天发货了吗 / 今天发货吗, 居民医保还交了吗 /
 // 还交吗): whether it has happened against whether it happens.
 func leAsked(a, b string) bool {
-	if len(a) != len(b)+len("了") {
-		return false
-	}
-	for i := strings.Index(a, "了"); i >= 0; {
-		rest := a[i+len("了"):]
-		r, _ := utf8.DecodeRuneInString(rest)
-		if (rest == "" || strings.ContainsRune("吗呢没么嘛，,。.？?！!；; ", r)) && a[:i]+rest == b {
-			return true
-		}
-		j := strings.Index(rest, "了")
-		if j < 0 {
-			break
-		}
-		i += len("了") + j
-	}
-	return false
+	return removedOnce(a, b, "了", func(_, after string) bool {
+		r, _ := utf8.DecodeRuneInString(after)
+		return after == "" || strings.ContainsRune("吗呢没么嘛，,。.？?！!；; ", r)
+	})
 }
 
 // hanFirstAgo counts the 前 of q that open a count (前三个月: the first
@@ -2174,23 +2171,14 @@ func hanFirstAgo(q string) (first, ago int) {
 
 // imminentAdded reports a question that is the other one with 要, 快, 快要,
 // 就要 or 马上 added before a 了 (会员要到期了 / 会员到期了, 订单要发货了 /
-// 订单发货了): about to happen against done.
+// 订单发货了): about to happen against done; not 快 / 快要, both about to.
 func imminentAdded(a, b string) bool {
 	for _, m := range []string{"快要", "就要", "马上", "要", "快"} {
-		if len(a) != len(b)+len(m) {
-			continue
-		}
-		for k := strings.Index(a, m); k >= 0; {
-			before, after := a[:k], a[k+len(m):]
-			if before+after == b && strings.Contains(after, "了") && !strings.HasSuffix(before, "快") && !strings.HasSuffix(before, "就") && !strings.HasSuffix(before, "马上") &&
-				!strings.HasPrefix(after, "要") && !strings.HasPrefix(after, "快") { // 快 / 快要: both about to
-				return true
-			}
-			j := strings.Index(a[k+len(m):], m)
-			if j < 0 {
-				break
-			}
-			k += len(m) + j
+		if removedOnce(a, b, m, func(before, after string) bool {
+			return strings.Contains(after, "了") && !strings.HasSuffix(before, "快") && !strings.HasSuffix(before, "就") && !strings.HasSuffix(before, "马上") &&
+				!strings.HasPrefix(after, "要") && !strings.HasPrefix(after, "快")
+		}) {
+			return true
 		}
 	}
 	return false
@@ -2248,6 +2236,70 @@ func (s *vsig) bareFinite(verb string) bool {
 			return s.seq[i-1].unit && !notFinite[prev] && !quantifiers[prev] && prev != "much" && !numberish(prev) && !slices.ContainsFunc(s.seq[:i], func(p vunit) bool {
 				return auxiliaries[p.low] || modalBits(p.low, "") != 0 || p.low == "to" || strings.HasSuffix(p.low, "n't") || p.low == "not" || p.low == "never"
 			})
+		}
+	}
+	return false
+}
+
+// gradedAdjective reports a word with an antonym facet that is no verb
+// (cheap, new, large): before a word that could be a verb, it makes that
+// word its noun ("cheap flights and hotels" / "flights and cheap hotels").
+func gradedAdjective(w string) bool {
+	if text.IsVerb(w) {
+		return false
+	}
+	for _, f := range text.Facets(w) {
+		if strings.HasPrefix(f, "ant.") {
+			return true
+		}
+	}
+	return false
+}
+
+// removedOnce reports b as a with one occurrence of m taken out, where
+// at allows it given the text before and after that occurrence.
+func removedOnce(a, b, m string, at func(before, after string) bool) bool {
+	if len(a) != len(b)+len(m) {
+		return false
+	}
+	for k := strings.Index(a, m); k >= 0; {
+		if before, after := a[:k], a[k+len(m):]; before+after == b && at(before, after) {
+			return true
+		}
+		j := strings.Index(a[k+len(m):], m)
+		if j < 0 {
+			break
+		}
+		k += len(m) + j
+	}
+	return false
+}
+
+// conditionAdded reports a question that is the other one opened by a
+// condition (要是我去年把股票卖了，… / 我去年把股票卖了，…; "If I sold …" / "I
+// sold …"): a supposition against a fact.
+func conditionAdded(a, b string) bool {
+	clauseStart := func(before, _ string) bool {
+		before = strings.TrimRight(before, " ")
+		r, _ := utf8.DecodeLastRuneInString(before)
+		return before == "" || strings.ContainsRune("，,。.？?！!；;：:", r)
+	}
+	for _, m := range []string{"要是", "如果", "假如", "假设", "万一", "倘若", "若是", "if "} {
+		if removedOnce(strings.ToLower(a), strings.ToLower(b), m, clauseStart) {
+			return true
+		}
+	}
+	return false
+}
+
+// progressiveDone reports a question asking whether something is going on
+// (巴黎圣母院在修复吗) against the other asking whether it is done (修复了吗).
+func progressiveDone(a, b string) bool {
+	for _, m := range []string{"正在", "在"} {
+		if len(a) == len(b)-len("了")+len(m) && strings.Contains(a, m) && removedOnce(a, strings.Replace(b, "了", "", 1), m, func(before, after string) bool {
+			return leAsked(b, before+after)
+		}) {
+			return true
 		}
 	}
 	return false

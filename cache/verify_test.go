@@ -437,6 +437,13 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这些课程都免费吗", "这些课程也免费吗", "scope"},                // all / also
 		{"维修师傅几点上门", "维修师傅哪天上门", "intent"},               // the time of day / the day
 		{"Which invoices printed this morning?", "Which invoices print this morning?", "tense"},
+		{"Is Lake Tahoe freezing?", "Has Lake Tahoe frozen?", "tense"},                              // now, of a name
+		{"Is only the north gate open at night?", "Is the north gate open only at night?", "scope"}, // only right after the auxiliary
+		{"Can only admins delete channels?", "Can admins delete only channels?", "scope"},
+		{"Where can I book cheap rooms and tickets in Rome?", "Where can I book rooms and cheap tickets in Rome?", "order"}, // a graded adjective before a verb-like noun
+		{"要是我上个月把车卖了，要交多少税", "我上个月把车卖了，要交多少税", "mood"},                                                                      // a supposition against a fact
+		{"If I quit my job in May, can I still get the bonus?", "I quit my job in May, can I still get the bonus?", "mood"},
+		{"那座老桥在重建吗", "那座老桥重建了吗", "tense"},                                      // going on / done
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement

@@ -137,7 +137,7 @@ type vsig struct {
 	subject                          string              // the opening subject (text.OpeningOf): "1" for i and we, "2" for you, else the word
 	than                             bool                // it compares: than, or 比 between two things (hanThan)
 	mood                             mood                // how a Chinese question asks (hanMood)
-	clauseModals                     []mood              // the modal moods (modalMoods) of each clause, by clause number
+	clauseModals                     []mood              // the modal moods (modalMoods) of each clause, and moodDone of a Chinese clause ending in 了 or 过, by clause number
 	units                            bool                // a Chinese count of units (hanUnitsAsked)
 	negScope                         []string            // a quantifier's class and where a negation of its clause stands: "all:neg-before" (not all, 不都)
 	deixis                           uint8               // 上次 1, 下次 2, 这次 4, 每次 8 (scopeWords)
@@ -330,8 +330,9 @@ func hanThan(toks []string, i int) bool {
 }
 
 // directional role classes: a unit moving between two of them changes who
-// does what to whom.
-var directional = map[string]bool{"to": true, "from": true, "by": true, "obj": true, "than": true}
+// does what to whom, or what is talked about ("complain about my manager
+// to HR" / "complain to my manager about HR").
+var directional = map[string]bool{"to": true, "from": true, "by": true, "obj": true, "than": true, "about": true}
 
 // functionWords are English closed-class words: never units, never names.
 var functionWords = setOf(`a an the this that these those it its is are was were be been being am do does did done
@@ -1280,7 +1281,7 @@ func verifyPair(query, stored vsig) (check, reason string) {
 		for _, u := range side.s.seq {
 			// A name written in Latin letters must be in the other question
 			// unless that one has no Latin word at all (a translation).
-			if u.named && side.other.latin && !side.other.hasWord(u.word) {
+			if u.named && (side.other.latin || side.s.hasHan() && side.other.hasHan() && latinName(u.word)) && !side.other.hasWord(u.word) { // both Chinese: no translation (京东Plus会员 / 京东会员)
 				return "names", fmt.Sprintf("name %q is only in %s", u.text, side.where)
 			}
 		}
@@ -1356,6 +1357,10 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	if leAsked(query.text, stored.text) || leAsked(stored.text, query.text) {
 		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"
 	}
+	// Now against before, all else equal: 忘了现在的支付密码 / 忘了原来的支付密码.
+	if x, y, ok := spanReplaced(query.text, stored.text); ok && (nowWords[x] && thenWords[y] || thenWords[x] && nowWords[y]) {
+		return "deixis", fmt.Sprintf("the time differs: %s in the question, %s in the cached one", x, y)
+	}
 	// 都, 也, 只 and 仅 replaced by one another, all else equal.
 	if x, y, ok := scopeReplaced(query.text, stored.text); ok {
 		return "scope", fmt.Sprintf("the scope differs: %c in the question, %c in the cached one", x, y)
@@ -1392,9 +1397,19 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	// Clause by clause, when both have as many: 银行还愿意给我批贷款吗，利率会不会高 /
 	// 银行还能给我批贷款吗，利率会不会高 (the later clause's modals would hide
 	// the first's).
-	if n := len(query.seq); n > 0 && len(stored.seq) > 0 && query.seq[n-1].clause == stored.seq[len(stored.seq)-1].clause && query.qtype == stored.qtype && query.qtype != "how" && query.qtype != "where" && query.qtype != "when" {
+	// In how-, where- and when-questions the clause that asks is let be
+	// (需要怎么操作 / 可以怎么操作), the others not (社保要不要转回老家，怎么转 / 社保能不能转回老家，怎么转).
+	if n := len(query.seq); n > 0 && len(stored.seq) > 0 && query.seq[n-1].clause == stored.seq[len(stored.seq)-1].clause && query.qtype == stored.qtype {
+		asksHow := query.qtype == "how" || query.qtype == "where" || query.qtype == "when"
 		for c := range min(len(query.clauseModals), len(stored.clauseModals)) {
-			if a, b := query.clauseModals[c], stored.clauseModals[c]; a != 0 && b != 0 && a&b == 0 {
+			if asksHow && (query.clauseAsks(c) || stored.clauseAsks(c)) {
+				continue
+			}
+			// Modals against other modals, or a modal alone against a done
+			// alone (这个订单可退吗 / 这个订单退了吗).
+			a, b := query.clauseModals[c], stored.clauseModals[c]
+			am, bm, ad, bd := a&modalMoods, b&modalMoods, a&moodDone != 0, b&moodDone != 0
+			if am != 0 && bm != 0 && am&bm == 0 || am != 0 && !ad && bd && bm == 0 || bm != 0 && !bd && ad && am == 0 {
 				return "mood", fmt.Sprintf("the questions ask differently: %s against %s", a, b)
 			}
 		}
@@ -2328,16 +2343,14 @@ func (s *vsig) grammar() {
 			} else {
 				s.past = true // 降价了吗, 去过吗
 				s.mood |= moodDone
+				s.clauseMood(seq[i].clause, moodDone)
 			}
 		}
 		if han {
 			m := hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2))
 			s.mood |= m
-			if c := seq[i].clause; m&modalMoods != 0 {
-				if c >= len(s.clauseModals) {
-					s.clauseModals = append(s.clauseModals, make([]mood, c+1-len(s.clauseModals))...)
-				}
-				s.clauseModals[c] |= m & modalMoods
+			if m&modalMoods != 0 {
+				s.clauseMood(seq[i].clause, m&modalMoods)
 			}
 		}
 		// Passive agent: the units after by in a clause with a passive

@@ -60,6 +60,18 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	if vx, vy := numeralValue(x.low), numeralValue(y.low); vx >= 0 && vy >= 0 && vx != vy {
 		return x.low, y.low, true
 	}
+	// One preposition for another, one of them of a definite sense (on /
+	// behind schedule, open on / except Mondays, in / since 2024); the
+	// light ones (in, on, at, for, to, with, by …) trade places freely
+	// (the rate on / for my account, sales in / for 2023).
+	if px, py := prepositions[x.low], prepositions[y.low]; px != "" && py != "" && px != py && (!lightPrepositions[x.low] || !lightPrepositions[y.low]) {
+		return x.low, y.low, true
+	}
+	// Let (leave) against a request's verb (help, show): "Can you help me
+	// cancel …" asks for help, "Can you let me cancel …" for permission.
+	if (x.low == "let") != (y.low == "let") && imperatives[x.low] && imperatives[y.low] {
+		return x.low, y.low, true
+	}
 	// A request's verb (tell, show, get) is a content word after a
 	// subject or to: "How do I get a refund?" / "How do I give a refund?".
 	content := func(u *vunit) bool {
@@ -483,6 +495,12 @@ func insertedWord(q, s vsig) (string, bool) {
 			return u.low, true
 		}
 		return "", false
+	}
+	if next := ""; roleMarkers[u.low] != "" && u.low[0] < utf8.RuneSelf && u.low != "of" && !strongParticles[u.low] && !weakParticles[u.low] && i > 0 && i+1 < len(s.seq) { // not of: all of the buses = all the buses
+		next = s.seq[i+1].low
+		if objectStart[next] || persons[next] != "" || s.seq[i+1].unit {
+			return u.low, true // "Can I pay for my friend?" / "Can I pay my friend?": another role
+		}
 	}
 	if !u.unit || u.named || u.low == "" || u.low[0] >= utf8.RuneSelf || persons[u.low] != "" || strings.ContainsAny(u.low, "0123456789") ||
 		strongParticles[u.low] || weakParticles[u.low] { // print out / print: a particle often only completes the verb
@@ -1206,8 +1224,8 @@ func hanMood(w, prev, next, next2 string) mood {
 			return moodAbility
 		}
 	case "可":
-		if oneOf("以否", next) {
-			return moodAbility
+		if oneOf("以否", next) || text.HanVerbal(next) && !oneOf("能是爱惜乐靠怕观口怜笑见", next) {
+			return moodAbility // 可以, 可否, 可退 (can be returned); not 可能, 可是, 可靠
 		}
 	case "法":
 		if oneOf("无没", prev) {
@@ -1240,7 +1258,8 @@ func hanMood(w, prev, next, next2 string) mood {
 			return moodNeed // 要手续费吗, 每周都要盘点吗 (明天要下雨吗, a will, is read as a must too)
 		}
 	case "会":
-		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞都", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) {
+		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) &&
+			!(prev == "都" && (next == "" || oneOf("市人区圈的女男风夜", next))) { // 都会 (a city) before a noun; 大家都会参加 is will
 			return moodAbility | moodNeed // will: 明天会送到吗 = 能送到吗, 会扣手续费吗 = 要扣手续费吗
 		}
 	case "愿":
@@ -2303,4 +2322,73 @@ func progressiveDone(a, b string) bool {
 		}
 	}
 	return false
+}
+
+// prepositions are the English prepositions, each with the entry of the
+// words that say alike (in the building = inside the building).
+var prepositions = func() map[string]string {
+	m := map[string]string{}
+	for _, g := range strings.Fields(`about above across after against along among around at before behind below|beneath|underneath beside
+		besides between beyond by despite down during except for from in|inside|within into|onto near of off on|upon opposite outside over past
+		per since through|throughout till|until to toward|towards under up via with without`) {
+		for w := range strings.SplitSeq(g, "|") {
+			m[w] = g
+		}
+	}
+	return m
+}()
+
+// lightPrepositions say little of their own: which one a question uses
+// follows its noun (the rate on / for, speak to / with, pay with / in cash).
+var lightPrepositions = setOf("in on at for to with by of from about into onto upon via per")
+
+// clauseMood adds m to the moods of clause c (clauseModals).
+func (s *vsig) clauseMood(c int, m mood) {
+	if c >= len(s.clauseModals) {
+		s.clauseModals = append(s.clauseModals, make([]mood, c+1-len(s.clauseModals))...)
+	}
+	s.clauseModals[c] |= m
+}
+
+// clauseAsks reports a question word in clause c (怎么, 哪里, 什么时候, how,
+// where, when …).
+func (s *vsig) clauseAsks(c int) bool {
+	return slices.ContainsFunc(s.seq, func(u vunit) bool {
+		return u.clause == c && (oneOf("怎哪谁啥几何什", u.low) || whWords[u.low])
+	})
+}
+
+// spanReplaced returns the runs of a and b that differ, all else equal
+// (the same length in runes, at most two runes apart), or false.
+func spanReplaced(a, b string) (string, string, bool) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) {
+		return "", "", false
+	}
+	first, last := -1, -1
+	for i := range ra {
+		if ra[i] != rb[i] {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last-first > 1 {
+		return "", "", false
+	}
+	return string(ra[first : last+1]), string(rb[first : last+1]), true
+}
+
+// nowWords and thenWords say now and before (现在的支付密码 / 原来的支付密码).
+var (
+	nowWords  = setOf("现在 目前 当前 如今 现今")
+	thenWords = setOf("原来 以前 之前 原先 过去 从前 先前")
+)
+
+// latinName reports a Latin word in Chinese text that names something
+// (Plus, nova, Pro): no number, no unit or time the facets read (25kg,
+// pm); an English antonym (pro) is a name there.
+func latinName(w string) bool {
+	return !strings.ContainsAny(w, "0123456789") && !slices.ContainsFunc(text.Facets(w), func(f string) bool { return !strings.HasPrefix(f, "ant.") })
 }

@@ -443,7 +443,17 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Where can I book cheap rooms and tickets in Rome?", "Where can I book rooms and cheap tickets in Rome?", "order"}, // a graded adjective before a verb-like noun
 		{"要是我上个月把车卖了，要交多少税", "我上个月把车卖了，要交多少税", "mood"},                                                                      // a supposition against a fact
 		{"If I quit my job in May, can I still get the bonus?", "I quit my job in May, can I still get the bonus?", "mood"},
-		{"那座老桥在重建吗", "那座老桥重建了吗", "tense"},                                      // going on / done
+		{"那座老桥在重建吗", "那座老桥重建了吗", "tense"},                                                            // going on / done
+		{"Can I pay for my brother?", "Can I pay my brother?", "inserted"},                           // a preposition before the object
+		{"Can you help me reset my password?", "Can you let me reset my password?", "replaced"},      // help against permission
+		{"Is there a bus stop on this block?", "Is there a bus stop behind this block?", "replaced"}, // a preposition of its own sense
+		{"Is the gym open on Sundays?", "Is the gym open except Sundays?", "replaced"},
+		{"Can I complain about my landlord to the council?", "Can I complain to my landlord about the council?", "roles"}, // the topic and the addressee
+		{"这个订单可退吗，运费谁承担", "这个订单退了吗，运费谁承担", "mood"},                                                                        // 可 + verb: can
+		{"公积金要不要转到新单位，怎么转", "公积金能不能转到新单位，怎么转", "mood"},                                                                    // a how-clause lets the other clauses be compared
+		{"我忘了现在的登录密码怎么办", "我忘了原来的登录密码怎么办", "deixis"},
+		{"我们部门的同事都会去团建吗", "我们部门的同事都去团建了吗", "mood|tense"},                       // 都会 before a verb: will
+		{"我刚买了小米Pro手环，能防水吗", "我刚买了小米手环，能防水吗", "names"},                         // a Latin name in Chinese text
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -583,7 +593,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I change my seat when I check in?", "Am I able to change my seat when I check in?"},
 		{"快递员怎么都联系不上", "快递员怎么也联系不上"}, // any way: 都 = 也
 		{"信用卡快到期了怎么办", "信用卡快要到期了怎么办"},
-		{"How many quizzes are in the course?", "How many quiz are in the course?"}, // a noun after many, no verb
+		{"How many quizzes are in the course?", "How many quiz are in the course?"},  // a noun after many, no verb
+		{"Is the printer in the storeroom?", "Is the printer inside the storeroom?"}, // in = inside
+		{"Do all of the rooms have WiFi?", "Do all the rooms have WiFi?"},            // all of the
+		{"单箱重量超过二十五公斤要加费吗", "单箱重量超过25kg要加费吗"},                                        // a unit in Latin letters is no name
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

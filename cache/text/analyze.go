@@ -2147,6 +2147,14 @@ func (a *analyzer) han(i int) int {
 				continue
 			}
 		}
+		// A number said to be near (近一万, 将近一万, 大约三十, 小两万) is no exact
+		// one, as "about 500 dollars" is not "500 dollars".
+		if n := hanApproxBefore(rs, p); n > 0 {
+			flush()
+			a.facet("approx")
+			p += n
+			continue
+		}
 		// Approximate numbers (十几, 几十, 三十多) never equal a specific one.
 		if n := vagueHanNumber(rs[p:]); n > 0 {
 			flush()
@@ -2347,4 +2355,32 @@ func facetsOf(an analysis) []string {
 		out = []string{}
 	}
 	return out
+}
+
+// hanApproxBefore returns the length of a word at rs[p] that makes the
+// numeral after it approximate (将近, 接近, 大约, 大概, 近, 约; 小 before 两万,
+// 三千), or 0: not 最近三天 (lately), 附近, 预约三天 (a booking), nor 近 before
+// a span of time (近三个月: the last three months).
+func hanApproxBefore(rs []rune, p int) int {
+	for _, w := range []string{"将近", "接近", "大约", "大概", "近", "约", "小"} {
+		m := []rune(w)
+		if p+len(m) >= len(rs) || string(rs[p:p+len(m)]) != w {
+			continue
+		}
+		if len(m) == 1 && p > 0 && strings.ContainsRune("最附邻靠亲预签合节制公婚邀大将接", rs[p-1]) {
+			return 0
+		}
+		v, n, _ := parseHanNumber(rs[p+len(m):])
+		if n == 0 || v == "" {
+			return 0
+		}
+		if w == "小" && (n < 2 || !strings.ContainsRune("十百千万亿", rs[p+len(m)+n-1])) {
+			return 0 // 小两万, 小三千; not 小一号, 小二
+		}
+		if rest := string(rs[p+len(m)+n:]); w == "近" && rest != "" && strings.ContainsRune("个天年周日月期", []rune(rest)[0]) {
+			return 0 // 近三个月, 近一年: the last three months, not about three
+		}
+		return len(m)
+	}
+	return 0
 }

@@ -101,9 +101,11 @@ func TestQuestionGrammarReadsAlike(t *testing.T) {
 		{"How do I plot y = 3^x in Sheets?", "How do I plot y = x^3 in Sheets?"}, // operands in order
 		{"Solve 6 / x = 3", "Solve x / 6 = 3"},
 		{"Is a >= b here?", "Is a != b here?"},
-		{"排在第十几名", "排在第十名"},                                                       // an approximate ordinal
-		{"冷库-18度正常吗", "冷库18度正常吗"},                                                 // a minus after Chinese text
-		{"What side effects can ibuprofen cause?", "Why is ibuprofen a problem?"}, // cause after its object: not why
+		{"排在第十几名", "排在第十名"},                                                        // an approximate ordinal
+		{"冷库-18度正常吗", "冷库18度正常吗"},                                                  // a minus after Chinese text
+		{"What side effects can ibuprofen cause?", "Why is ibuprofen a problem?"},  // cause after its object: not why
+		{"What's the largest lake in Chile?", "What's the highest lake in Chile?"}, // superlatives of other scales
+		{"Which team has the most fans?", "Which team has the biggest fans?"},
 	} {
 		if a, b := read(p[0]), read(p[1]); slices.Equal(a[1], b[1]) {
 			t.Errorf("%q and %q: facets %q; want different", p[0], p[1], a[1])

@@ -97,8 +97,8 @@ q:meaning|mean|means|meaning|meant|stand for|stands for|definition|意思|什么
 q:diff|difference|differences|differ|different|vs|versus|区别|差别|不同|有什么区别|有什么不同|差异在哪
 q:advice|ok|okay|good idea|a good idea|advisable|recommended|safe|sensible|reasonable|合适|合理|推荐|建议|好|可行
 c:remain|left|remaining|remain|remains|remainder|还剩|剩余|剩下|剩|还有多少|尚余|余量|剩多少
-c:status|status|state|states|状态|什么状态|情况|现状
-c:progress|progress|how far along|how far|进度|进展|完成度
+c:status|status|状态|什么状态|情况|现状
+c:progress|progress|how far along|进度|进展|完成度
 c:wait|pending|waiting|awaiting|await|待|等待|等着|等待中|尚未
 c:need|require|requires|required|requirement|需|需求|要求
 c:must|必须|非得|务必
@@ -119,8 +119,12 @@ f:shelf:up|putaway|put-away|put away|上架
 f:shelf:down|下架|unshelve
 f:op:add|add|adds|added|adding|添加|增加|加入|新增|加上
 f:op:remove|remove|removes|removed|removing|delete|deletes|deleted|deleting|删除|移除|去掉|删掉|去除
-f:ext:min|min|minimum|lowest|least|smallest|最小|最低|最少|最低分
-f:ext:max|max|maximum|highest|largest|biggest|most|最大|最高|最多|最高分
+f:ext:min|min|minimum|lowest|最小|最低|最少|最低分
+f:ext:max|max|maximum|highest|最大|最高|最多|最高分
+f:ext:small|smallest
+f:ext:large|largest|biggest
+f:ext:least|least
+f:ext:most|most
 f:len:long|longest|最长|最久
 f:len:short|shortest|最短
 f:speed:fast|fastest|quickest|最快

@@ -123,6 +123,7 @@ func TestColloquialNumbers(t *testing.T) {
 	// Vague numbers and other readings never equal a specific number.
 	wantApart(t, [][2]string{
 		{"十几个人", "十个人"}, {"几十个人", "十个人"}, {"三万六", "三万"}, {"三万六", "3600"},
+		{"月薪近一万", "月薪一万"}, {"手上有小两万的闲钱", "手上有两万的闲钱"}, {"大约三千块", "三千块"}, // near a number, as about 10 minutes
 		{"一千八", "1008"}, {"两百五", "205"}, {"1.5万", "1500"}, {"3k", "3"}, {"5千克", "5000"},
 		{"十几个人", "几十个人"}, {"十来个人", "十几个人"}, {"上午十一点四十五", "上午十一点"}, {"下午三点半", "上午三点半"},
 		{"三点五公斤", "三点半"},
@@ -202,6 +203,7 @@ func TestTimeAndPersonFacets(t *testing.T) {
 	wantAlike(t, [][2]string{
 		{"Do you deliver tonight?", "Do you deliver this evening?"},
 		{"今晚8点开门吗", "今天晚上8点开门吗"},
+		{"近三个月的账单", "最近三个月的账单"}, {"附近三公里有加油站吗", "附近3公里有加油站吗"}, // 近 of recent or near, not of about
 		{"How many units are left in zone A?", "How many units remain in zone A?"},
 	})
 }

@@ -1280,11 +1280,20 @@ func verifyPair(query, stored vsig) (check, reason string) {
 	}{{query, stored, "the question"}, {stored, query, "the cached question"}} {
 		for _, u := range side.s.seq {
 			// A name written in Latin letters must be in the other question
-			// unless that one has no Latin word at all (a translation).
-			if u.named && (side.other.latin || side.s.hasHan() && side.other.hasHan() && latinName(u.word)) && !side.other.hasWord(u.word) { // both Chinese: no translation (京东Plus会员 / 京东会员)
-				return "names", fmt.Sprintf("name %q is only in %s", u.text, side.where)
+			// unless that one has no Latin word at all (a translation). In
+			// two Chinese questions it is no translation (京东Plus会员 /
+			// 京东会员), and it is compared as written, unstemmed (beside是什么意思 /
+			// besides是什么意思).
+			bothHan := side.s.hasHan() && side.other.hasHan() && latinName(u.low)
+			if u.named && (side.other.latin || bothHan) && !side.other.hasWord(u.word) || u.named && bothHan && !side.other.hasLow(u.low) {
+				return "names", fmt.Sprintf("name %q is only in %s", u.low, side.where)
 			}
 		}
+	}
+	// Words in quotation marks are what is asked about: 动态助词“了”怎么用 /
+	// 动态助词“过”怎么用.
+	if qq, sq := quoted(query.text), quoted(stored.text); len(qq) > 0 && len(sq) > 0 && !slices.Equal(qq, sq) {
+		return "names", fmt.Sprintf("the words in quotation marks differ: %q against %q", strings.Join(qq, " "), strings.Join(sq, " "))
 	}
 	// Chinese comparisons go the same way: 比系统记录的多 / 比系统记录的要少.
 	if qc, sc := query.comparisons, stored.comparisons; len(qc) > 0 && len(sc) > 0 {

@@ -2392,3 +2392,29 @@ var (
 func latinName(w string) bool {
 	return !strings.ContainsAny(w, "0123456789") && !slices.ContainsFunc(text.Facets(w), func(f string) bool { return !strings.HasPrefix(f, "ant.") })
 }
+
+// quoted returns the short runs of q between quotation marks (“了”,
+// "beside", 「过」): words mentioned, what the question asks about.
+func quoted(q string) []string {
+	var out []string
+	for _, pair := range []string{"“”", "\"\"", "「」", "『』", "《》"} {
+		open, close := []rune(pair)[0], []rune(pair)[1]
+		rest := q
+		for {
+			i := strings.IndexRune(rest, open)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+utf8.RuneLen(open):]
+			j := strings.IndexRune(rest, close)
+			if j < 0 {
+				break
+			}
+			if utf8.RuneCountInString(rest[:j]) <= 12 {
+				out = append(out, strings.ToLower(rest[:j])) // a word or a term, not a quoted sentence
+			}
+			rest = rest[j+utf8.RuneLen(close):]
+		}
+	}
+	return out
+}

@@ -29,7 +29,9 @@ fresh namespace, b is looked up. For each threshold it prints precision
 (hits on semantic pairs / all hits), recall (semantic pairs hit) and the
 false-hit rate (miss pairs hit), the last also for the score alone without
 the guard and the verification, and the exact pairs hit as exact (which
-must be all). Choose the threshold for your data where the false-hit rate
+must be all). It also counts the paraphrases the guard or the
+verification refuse at any score: the recall no threshold can buy.
+Choose the threshold for your data where the false-hit rate
 is 0 (or as low as you accept) and recall is highest; set it with
 SLUICE_CACHE_THRESHOLD. Nothing is sent upstream; with --embeddings every
 question is sent to that endpoint.
@@ -78,20 +80,37 @@ type evalRow struct {
 
 // evalReport is the whole result of one file (or of all files).
 type evalReport struct {
-	Name        string    `json:"name"`
-	Pairs       int       `json:"pairs"`
-	Exact       int       `json:"exact"`
-	ExactHits   int       `json:"exact_hits"` // exact pairs hit as exact
-	Semantic    int       `json:"semantic"`
-	Miss        int       `json:"miss"`
-	EmbedErrors int       `json:"embed_errors"`
-	RefusedBy   refusals  `json:"refused_by"` // miss pairs by the stage that refused them
-	Rows        []evalRow `json:"thresholds"`
+	Name        string   `json:"name"`
+	Pairs       int      `json:"pairs"`
+	Exact       int      `json:"exact"`
+	ExactHits   int      `json:"exact_hits"` // exact pairs hit as exact
+	Semantic    int      `json:"semantic"`
+	Miss        int      `json:"miss"`
+	EmbedErrors int      `json:"embed_errors"`
+	RefusedBy   refusals `json:"refused_by"` // miss pairs by the stage that refused them
+	// ParaphrasesRefusedBy counts the semantic pairs the facet guard or
+	// the verification refuses whatever their score: the recall no
+	// threshold can buy with these checks.
+	ParaphrasesRefusedBy refusals  `json:"paraphrases_refused_by"`
+	Rows                 []evalRow `json:"thresholds"`
 }
 
 type refusals struct {
 	Facets int `json:"facets"`
 	Verify int `json:"verify"`
+}
+
+// count adds the pair of o when the facet guard or the verification
+// refused it.
+func (r *refusals) count(o evalOutcome) {
+	switch o.stage {
+	case "facets":
+		r.Facets++
+	case "verify":
+		if !o.hit {
+			r.Verify++
+		}
+	}
 }
 
 type pairsFlag []string
@@ -301,16 +320,10 @@ func summarizeEval(name string, pairs []evalPair, outs []evalOutcome, keep func(
 			}
 		case "semantic":
 			r.Semantic++
+			r.ParaphrasesRefusedBy.count(o)
 		case "miss":
 			r.Miss++
-			switch o.stage {
-			case "facets":
-				r.RefusedBy.Facets++
-			case "verify":
-				if !o.hit {
-					r.RefusedBy.Verify++
-				}
-			}
+			r.RefusedBy.count(o)
 		}
 	}
 	for _, t := range evalThresholds() {
@@ -365,6 +378,7 @@ func printEval(w io.Writer, embedder string, threshold float64, reports []evalRe
 			fmt.Fprintf(w, "embedding failed on %d pairs (counted as misses)\n", r.EmbedErrors)
 		}
 		fmt.Fprintf(w, "miss pairs refused by the facet guard: %d, by the verification: %d\n", r.RefusedBy.Facets, r.RefusedBy.Verify)
+		fmt.Fprintf(w, "paraphrases refused at any score by the facet guard: %d, by the verification: %d\n", r.ParaphrasesRefusedBy.Facets, r.ParaphrasesRefusedBy.Verify)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "threshold\tprecision\trecall\t\tfalse hits\t\tscore alone\t\t\t")
 		for _, row := range r.Rows {

@@ -186,3 +186,26 @@ func TestCacheEvalBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheEvalParaphrasesRefused checks the count of paraphrases the
+// checks refuse at any score, the recall no threshold buys: one by the
+// facet guard (a person on one side only), one by the verification (being
+// read as now), one served.
+func TestCacheEvalParaphrasesRefused(t *testing.T) {
+	p := writePairs(t, `{"id":"s1","a":"How many credits do I need to graduate?","b":"How many credits are needed to graduate?","expect":"semantic"}
+{"id":"s2","a":"Is my flight delayed?","b":"Is my flight being delayed?","expect":"semantic"}
+{"id":"s3","a":"Where is SKU-9?","b":"where is SKU-9 please","expect":"semantic"}`)
+	var stdout, stderr strings.Builder
+	if code := run([]string{"cache", "eval", "--pairs", p, "--json"}, func(string) string { return "" }, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var got struct {
+		Reports []evalReport `json:"reports"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil || len(got.Reports) == 0 {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	if r := got.Reports[0].ParaphrasesRefusedBy; r != (refusals{Facets: 1, Verify: 1}) {
+		t.Errorf("paraphrases refused by %+v, want 1 by the facets and 1 by the verification", r)
+	}
+}

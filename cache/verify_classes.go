@@ -2173,6 +2173,9 @@ func leAsked(a, b string) bool {
 // three months, 前10名) and those that close a span of time (三个月前:
 // three months ago).
 func hanFirstAgo(q string) (first, ago int) {
+	if !strings.Contains(q, "前") {
+		return 0, 0
+	}
 	rs := []rune(q)
 	for i, r := range rs {
 		if r != '前' {
@@ -2203,9 +2206,14 @@ func imminentAdded(a, b string) bool {
 	return false
 }
 
-// runeReplaced returns the place where a and b differ by one character,
-// all else equal, and the two characters; -1 when they differ otherwise.
+// runeReplaced returns the place where a and b, of one length in bytes,
+// differ by one character, all else equal, and the two characters; -1
+// when they differ otherwise (its callers compare Chinese characters, all
+// three bytes long).
 func runeReplaced(a, b string) (at int, x, y rune) {
+	if len(a) != len(b) {
+		return -1, 0, 0
+	}
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) != len(rb) {
 		return -1, 0, 0
@@ -2358,9 +2366,12 @@ func (s *vsig) clauseAsks(c int) bool {
 	})
 }
 
-// spanReplaced returns the runs of a and b that differ, all else equal
-// (the same length in runes, at most two runes apart), or false.
+// spanReplaced returns the runs of a and b, of one length in bytes, that
+// differ, all else equal (at most two runes apart), or false.
 func spanReplaced(a, b string) (string, string, bool) {
+	if len(a) != len(b) {
+		return "", "", false
+	}
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) != len(rb) {
 		return "", "", false

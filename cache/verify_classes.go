@@ -2269,19 +2269,9 @@ func (s *vsig) bareFinite(verb string) bool {
 }
 
 // gradedAdjective reports a word with an antonym facet that is no verb
-// (cheap, new, large): before a word that could be a verb, it makes that
+// and no numeral (cheap, new, large): before a word that could be a verb, it makes that
 // word its noun ("cheap flights and hotels" / "flights and cheap hotels").
-func gradedAdjective(w string) bool {
-	if text.IsVerb(w) {
-		return false
-	}
-	for _, f := range text.Facets(w) {
-		if strings.HasPrefix(f, "ant.") {
-			return true
-		}
-	}
-	return false
-}
+func gradedAdjective(w string) bool { return !text.IsVerb(w) && !numberish(w) && text.HasAntonym(w) }
 
 // removedOnce reports b as a with one occurrence of m taken out, where
 // at allows it given the text before and after that occurrence.
@@ -2311,8 +2301,12 @@ func conditionAdded(a, b string) bool {
 		r, _ := utf8.DecodeLastRuneInString(before)
 		return before == "" || strings.ContainsRune("，,。.？?！!；;：:", r)
 	}
+	if d := len(a) - len(b); d != len("要是") && d != len("if ") {
+		return false
+	}
+	a, b = strings.ToLower(a), strings.ToLower(b)
 	for _, m := range []string{"要是", "如果", "假如", "假设", "万一", "倘若", "若是", "if "} {
-		if removedOnce(strings.ToLower(a), strings.ToLower(b), m, clauseStart) {
+		if removedOnce(a, b, m, clauseStart) {
 			return true
 		}
 	}

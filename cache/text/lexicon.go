@@ -638,6 +638,14 @@ func IsPerson(w string) bool {
 // IsVerb reports a one-word verb of WordNet (pay, call).
 func IsVerb(w string) bool { return stemData().verbs[w] }
 
+// HasAntonym reports an English word of the generated lexicon that is an
+// antonym facet (cheap, large, next: its most frequent sense has an
+// antonym in WordNet), as written.
+func HasAntonym(w string) bool {
+	e, ok := lexicon().gen[w]
+	return ok && e.kind == lexFacet && strings.HasPrefix(e.value, "ant.")
+}
+
 // IsStative reports a verb whose most frequent sense in WordNet is a state
 // (require, include, contain, need).
 func IsStative(verb string) bool { return stemData().stative[verb] }

@@ -1212,7 +1212,24 @@ func hanGoodAtEnd(q string) bool {
 
 // verifyPair decides whether the answer to stored may answer query. It
 // returns "" and a reason when it may, or the check that refused and why.
+// Two questions that open with the same sentences of context are also
+// verified without them: the checks that read a question as a whole
+// (its opening, its tense, its question word) would read the context.
 func verifyPair(query, stored vsig) (check, reason string) {
+	check, reason = verifyWhole(query, stored)
+	if check != "" {
+		return check, reason
+	}
+	if qt, st, ok := afterSharedContext(query.text, stored.text); ok {
+		if c, r := verifyWhole(signature(qt), signature(st)); c != "" {
+			return c, r + " (after the shared context)"
+		}
+	}
+	return check, reason
+}
+
+// verifyWhole is verifyPair over the two questions as written.
+func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.long || stored.long {
 		return "length", fmt.Sprintf("too long to verify (over %d tokens or %d KiB)", maxVerifyTokens, maxVerifyBytes>>10)
 	}

@@ -2423,3 +2423,32 @@ func quoted(q string) []string {
 	}
 	return out
 }
+
+// afterSharedContext returns what follows the sentences that q and s open
+// with alike ("I was hired in May. When do I get my first paycheck?" /
+// "I was hired in May. When did I get my first paycheck?"), when both
+// have such sentences and something after them.
+func afterSharedContext(q, s string) (string, string, bool) {
+	end := func(t string, i int) bool { // a sentence ends at i
+		r, n := utf8.DecodeRuneInString(t[i:])
+		switch r {
+		case '。', '？', '！', '；':
+			return true
+		case '.', '?', '!', ';':
+			return i+n == len(t) || t[i+n] == ' '
+		}
+		return false
+	}
+	shared := -1 // the end of the last shared sentence
+	for i := 0; i < len(q) && i < len(s) && q[i] == s[i]; i++ {
+		if end(q, i) && end(s, i) {
+			_, n := utf8.DecodeRuneInString(q[i:])
+			shared = i + n
+		}
+	}
+	if shared <= 0 {
+		return "", "", false
+	}
+	qt, st := strings.TrimSpace(q[shared:]), strings.TrimSpace(s[shared:])
+	return qt, st, qt != "" && st != ""
+}

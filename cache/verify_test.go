@@ -452,10 +452,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这个订单可退吗，运费谁承担", "这个订单退了吗，运费谁承担", "mood"},                                                                        // 可 + verb: can
 		{"公积金要不要转到新单位，怎么转", "公积金能不能转到新单位，怎么转", "mood"},                                                                    // a how-clause lets the other clauses be compared
 		{"我忘了现在的登录密码怎么办", "我忘了原来的登录密码怎么办", "deixis"},
-		{"我们部门的同事都会去团建吗", "我们部门的同事都去团建了吗", "mood|tense"},                       // 都会 before a verb: will
-		{"我刚买了小米Pro手环，能防水吗", "我刚买了小米手环，能防水吗", "names"},                         // a Latin name in Chinese text
-		{"结构助词“的”怎么用", "结构助词“得”怎么用", "names"},                                  // words in quotation marks are what is asked
-		{"custom是什么意思", "customs是什么意思", "names"},                               // a Latin word in Chinese text, unstemmed
+		{"我们部门的同事都会去团建吗", "我们部门的同事都去团建了吗", "mood|tense"},                                                                                                         // 都会 before a verb: will
+		{"我刚买了小米Pro手环，能防水吗", "我刚买了小米手环，能防水吗", "names"},                                                                                                           // a Latin name in Chinese text
+		{"结构助词“的”怎么用", "结构助词“得”怎么用", "names"},                                                                                                                    // words in quotation marks are what is asked
+		{"custom是什么意思", "customs是什么意思", "names"},                                                                                                                 // a Latin word in Chinese text, unstemmed
+		{"I was hired by the county in June. When do I get my first paycheck?", "I was hired by the county in June. When did I get my first paycheck?", "tense"}, // after a shared context
+		{"My doctor said I should rest after the surgery. What can I eat?", "My doctor said I should rest after the surgery. What must I eat?", "intent"},
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -600,6 +602,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Do all of the rooms have WiFi?", "Do all the rooms have WiFi?"},            // all of the
 		{"单箱重量超过二十五公斤要加费吗", "单箱重量超过25kg要加费吗"},                                        // a unit in Latin letters is no name
 		{"“内卷”是什么意思", "“内卷”是啥意思"},
+		{"We moved to Denver last month. How do I register my car?", "We moved to Denver last month. How can I register my car?"},
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

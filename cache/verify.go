@@ -1024,7 +1024,7 @@ func (s *vsig) intent(q string, lower []string) {
 		}
 		return false
 	}
-	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥") ||
+	wh := has("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "什么", "哪", "谁", "多少", "怎么", "怎样", "如何", "为什么", "为啥", "何", "啥", "咋", "多会儿") ||
 		strings.ContainsRune(zhJi, '几')
 	s.open = wh
 	yesno := false
@@ -1064,13 +1064,13 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "who"
 	case has("where", "哪里", "哪儿", "哪了", "哪呢", "在哪", "什么地方"):
 		s.qtype = "where"
-	case has("when", "什么时候", "何时", "几点", "啥时候"):
+	case has("when", "什么时候", "何时", "几点", "啥时候", "多会儿"):
 		s.qtype = "when"
 	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么"):
 		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了), as 怎么回事 does; 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
-	case has("how", "怎么", "如何", "怎样"):
+	case has("how", "怎么", "如何", "怎样", "咋"): // 咋 (colloquial): how, 咋办, 咋补办
 		s.qtype = "how"
 	case hanDefinition(zh):
 		s.qtype = "what" // 什么是分期, 分期是什么: what it is, not how much or how
@@ -1384,7 +1384,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"
 	}
 	// Now against before, all else equal: 忘了现在的支付密码 / 忘了原来的支付密码.
-	if x, y, ok := spanReplaced(query.text, stored.text); ok && (nowWords[x] && thenWords[y] || thenWords[x] && nowWords[y]) {
+	if x, y, _, ok := spanReplaced(query.text, stored.text); ok && (nowWords[x] && thenWords[y] || thenWords[x] && nowWords[y]) {
 		return "deixis", fmt.Sprintf("the time differs: %s in the question, %s in the cached one", x, y)
 	}
 	// 都, 也, 只 and 仅 replaced by one another, all else equal.
@@ -1798,6 +1798,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// approve refunds." / "The manager can only approve refunds.").
 	if q, s := query.onlyPlace(), stored.onlyPlace(); q != 0 && s != 0 && q != s {
 		return "scope", "only limits another part of the sentence (before or after its modal or verb)"
+	}
+	// One or two Chinese characters in a row replaced, all else equal,
+	// after every check that reads what they are: however long the
+	// question, they are what it asks about (投诉电话 / 投保电话).
+	if x, y, ok := hanSpanReplaced(query, stored); ok {
+		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", x, y)
 	}
 	// One word replaced, all else equal: however long the question, the
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless

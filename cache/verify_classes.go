@@ -2361,28 +2361,36 @@ func (s *vsig) clauseAsks(c int) bool {
 }
 
 // spanReplaced returns the runs of a and b, of one length in bytes, that
-// differ, all else equal (at most two runes apart), or false.
-func spanReplaced(a, b string) (string, string, bool) {
-	if len(a) != len(b) {
-		return "", "", false
+// differ, all else equal: one run of at most two runes, or the same run
+// replaced the same way wherever it stands (李想…李想 / 李明…李明), and the
+// place in runes of its first one; or false.
+func spanReplaced(a, b string) (x, y string, at int, ok bool) {
+	if len(a) != len(b) || a == b {
+		return "", "", 0, false
 	}
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) != len(rb) {
-		return "", "", false
+		return "", "", 0, false
 	}
-	first, last := -1, -1
-	for i := range ra {
-		if ra[i] != rb[i] {
-			if first < 0 {
-				first = i
-			}
-			last = i
+	at = -1
+	for i := 0; i < len(ra); i++ {
+		if ra[i] == rb[i] {
+			continue
 		}
+		j := i
+		for j < len(ra) && ra[j] != rb[j] {
+			j++
+		}
+		if j-i > 2 || x != "" && (string(ra[i:j]) != x || string(rb[i:j]) != y) {
+			return "", "", 0, false
+		}
+		if at < 0 {
+			at = i
+		}
+		x, y = string(ra[i:j]), string(rb[i:j])
+		i = j
 	}
-	if first < 0 || last-first > 1 {
-		return "", "", false
-	}
-	return string(ra[first : last+1]), string(rb[first : last+1]), true
+	return x, y, at, true
 }
 
 // nowWords and thenWords say now and before (现在的支付密码 / 原来的支付密码).
@@ -2451,4 +2459,101 @@ func afterSharedContext(q, s string) (string, string, bool) {
 	}
 	qt, st := strings.TrimSpace(q[shared:]), strings.TrimSpace(s[shared:])
 	return qt, st, qt != "" && st != ""
+}
+
+// hanSpanReplaced returns the characters where two Chinese questions
+// differ, one or two in a row, all else equal (投诉电话 / 投保电话, 白天 / 夜里,
+// 一审 / 终审), when one of them is a content character: function
+// characters (没 / 不, 才 / 就, 什么 / 多少) are compared by the checks of
+// grammar, and some say alike: particles (吗 / 么), 你 / 您, 帐 / 账, a
+// container's 里 / 内 / 中 / 上 / 儿, 款 / 钱, 和 / 或, 如何 / 怎么 / 怎样, 非常 /
+// 特别 / 十分 / 相当; the unit of a number is compared by the facets (一千美金 /
+// 一千美元).
+func hanSpanReplaced(q, s vsig) (string, string, bool) {
+	if !q.hasHan() || !s.hasHan() {
+		return "", "", false
+	}
+	x, y, at, ok := spanReplaced(q.text, s.text)
+	if !ok {
+		return "", "", false
+	}
+	rq, rs := []rune(q.text), []rune(s.text)
+	xs, ys := []rune(x), []rune(y)
+	for _, r := range append(xs, ys...) {
+		if !text.IsHan(r) {
+			return "", "", false
+		}
+	}
+	if hanAlikeWords[x] != "" && hanAlikeWords[x] == hanAlikeWords[y] || len(xs) == 2 && xs[0] == ys[1] && xs[1] == ys[0] && (reversibleHan[x] || reversibleHan[y]) {
+		return "", "", false // 互相 / 相互
+	}
+	content := false
+	for i := range xs {
+		k := at + i
+		if xs[i] == ys[i] || hanAlikeChars(xs[i], ys[i]) || alikeWithNeighbour(rq, rs, k) {
+			continue // 怎样 / 怎么, 有的 / 有些, 之后 / 以后, 总是 / 老是
+		}
+		closed := strings.ContainsRune(hanFunction+hanClosed, xs[i]) && strings.ContainsRune(hanFunction+hanClosed, ys[i])
+		if !closed || inHanWordAt(rq, k, i == 0, i == len(xs)-1) && inHanWordAt(rs, k, i == 0, i == len(xs)-1) {
+			content = true // a content character, or a function one inside a word in both (查房 / 看房, 总公司 / 老公司)
+		}
+	}
+	if !content {
+		return "", "", false
+	}
+	// A unit right after a number: the facets read it (一千美金 / 一千美元).
+	for k := max(at-2, 0); k < at; k++ {
+		if rq[k] != '一' && numeralValue(string(rq[k])) >= 0 || strings.ContainsRune("十百千万亿", rq[k]) {
+			return "", "", false // not the 一 of 一下
+		}
+	}
+	return x, y, true
+}
+
+// alikeWithNeighbour reports the two-character words that the runes at k
+// of a and b make with the rune before or after them, of one group of
+// hanAlikeWords (总是 / 老是, 不太 / 不大).
+func alikeWithNeighbour(a, b []rune, k int) bool {
+	for _, w := range [][2]int{{k - 1, k + 1}, {k, k + 2}} {
+		if w[0] >= 0 && w[1] <= len(a) {
+			x, y := string(a[w[0]:w[1]]), string(b[w[0]:w[1]])
+			if g := hanAlikeWords[x]; g != "" && g == hanAlikeWords[y] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inHanWordAt reports the rune at k of rs inside a two-character word of
+// jieba's table with the rune before it (when left) or after it (when
+// right): 查 of 查房.
+func inHanWordAt(rs []rune, k int, left, right bool) bool {
+	return left && k > 0 && text.HanWord(string(rs[k-1:k+1])) || right && k+1 < len(rs) && text.HanWord(string(rs[k:k+2]))
+}
+
+// hanClosed are closed-class characters beside hanFunction that the
+// grammar checks read (才 / 就, 十余 / 十几, 的 / 些, 必须 / 非得, 马上 / 快要),
+// and classifiers (几张 / 几个, 几回 / 几次).
+const hanClosed = "才余的地得需否无论管所每快马上必须非应该最全日天样二两个张回次条件只位本台辆"
+
+// hanAlikeWords are two-character words that say alike, by group.
+var hanAlikeWords = map[string]string{
+	"如何": "how", "怎么": "how", "怎样": "how",
+	"非常": "very", "特别": "very", "十分": "very", "相当": "very",
+	"无论": "any", "不论": "any", "不管": "any",
+	"之后": "after", "以后": "after", "之前": "before", "以前": "before",
+	"有的": "some", "有些": "some", "其他": "other", "其它": "other", "别的": "other",
+	"总是": "always", "老是": "always", "不太": "not very", "不大": "not very",
+	"应该": "should", "应当": "should", "最好": "should",
+}
+
+// hanAlikeChars reports two characters that say alike wherever they stand.
+func hanAlikeChars(a, b rune) bool {
+	for _, g := range []string{hanParticles, "您你", "账帐", "里内中上儿", "款钱", "和或及与跟", "日天", "至到", "仍还"} {
+		if strings.ContainsRune(g, a) && strings.ContainsRune(g, b) {
+			return true
+		}
+	}
+	return false
 }

@@ -458,6 +458,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"custom是什么意思", "customs是什么意思", "names"},                                                                                                                 // a Latin word in Chinese text, unstemmed
 		{"I was hired by the county in June. When do I get my first paycheck?", "I was hired by the county in June. When did I get my first paycheck?", "tense"}, // after a shared context
 		{"My doctor said I should rest after the surgery. What can I eat?", "My doctor said I should rest after the surgery. What must I eat?", "intent"},
+		{"我想问一下你们公司的投诉电话是多少，之前打了三次都没人接", "我想问一下你们公司的投保电话是多少，之前打了三次都没人接", "replaced"}, // one character of a word, however long the question
+		{"我的社保是在总公司那边交的，离职后怎么转", "我的社保是在老公司那边交的，离职后怎么转", "replaced"},
+		{"身份证丢了咋补办", "身份证丢了能补办吗", "intent"},                                    // 咋: how
 		{"Do I have to tip the movers?", "Should I tip the movers?", "intent"}, // required against advised
 		{"Must I register the bike?", "Should I register the bike?", "intent"},
 		{"We sold our old car privately in May. Do I have to declare it on my taxes?", "We sold our old car privately in May. Should I declare it on my taxes?", "intent"}, // after a statement
@@ -603,6 +606,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"单箱重量超过二十五公斤要加费吗", "单箱重量超过25kg要加费吗"},                                        // a unit in Latin letters is no name
 		{"“内卷”是什么意思", "“内卷”是啥意思"},
 		{"We moved to Denver last month. How do I register my car?", "We moved to Denver last month. How can I register my car?"},
+		{"为什么我的卡总是刷不了", "为什么我的卡老是刷不了"}, // 总是 = 老是
+		{"怎样才能早点睡着", "怎么才能早点睡着"},
+		{"信用卡申请没通过是什么原因", "信用卡申请不通过是什么原因"}, // function characters: the grammar compares them
 		{"Do I need to renew my visa?", "Do I have to renew my visa?"},
 		{"Our flight was cancelled last night. Do I need to rebook it myself?", "Our flight was cancelled last night. Should I rebook it myself?"},
 		{"The landlord kept my deposit. What can I do about it?", "The landlord kept my deposit. What should I do about it?"}, // an open question asks alike

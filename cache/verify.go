@@ -1301,8 +1301,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			// two Chinese questions it is no translation (京东Plus会员 /
 			// 京东会员), and it is compared as written, unstemmed (beside是什么意思 /
 			// besides是什么意思).
-			bothHan := side.s.hasHan() && side.other.hasHan() && latinName(u.low)
-			if u.named && (side.other.latin || bothHan) && !side.other.hasWord(u.word) || u.named && bothHan && !side.other.hasLow(u.low) {
+			if !u.named {
+				continue
+			}
+			inHan := side.s.hasHan() && side.other.hasHan()
+			missing, unstemmed := !side.other.hasWord(u.word), !side.other.hasLow(u.low)
+			if (side.other.latin && missing || inHan && (missing || unstemmed)) && (!inHan || latinName(u.low)) {
 				return "names", fmt.Sprintf("name %q is only in %s", u.low, side.where)
 			}
 		}

@@ -1393,7 +1393,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	// 都, 也, 只 and 仅 replaced by one another, all else equal.
 	if x, y, ok := scopeReplaced(query.text, stored.text); ok {
-		return "scope", fmt.Sprintf("the scope differs: %c in the question, %c in the cached one", x, y)
+		return "scope", fmt.Sprintf("the scope differs: %s in the question, %s in the cached one", x, y)
 	}
 	if progressiveDone(query.text, stored.text) || progressiveDone(stored.text, query.text) {
 		return "tense", "tense differs: one question asks whether it is going on (在), the other whether it is done (了)"

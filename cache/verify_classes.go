@@ -2206,52 +2206,25 @@ func imminentAdded(a, b string) bool {
 	return false
 }
 
-// runeReplaced returns the place where a and b, of one length in bytes,
-// differ by one character, all else equal, and the two characters; -1
-// when they differ otherwise (its callers compare Chinese characters, all
-// three bytes long).
-func runeReplaced(a, b string) (at int, x, y rune) {
-	if len(a) != len(b) {
-		return -1, 0, 0
-	}
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) != len(rb) {
-		return -1, 0, 0
-	}
-	at = -1
-	for i := range ra {
-		if ra[i] != rb[i] {
-			if at >= 0 {
-				return -1, 0, 0
-			}
-			at = i
-		}
-	}
-	if at < 0 {
-		return -1, 0, 0
-	}
-	return at, ra[at], rb[at]
-}
-
 // scopeReplaced reports 都, 也, 只 or 仅 replaced by another of them, all else
 // equal (这些商品都包邮吗 / 这些商品也包邮吗): all, also and only; not after a
 // question word or 一点, where 都 and 也 both say any (怎么都打不通 =
 // 怎么也打不通, 一点都不 = 一点也不).
-func scopeReplaced(a, b string) (rune, rune, bool) {
-	at, x, y := runeReplaced(a, b)
-	if at < 0 || !strings.ContainsRune("都也只仅", x) || !strings.ContainsRune("都也只仅", y) || strings.ContainsRune("只仅", x) && strings.ContainsRune("只仅", y) {
-		return 0, 0, false
+func scopeReplaced(a, b string) (string, string, bool) {
+	x, y, at, ok := spanReplaced(a, b)
+	if !ok || len(x) != len("都") || !strings.Contains("都也只仅", x) || !strings.Contains("都也只仅", y) || strings.Contains("只仅", x) && strings.Contains("只仅", y) {
+		return "", "", false
 	}
 	if at > 0 && strings.ContainsRune("么谁哪啥几点", []rune(a)[at-1]) {
-		return 0, 0, false
+		return "", "", false
 	}
 	return x, y, true
 }
 
 // bareFinite reports verb in its base form used as a finite present in s:
 // right after its subject, after no auxiliary, modal or to ("Which orders
-// ship today?"), where
-// another question has it past ("Which orders shipped today?").
+// ship today?", where another question has it past: "Which orders shipped
+// today?").
 func (s *vsig) bareFinite(verb string) bool {
 	for i := range s.seq {
 		u := s.seq[i]
@@ -2269,18 +2242,22 @@ func (s *vsig) bareFinite(verb string) bool {
 }
 
 // gradedAdjective reports a word with an antonym facet that is no verb
-// and no numeral (cheap, new, large): before a word that could be a verb, it makes that
-// word its noun ("cheap flights and hotels" / "flights and cheap hotels").
+// and no numeral (cheap, new, large): before a word that could be a verb,
+// it makes that word its noun ("cheap flights and hotels" / "flights and
+// cheap hotels").
 func gradedAdjective(w string) bool { return !text.IsVerb(w) && !numberish(w) && text.HasAntonym(w) }
 
 // removedOnce reports b as a with one occurrence of m taken out, where
 // at allows it given the text before and after that occurrence.
 func removedOnce(a, b, m string, at func(before, after string) bool) bool {
-	if len(a) != len(b)+len(m) {
-		return false
-	}
+	return len(a) == len(b)+len(m) && withoutEach(a, m, func(before, after string) bool { return before+after == b && at(before, after) })
+}
+
+// withoutEach calls f with the text before and after each occurrence of
+// m in a, in order, until f returns true; it reports whether one did.
+func withoutEach(a, m string, f func(before, after string) bool) bool {
 	for k := strings.Index(a, m); k >= 0; {
-		if before, after := a[:k], a[k+len(m):]; before+after == b && at(before, after) {
+		if f(a[:k], a[k+len(m):]) {
 			return true
 		}
 		j := strings.Index(a[k+len(m):], m)
@@ -2314,12 +2291,12 @@ func conditionAdded(a, b string) bool {
 }
 
 // progressiveDone reports a question asking whether something is going on
-// (巴黎圣母院在修复吗) against the other asking whether it is done (修复了吗).
+// (巴黎圣母院在修复吗) against the other asking whether it is done (修复了吗): a
+// with one 在 or 正在 taken out is b with its 了 before the final particle
+// taken out.
 func progressiveDone(a, b string) bool {
 	for _, m := range []string{"正在", "在"} {
-		if len(a) == len(b)-len("了")+len(m) && strings.Contains(a, m) && removedOnce(a, strings.Replace(b, "了", "", 1), m, func(before, after string) bool {
-			return leAsked(b, before+after)
-		}) {
+		if withoutEach(a, m, func(before, after string) bool { return leAsked(b, before+after) }) {
 			return true
 		}
 	}

@@ -2388,22 +2388,22 @@ func latinName(w string) bool {
 func quoted(q string) []string {
 	var out []string
 	for _, pair := range []string{"“”", "\"\"", "「」", "『』", "《》"} {
-		open, close := []rune(pair)[0], []rune(pair)[1]
+		opening, closing := []rune(pair)[0], []rune(pair)[1]
 		rest := q
 		for {
-			i := strings.IndexRune(rest, open)
+			i := strings.IndexRune(rest, opening)
 			if i < 0 {
 				break
 			}
-			rest = rest[i+utf8.RuneLen(open):]
-			j := strings.IndexRune(rest, close)
+			rest = rest[i+utf8.RuneLen(opening):]
+			j := strings.IndexRune(rest, closing)
 			if j < 0 {
 				break
 			}
 			if utf8.RuneCountInString(rest[:j]) <= 12 {
 				out = append(out, strings.ToLower(rest[:j])) // a word or a term, not a quoted sentence
 			}
-			rest = rest[j+utf8.RuneLen(close):]
+			rest = rest[j+utf8.RuneLen(closing):]
 		}
 	}
 	return out

@@ -1387,12 +1387,14 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if leAsked(query.text, stored.text) || leAsked(stored.text, query.text) {
 		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"
 	}
+	// Where the two differ, all else equal, read once for the checks below.
+	span := spanReplaced(query.text, stored.text)
 	// Now against before, all else equal: 忘了现在的支付密码 / 忘了原来的支付密码.
-	if x, y, _, ok := spanReplaced(query.text, stored.text); ok && (nowWords[x] && thenWords[y] || thenWords[x] && nowWords[y]) {
+	if x, y := span.x, span.y; span.ok && (nowWords[x] && thenWords[y] || thenWords[x] && nowWords[y]) {
 		return "deixis", fmt.Sprintf("the time differs: %s in the question, %s in the cached one", x, y)
 	}
 	// 都, 也, 只 and 仅 replaced by one another, all else equal.
-	if x, y, ok := scopeReplaced(query.text, stored.text); ok {
+	if x, y, ok := scopeReplaced(query.text, span); ok {
 		return "scope", fmt.Sprintf("the scope differs: %s in the question, %s in the cached one", x, y)
 	}
 	if progressiveDone(query.text, stored.text) || progressiveDone(stored.text, query.text) {
@@ -1806,7 +1808,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// One or two Chinese characters in a row replaced, all else equal,
 	// after every check that reads what they are: however long the
 	// question, they are what it asks about (投诉电话 / 投保电话).
-	if x, y, ok := hanSpanReplaced(query, stored); ok {
+	if x, y, ok := hanSpanReplaced(query, stored, span); ok {
 		return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", x, y)
 	}
 	// One word replaced, all else equal: however long the question, the

@@ -2206,13 +2206,13 @@ func imminentAdded(a, b string) bool {
 	return false
 }
 
-// scopeReplaced reports 都, 也, 只 or 仅 replaced by another of them, all else
-// equal (这些商品都包邮吗 / 这些商品也包邮吗): all, also and only; not after a
+// scopeReplaced reports 都, 也, 只 or 仅 replaced by another of them in a
+// at sp, all else equal (这些商品都包邮吗 / 这些商品也包邮吗): all, also and only; not after a
 // question word or 一点, where 都 and 也 both say any (怎么都打不通 =
 // 怎么也打不通, 一点都不 = 一点也不).
-func scopeReplaced(a, b string) (string, string, bool) {
-	x, y, at, ok := spanReplaced(a, b)
-	if !ok || len(x) != len("都") || !strings.Contains("都也只仅", x) || !strings.Contains("都也只仅", y) || strings.Contains("只仅", x) && strings.Contains("只仅", y) {
+func scopeReplaced(a string, sp textSpan) (string, string, bool) {
+	x, y, at := sp.x, sp.y, sp.at
+	if !sp.ok || len(x) != len("都") || !strings.Contains("都也只仅", x) || !strings.Contains("都也只仅", y) || strings.Contains("只仅", x) && strings.Contains("只仅", y) {
 		return "", "", false
 	}
 	if at > 0 && strings.ContainsRune("么谁哪啥几点", []rune(a)[at-1]) {
@@ -2337,19 +2337,28 @@ func (s *vsig) clauseAsks(c int) bool {
 	})
 }
 
+// textSpan is where two questions of one length in bytes differ, all
+// else equal (spanReplaced): x in the one, y in the other, from the rune
+// at on; ok is false when they differ otherwise.
+type textSpan struct {
+	x, y string
+	at   int
+	ok   bool
+}
+
 // spanReplaced returns the runs of a and b, of one length in bytes, that
 // differ, all else equal: one run of at most two runes, or the same run
 // replaced the same way wherever it stands (李想…李想 / 李明…李明), and the
-// place in runes of its first one; or false.
-func spanReplaced(a, b string) (x, y string, at int, ok bool) {
+// place in runes of its first one.
+func spanReplaced(a, b string) textSpan {
 	if len(a) != len(b) || a == b {
-		return "", "", 0, false
+		return textSpan{}
 	}
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) != len(rb) {
-		return "", "", 0, false
+		return textSpan{}
 	}
-	at = -1
+	sp := textSpan{at: -1}
 	for i := 0; i < len(ra); i++ {
 		if ra[i] == rb[i] {
 			continue
@@ -2358,16 +2367,17 @@ func spanReplaced(a, b string) (x, y string, at int, ok bool) {
 		for j < len(ra) && ra[j] != rb[j] {
 			j++
 		}
-		if j-i > 2 || x != "" && (string(ra[i:j]) != x || string(rb[i:j]) != y) {
-			return "", "", 0, false
+		if j-i > 2 || sp.x != "" && (string(ra[i:j]) != sp.x || string(rb[i:j]) != sp.y) {
+			return textSpan{}
 		}
-		if at < 0 {
-			at = i
+		if sp.at < 0 {
+			sp.at = i
 		}
-		x, y = string(ra[i:j]), string(rb[i:j])
+		sp.x, sp.y = string(ra[i:j]), string(rb[i:j])
 		i = j
 	}
-	return x, y, at, true
+	sp.ok = true
+	return sp
 }
 
 // nowWords and thenWords say now and before (现在的支付密码 / 原来的支付密码).
@@ -2439,21 +2449,18 @@ func afterSharedContext(q, s string) (string, string, bool) {
 }
 
 // hanSpanReplaced returns the characters where two Chinese questions
-// differ, one or two in a row, all else equal (投诉电话 / 投保电话, 白天 / 夜里,
+// differ (sp), one or two in a row, all else equal (投诉电话 / 投保电话, 白天 / 夜里,
 // 一审 / 终审), when one of them is a content character: function
 // characters (没 / 不, 才 / 就, 什么 / 多少) are compared by the checks of
 // grammar, and some say alike: particles (吗 / 么), 你 / 您, 帐 / 账, a
 // container's 里 / 内 / 中 / 上 / 儿, 款 / 钱, 和 / 或, 如何 / 怎么 / 怎样, 非常 /
 // 特别 / 十分 / 相当; the unit of a number is compared by the facets (一千美金 /
 // 一千美元).
-func hanSpanReplaced(q, s vsig) (string, string, bool) {
-	if !q.hasHan() || !s.hasHan() {
+func hanSpanReplaced(q, s vsig, sp textSpan) (string, string, bool) {
+	if !sp.ok || !q.hasHan() || !s.hasHan() {
 		return "", "", false
 	}
-	x, y, at, ok := spanReplaced(q.text, s.text)
-	if !ok {
-		return "", "", false
-	}
+	x, y, at := sp.x, sp.y, sp.at
 	rq, rs := []rune(q.text), []rune(s.text)
 	xs, ys := []rune(x), []rune(y)
 	for _, r := range append(xs, ys...) {

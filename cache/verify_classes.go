@@ -1142,16 +1142,24 @@ func (s *vsig) finiteAt(i int) bool {
 const hanDirectional = "多少还查看问上下来去个"
 
 // hanAlike reports two Chinese characters that say the same in a
-// question: a container's 里, 内, 中, 上 (支付宝里的钱 = 支付宝上的钱), 日 and
-// 天 (每日 = 每天), 您 and 你, 账 and 帐, 查 and 看, 总是 and 老是, 退款 and 退钱.
+// question for the one-word check: the groups of hanAlikeGroups (支付宝里的钱 =
+// 支付宝上的钱, 每日 = 每天), and 查 and 看, 总是 and 老是, which that older check
+// reads alike even inside a word (查房 / 看房: hanSpanReplaced reads words).
 func hanAlike(a, b string) bool {
-	for _, g := range []string{"里内中上", "日天", "您你", "账帐", "查看", "总老", "款钱"} {
-		if oneOf(g, a) && oneOf(g, b) {
-			return true
+	for _, groups := range [][]string{hanAlikeGroups, {"查看", "总老"}} {
+		for _, g := range groups {
+			if oneOf(g, a) && oneOf(g, b) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// hanAlikeGroups are Chinese characters that say alike wherever they
+// stand, by group: a container's 里, 内, 中, 上, 儿, 日 and 天, 您 and 你, 账
+// and 帐, 款 and 钱 (hanAlike and hanAlikeChars read them).
+var hanAlikeGroups = []string{"里内中上儿", "日天", "您你", "账帐", "款钱"}
 
 // lookVerbs ask for information alike within a class: inspecting (1:
 // "How do I check / see my balance?"), obtaining (2: "Where can I find /
@@ -2532,11 +2540,14 @@ var hanAlikeWords = map[string]string{
 	"应该": "should", "应当": "should", "最好": "should",
 }
 
-// hanAlikeChars reports two characters that say alike wherever they stand.
+// hanAlikeChars reports two characters that say alike wherever they stand
+// (hanAlikeGroups), and particles, 和 / 或, 至 / 到, 仍 / 还.
 func hanAlikeChars(a, b rune) bool {
-	for _, g := range []string{hanParticles, "您你", "账帐", "里内中上儿", "款钱", "和或及与跟", "日天", "至到", "仍还"} {
-		if strings.ContainsRune(g, a) && strings.ContainsRune(g, b) {
-			return true
+	for _, groups := range [][]string{hanAlikeGroups, {hanParticles, "和或及与跟", "至到", "仍还"}} {
+		for _, g := range groups {
+			if strings.ContainsRune(g, a) && strings.ContainsRune(g, b) {
+				return true
+			}
 		}
 	}
 	return false

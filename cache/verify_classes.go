@@ -2072,7 +2072,7 @@ func lastQuestionModal(q string) string {
 	q = strings.TrimSpace(q)
 	cut := -1
 	for i := 0; i+1 < len(q); i++ {
-		if (q[i] == '.' || q[i] == '!' || q[i] == '?' || q[i] == ';') && q[i+1] == ' ' {
+		if sentenceEndAt(q, i) {
 			cut = i + 1
 		}
 	}
@@ -2080,11 +2080,11 @@ func lastQuestionModal(q string) string {
 		return ""
 	}
 	last := q[cut:]
-	aux, _ := text.OpeningOf(last)
 	words := strings.FieldsFunc(strings.ToLower(last), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
 	if len(words) == 0 || !auxiliaries[words[0]] {
 		return "" // an open question: "What can I do" asks what "What should I do" asks
 	}
+	aux, _ := text.OpeningOf(last)
 	m := vsig{modal: modalClass[aux]}
 	for i, w := range words {
 		next := ""
@@ -2432,19 +2432,9 @@ func quoted(q string) []string {
 // "I was hired in May. When did I get my first paycheck?"), when both
 // have such sentences and something after them.
 func afterSharedContext(q, s string) (string, string, bool) {
-	end := func(t string, i int) bool { // a sentence ends at i
-		r, n := utf8.DecodeRuneInString(t[i:])
-		switch r {
-		case '。', '？', '！', '；':
-			return true
-		case '.', '?', '!', ';':
-			return i+n == len(t) || t[i+n] == ' '
-		}
-		return false
-	}
 	shared := -1 // the end of the last shared sentence
 	for i := 0; i < len(q) && i < len(s) && q[i] == s[i]; i++ {
-		if end(q, i) && end(s, i) {
+		if sentenceEndAt(q, i) && sentenceEndAt(s, i) {
 			_, n := utf8.DecodeRuneInString(q[i:])
 			shared = i + n
 		}
@@ -2549,6 +2539,19 @@ func hanAlikeChars(a, b rune) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// sentenceEndAt reports a sentence ending at byte i of t: 。？！； or . ? ! ;
+// before a space or the end ("Node.js" and "3.5" end none).
+func sentenceEndAt(t string, i int) bool {
+	r, n := utf8.DecodeRuneInString(t[i:])
+	switch r {
+	case '。', '？', '！', '；':
+		return true
+	case '.', '?', '!', ';':
+		return i+n == len(t) || t[i+n] == ' '
 	}
 	return false
 }

@@ -180,6 +180,7 @@ type vsig struct {
 	wouldLike                        bool                // would like, love or prefer: a wish
 	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
+	whatIs                           bool                // it opens with what is (are, was, were), asking what a thing is, not a way (whatIsAsked)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -1076,6 +1077,7 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "what" // 什么是分期, 分期是什么: what it is, not how much or how
 	}
 	s.whArg = whArgument(lower)
+	s.whatIs = whatIsAsked(lower)
 	for i, w := range lower {
 		if w == "how" {
 			s.howManner = i+1 < len(lower) && (auxiliaries[lower[i+1]] || modalBits(lower[i+1], "") != 0) // how do, how can; not how often
@@ -1252,6 +1254,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !qtypesFit(query, stored) {
 		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))
+	}
+	// What a thing is against how to do something with it ("What is the
+	// late fee on my loan?" / "How do I get out of the late fee on my
+	// loan?").
+	if query.whatIs && stored.qtype == "how" && stored.howManner || stored.whatIs && query.qtype == "how" && query.howManner {
+		return "intent", "intent differs: one question asks what it is, the other how to do something"
 	}
 	if query.qtype == "yesno" && stored.qtype != "yesno" && stored.open || stored.qtype == "yesno" && query.qtype != "yesno" && query.open {
 		return "intent", "intent differs: a yes/no question against an open question"
@@ -1706,6 +1714,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			return "roles", fmt.Sprintf("roles differ: %q belongs to %s in the question, to %s in the cached one", u.word, strings.Join(a, ","), strings.Join(b, ","))
 		}
 	}
+	// The object of a verb made its doer, another participant its object.
+	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
+		if n, v, ok := objectMadeDoer(side[0], side[1]); ok {
+			return "roles", fmt.Sprintf("roles differ: %q follows %q in one question, stands before it in the other, where a person follows it", n, v)
+		}
+	}
 	// Order and roles of the shared units.
 	qi, si := query.index, stored.index
 	// The agent of a passive against the same participant unmarked in an
@@ -1853,19 +1867,32 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// weekend rate higher than the weekday rate?").
 	qt, st := query.adverbialTime(), stored.adverbialTime()
 	movable := qt >= 0 && st >= 0
-	var shared []string // units of both (repeats numbered), in the question's order
+	// The units of both (repeats numbered), in the question's order, with
+	// their places in each; one verb in two forms is one unit for the
+	// roles (eating / eat: "How long after eating should I wait to swim?"
+	// / "How long after swimming should I wait to eat?").
+	var shared []sharedUnit
+	qVerbs, sVerbs := query.verbForms(si), stored.verbForms(qi)
 	for k, u := range query.seq {
 		if movable && (k == qt || k == qt-1 && timeModifier(u.word)) {
 			continue
 		}
-		if j, ok := si[u.text]; ok && u.unit && stored.seq[j].unit && len(shared) < maxVerifyUnits {
-			shared = append(shared, u.text)
+		if len(shared) == maxVerifyUnits || !u.unit {
+			continue
+		}
+		if j, ok := si[u.text]; ok && stored.seq[j].unit {
+			shared = append(shared, sharedUnit{u.text, qi[u.text], j, false})
+		} else if v := qVerbs[k]; v != "" {
+			if j := slices.Index(sVerbs, v); j >= 0 {
+				shared = append(shared, sharedUnit{u.text, k, j, !query.gerundAt(k) && !stored.gerundAt(j) || pastForm(u.low) || pastForm(stored.seq[j].low)})
+			}
 		}
 	}
 	symmetric := query.comparative && stored.comparative
-	for i, x := range shared {
-		for _, y := range shared[i+1:] {
-			ax, ay, bx, by := qi[x], qi[y], si[x], si[y]
+	for i, xu := range shared {
+		for _, yu := range shared[i+1:] {
+			x, y := xu.text, yu.text
+			ax, ay, bx, by := xu.q, yu.q, xu.s, yu.s
 			if (ax < ay) == (bx < by) {
 				continue // same order: a phrase may have moved as a whole
 			}
@@ -1888,6 +1915,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			if rx != ry && stored.seq[bx].role == ry && stored.seq[by].role == rx {
 				return "roles", fmt.Sprintf("%q and %q exchange roles (%s, %s)", x, y, roleName(rx), roleName(ry))
 			}
+			if xu.form || yu.form {
+				continue // a verb's other form has another place (the meaning of / mean, get it changed / change it)
+			}
 			lo, hi := min(ax, ay), max(ax, ay)
 			blo, bhi := min(bx, by), max(bx, by)
 			for k := lo + 1; k < hi; k++ {
@@ -1899,6 +1929,48 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		}
 	}
 	return "", "verification passed: same names, roles, order and intent"
+}
+
+// sharedUnit is a unit of both questions, at q in the question and at s in
+// the cached one.
+type sharedUnit struct {
+	text string
+	q, s int
+	form bool // a verb in two forms, neither a gerund after a preposition: its place tells only with its role
+}
+
+// gerundAt reports an -ing form right after a preposition at seq[k]
+// ("after eating"), a verb as a noun, not a noun of its own (the meaning).
+func (s *vsig) gerundAt(k int) bool {
+	_, t := text.VerbTense(s.seq[k].low)
+	return t == "ing" && k > 0 && roleMarkers[s.seq[k-1].low] != ""
+}
+
+// verbForms returns, at each place of s.seq, the verb a unit is a form of
+// (eat for eating, ate or eats) when the other question (its index) has
+// no unit of that text and s no other form of that verb; "" elsewhere.
+func (s *vsig) verbForms(other map[string]int) []string {
+	forms := make([]string, len(s.seq))
+	seen := map[string]int{}
+	for k, u := range s.seq {
+		if _, ok := other[u.text]; ok || !u.unit || u.named || u.text != u.low {
+			continue
+		}
+		v, _ := text.VerbTense(u.low)
+		if v == "" && text.IsVerb(u.low) {
+			v = u.low
+		}
+		if v != "" {
+			forms[k] = v
+			seen[v]++
+		}
+	}
+	for k, v := range forms {
+		if seen[v] > 1 {
+			forms[k] = ""
+		}
+	}
+	return forms
 }
 
 // howLong reports a question that opens with how long.

@@ -2201,14 +2201,19 @@ func hanFirstAgo(q string) (first, ago int) {
 
 // imminentAdded reports a question that is the other one with 要, 快, 快要,
 // 就要 or 马上 added before a 了 (会员要到期了 / 会员到期了, 订单要发货了 /
-// 订单发货了): about to happen against done; not 快 / 快要, both about to.
+// 订单发货了), or put where the other says 已经 or 已 (快递要被退回了 /
+// 快递已经被退回了): about to happen against done; not 快 / 快要, both about to.
 func imminentAdded(a, b string) bool {
-	for _, m := range []string{"快要", "就要", "马上", "要", "快"} {
-		if removedOnce(a, b, m, func(before, after string) bool {
-			return strings.Contains(after, "了") && !strings.HasSuffix(before, "快") && !strings.HasSuffix(before, "就") && !strings.HasSuffix(before, "马上") &&
-				!strings.HasPrefix(after, "要") && !strings.HasPrefix(after, "快")
-		}) {
-			return true
+	for _, done := range []string{"", "已经", "已"} {
+		for _, m := range []string{"快要", "就要", "马上", "要", "快"} {
+			at := func(before, after string) bool {
+				return strings.Contains(after, "了") && !strings.HasSuffix(before, "快") && !strings.HasSuffix(before, "就") && !strings.HasSuffix(before, "马上") &&
+					!strings.HasPrefix(after, "要") && !strings.HasPrefix(after, "快")
+			}
+			if done == "" && removedOnce(a, b, m, at) ||
+				done != "" && withoutEach(b, done, func(before, after string) bool { return removedOnce(a, before+after, m, at) }) {
+				return true
+			}
 		}
 	}
 	return false
@@ -2555,3 +2560,54 @@ func sentenceEndAt(t string, i int) bool {
 	}
 	return false
 }
+
+// objectMadeDoer reports a participant right after a verb in p (its
+// object, past a determiner or possessive) that stands before the same
+// verb in o, where a personal pronoun follows it instead ("How do I
+// forgive my partner?" / "How do I get my partner to forgive me?"): who
+// does it to whom changed. It returns the participant and the verb.
+func objectMadeDoer(p, o vsig) (string, string, bool) {
+	for k, u := range p.seq {
+		j, ok := o.index[u.text]
+		if !ok || !u.unit || u.named || u.rep || o.seq[j].rep || !text.IsVerb(u.low) {
+			continue
+		}
+		n := p.nextUnit(k)
+		m := o.nextUnit(j)
+		if n < 0 || m < 0 || strings.HasPrefix(p.seq[n].text, "p:") || !strings.HasPrefix(o.seq[m].text, "p:") {
+			continue
+		}
+		if b, ok := o.index[p.seq[n].text]; ok && b < j && !p.seq[n].rep {
+			return p.seq[n].word, u.word, true
+		}
+	}
+	return "", "", false
+}
+
+// nextUnit returns the place of the unit after seq[k] in its clause, past
+// determiners (possessives among them) only, or -1.
+func (s *vsig) nextUnit(k int) int {
+	for i := k + 1; i < len(s.seq); i++ {
+		u := s.seq[i]
+		switch {
+		case u.unit:
+			return i
+		case u.clause != s.seq[k].clause || !text.IsDeterminer(u.low):
+			return -1
+		}
+	}
+	return -1
+}
+
+// whatIsAsked reports a question that opens with what is, are, was or
+// were (or what's): what a thing is, unless it names a way to do
+// something ("What is the best way to …", "What are the steps to …").
+func whatIsAsked(lower []string) bool {
+	if len(lower) < 2 || lower[0] != "what's" && (lower[0] != "what" || !presentBe(lower[1]) && lower[1] != "was" && lower[1] != "were") {
+		return false
+	}
+	return !slices.ContainsFunc(lower, func(w string) bool { return mannerNouns[w] })
+}
+
+// mannerNouns name a way to do something: "What is the way to …" asks how.
+var mannerNouns = setOf("way ways process procedure procedures steps step method methods how instructions trick tricks fastest quickest easiest best")

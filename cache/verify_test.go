@@ -216,26 +216,30 @@ func TestVerifyGrammar(t *testing.T) {
 		{"房客能提前退租吗，押金怎么算", "房东可以提前退租吗，押金怎么算", "replaced"},                                                                                               // 可以 = 能: still one word replaced
 		{"他不太喜欢加班", "他太不喜欢加班", "negation"},                                                                                                              // a degree adverb inside or outside the negation
 		{"工资不全是按时发的", "工资全不是按时发的", "negation"},
-		{"我不特别想换工作", "我特别不想换工作", "negation"},                         // 特别 is a word: its 别 is no negation
-		{"会员卡快到期了", "会员卡已经到期了", "tense"},                             // 快…了: about to happen
-		{"工厂正在招人吗", "工厂将要招人吗", "tense"},                              // now against what is to come
-		{"我还在实习期，能请年假吗", "我已过了实习期，能请年假吗", "mood"},                    // 还在: still
-		{"光喝水能减肥吗", "喝水能减肥吗", "scope"},                               // 光 before a verb: only
-		{"物业凭什么收这笔费用", "物业能收这笔费用吗", "intent"},                        // 凭什么 asks why
-		{"这款沙发有几个颜色，一套多少钱", "这款沙发有哪些颜色，一套多少钱", "intent"},             // clause by clause: how many against which
-		{"附近有没有好的幼儿园，学费大概多少", "附近有哪些好的幼儿园，学费大概多少", "intent"},         // yes or no against which
-		{"驾照考试已经通过了吗", "驾照考试能通过吗", "mood"},                           // done already against whether it can be (通过 reads as done too)
-		{"孩子不怎么吃蔬菜", "孩子怎么不吃蔬菜", "intent"},                           // 不怎么 (not much) against 怎么不 (why not)
-		{"我差点撞到了前面的车", "我已经撞到了前面的车", "mood"},                         // 差点: nearly, so not
-		{"办居住证谁都可以代办吗", "办居住证谁可以代办", "intent"},                       // a question word before 都 says anyone
-		{"物业电话怎么都打不通", "物业电话怎么打不通", "intent"},                        // 怎么都: however I try
-		{"张伟和王磊下棋，张伟赢了几盘", "张伟和王磊下棋，王磊赢了几盘", "roles"},                // one name said again, the other in the other question
-		{"体检查出来的不是胃炎而是胃溃疡，要住院吗", "体检查出来的是胃炎而不是胃溃疡，要住院吗", "negation"}, // 不是A而是B against 是A而不是B
-		{"宽带连不上，客服电话怎么都打不通，该怎么办", "宽带连不上，客服电话怎么打不通，该怎么办", "intent"},  // a clause with a question word against the same clause without one
-		{"这张卡哪家银行都能取钱吗", "这张卡哪家银行能取钱", "intent"},                     // a question word and its noun before 都: any bank
-		{"我买的不是普通版是豪华版，能退差价吗", "我买的是普通版不是豪华版，能退差价吗", "negation"},     // 不是A是B without 而
-		{"这批货有的被海关扣了吗", "这批货都被海关扣了吗", "scope"},                       // 有的 before 被
-		{"这款手机最不耐摔的是哪个部位", "这款手机不是最耐摔的是哪个部位", "negation"},            // 最 inside or outside the negation
+		{"我不特别想换工作", "我特别不想换工作", "negation"},                                                           // 特别 is a word: its 别 is no negation
+		{"会员卡快到期了", "会员卡已经到期了", "tense"},                                                               // 快…了: about to happen
+		{"我的包裹已经被退回了怎么办", "我的包裹要被退回了怎么办", "tense"},                                                     // 要 where the other says 已经: about to happen
+		{"How soon after eating can I run?", "How soon after running can I eat?", "order"},             // one verb in two forms (eating / eat) exchanged with another
+		{"How do I thank my mentor?", "How do I get my mentor to thank me?", "roles"},                  // the object made the doer
+		{"What is the late fee on my loan?", "How do I get rid of the late fee on my loan?", "intent"}, // what it is against how to do something
+		{"工厂正在招人吗", "工厂将要招人吗", "tense"},                                                                // now against what is to come
+		{"我还在实习期，能请年假吗", "我已过了实习期，能请年假吗", "mood"},                                                      // 还在: still
+		{"光喝水能减肥吗", "喝水能减肥吗", "scope"},                                                                 // 光 before a verb: only
+		{"物业凭什么收这笔费用", "物业能收这笔费用吗", "intent"},                                                          // 凭什么 asks why
+		{"这款沙发有几个颜色，一套多少钱", "这款沙发有哪些颜色，一套多少钱", "intent"},                                               // clause by clause: how many against which
+		{"附近有没有好的幼儿园，学费大概多少", "附近有哪些好的幼儿园，学费大概多少", "intent"},                                           // yes or no against which
+		{"驾照考试已经通过了吗", "驾照考试能通过吗", "mood"},                                                             // done already against whether it can be (通过 reads as done too)
+		{"孩子不怎么吃蔬菜", "孩子怎么不吃蔬菜", "intent"},                                                             // 不怎么 (not much) against 怎么不 (why not)
+		{"我差点撞到了前面的车", "我已经撞到了前面的车", "mood"},                                                           // 差点: nearly, so not
+		{"办居住证谁都可以代办吗", "办居住证谁可以代办", "intent"},                                                         // a question word before 都 says anyone
+		{"物业电话怎么都打不通", "物业电话怎么打不通", "intent"},                                                          // 怎么都: however I try
+		{"张伟和王磊下棋，张伟赢了几盘", "张伟和王磊下棋，王磊赢了几盘", "roles"},                                                  // one name said again, the other in the other question
+		{"体检查出来的不是胃炎而是胃溃疡，要住院吗", "体检查出来的是胃炎而不是胃溃疡，要住院吗", "negation"},                                   // 不是A而是B against 是A而不是B
+		{"宽带连不上，客服电话怎么都打不通，该怎么办", "宽带连不上，客服电话怎么打不通，该怎么办", "intent"},                                    // a clause with a question word against the same clause without one
+		{"这张卡哪家银行都能取钱吗", "这张卡哪家银行能取钱", "intent"},                                                       // a question word and its noun before 都: any bank
+		{"我买的不是普通版是豪华版，能退差价吗", "我买的是普通版不是豪华版，能退差价吗", "negation"},                                       // 不是A是B without 而
+		{"这批货有的被海关扣了吗", "这批货都被海关扣了吗", "scope"},                                                         // 有的 before 被
+		{"这款手机最不耐摔的是哪个部位", "这款手机不是最耐摔的是哪个部位", "negation"},                                              // 最 inside or outside the negation
 		{"What has the council decided about the bridge?", "What will the council decide about the bridge?", "tense"},
 		{"How many teams beat the Patriots this season?", "How many teams did the Patriots beat this season?", "roles"},
 		{"How much does painting cost per square foot?", "How much does paint cost per square foot?", "replaced"},

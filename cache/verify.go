@@ -181,6 +181,7 @@ type vsig struct {
 	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
 	whatIs                           bool                // it opens with what is (are, was, were), asking what a thing is, not a way (whatIsAsked)
+	held                             string              // "now" or "then": who or what is / was the holder or value of a definite description (heldAsked)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -1078,6 +1079,7 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	s.whArg = whArgument(lower)
 	s.whatIs = whatIsAsked(lower)
+	s.held = heldAsked(lower)
 	for i, w := range lower {
 		if w == "how" {
 			s.howManner = i+1 < len(lower) && (auxiliaries[lower[i+1]] || modalBits(lower[i+1], "") != 0) // how do, how can; not how often
@@ -1254,6 +1256,11 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// Intent.
 	if query.qtype != "" && stored.qtype != "" && query.qtype != stored.qtype && !qtypesFit(query, stored) {
 		return "intent", fmt.Sprintf("intent differs: the question asks %s, the cached one %s", qtypeName(query.qtype), qtypeName(stored.qtype))
+	}
+	// Today's holder or value against a past one ("Who is the head coach
+	// of …" / "Who was the head coach of …").
+	if query.held != "" && stored.held != "" && query.held != stored.held {
+		return "tense", "tense differs: one question asks who or what it is now (is, are), the other who or what it was (was, were)"
 	}
 	// What a thing is against how to do something with it ("What is the
 	// late fee on my loan?" / "How do I get out of the late fee on my
@@ -1829,35 +1836,33 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// word is what it asks about (花呗/借呗, rose/fell 8 percent), unless
 	// the two words read as one (a stem, a concept of the lexicon).
 	// The questions are compared without their fillers, copied once, and
-	// only when their lengths allow one word added or replaced.
+	// only when their lengths allow one word added or replaced; then again
+	// with the light edits undone too (still, so, how can / how do, have to
+	// / need to), which a second difference must not hide.
 	if d := fillerFree(query) - fillerFree(stored); d >= -2 && d <= 2 || (d == 3 || d == -3) && query.latin && stored.latin {
 		fq, fs := withoutFillers(query), withoutFillers(stored)
-		switch d {
-		case 1, -1:
-			if w, ok := insertedWord(fq, fs); ok {
-				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
-			}
-		case 2, -2:
-			if w, ok := hanWordInserted(fq, fs); ok {
-				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
-			}
-			if w, ok := insertedPhrase(fq, fs, 2); ok {
-				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
-			}
-		case 3, -3:
-			if w, ok := insertedPhrase(fq, fs, 3); ok {
-				return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
-			}
-		case 0:
-			if a, b, ok := formReplaced(query, stored, fq, fs); ok {
-				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (another thing, or who does it against who feels it)", a, b)
-			}
-			if a, b, ok := replacedWord(fq, fs); ok {
-				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
-			}
-			if a, b, ok := hanWordReplaced(fq, fs); ok {
-				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
-			}
+		if check, reason := oneEdit(query, stored, fq, fs); check != "" {
+			return check, reason
+		}
+	}
+	if lq, ls, ok := withoutLightEdits(query, stored, false); ok {
+		if check, reason := oneEdit(query, stored, lq, ls); check != "" {
+			return check, reason + " (a light edit aside)"
+		}
+	}
+	if lq, ls, _ := withoutLightEdits(query, stored, false); query.latin && stored.latin && (conditionAppended(lq, ls) || conditionAppended(ls, lq)) {
+		return "mood", "one question adds a condition (if, unless) at its end, all else equal"
+	}
+	if replacedBy(query, stored) {
+		return "roles", "one question takes a thing in another's place (instead of, rather than), the other does not"
+	}
+	// With the auxiliaries written as one too, only a word replaced counts:
+	// an auxiliary changed brings its own words with it (was declined /
+	// did get declined, is open / does stay open, is arriving / will
+	// arrive), which the tense checks read.
+	if lq, ls, ok := withoutLightEdits(query, stored, true); ok && len(lq.seq) == len(ls.seq) {
+		if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
+			return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
 		}
 	}
 	// One time adverbial on each side moves freely ("Who picked it
@@ -1929,6 +1934,44 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		}
 	}
 	return "", "verification passed: same names, roles, order and intent"
+}
+
+// oneEdit compares q and s, the question and the cached one (fq and fs:
+// without their fillers, or their light edits too) for one word inserted
+// or replaced, all else equal; "" when they differ otherwise.
+func oneEdit(query, stored, fq, fs vsig) (check, reason string) {
+	d := len(fq.seq) - len(fs.seq)
+	if (d == 3 || d == -3) && (!query.latin || !stored.latin) {
+		return "", ""
+	}
+	switch d {
+	case 1, -1:
+		if w, ok := insertedWord(fq, fs); ok {
+			return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+		}
+	case 2, -2:
+		if w, ok := hanWordInserted(fq, fs); ok {
+			return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+		}
+		if w, ok := insertedPhrase(fq, fs, 2); ok {
+			return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+		}
+	case 3, -3:
+		if w, ok := insertedPhrase(fq, fs, 3); ok {
+			return "inserted", fmt.Sprintf("%q is in one question only, all else equal", w)
+		}
+	case 0:
+		if a, b, ok := formReplaced(query, stored, fq, fs); ok {
+			return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (another thing, or who does it against who feels it)", a, b)
+		}
+		if a, b, ok := replacedWord(fq, fs); ok {
+			return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
+		}
+		if a, b, ok := hanWordReplaced(fq, fs); ok {
+			return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one", a, b)
+		}
+	}
+	return "", ""
 }
 
 // sharedUnit is a unit of both questions, at q in the question and at s in

@@ -2611,3 +2611,146 @@ func whatIsAsked(lower []string) bool {
 
 // mannerNouns name a way to do something: "What is the way to …" asks how.
 var mannerNouns = setOf("way ways process procedure procedures steps step method methods how instructions trick tricks fastest quickest easiest best")
+
+// withoutLightEdits returns q and s without their fillers and with the
+// edits that leave an English question's ask as it was, or that the
+// checks before read, undone: the adverbs of emphasis (still, so, just,
+// really, actually), and with aux, have to, has to, required to = need
+// to and the auxiliaries and modals as one (does / will, how do / how
+// can: the tense and modal checks compare them). Undone, the two may
+// only be told apart, never made one. ok is false when neither had one.
+func withoutLightEdits(q, s vsig, aux bool) (lq, ls vsig, ok bool) {
+	if !q.latin || !s.latin {
+		return q, s, false
+	}
+	undo := func(v vsig) (vsig, bool) {
+		v = withoutFillers(v)
+		seq := make([]vunit, 0, len(v.seq))
+		changed := false
+		for i, u := range v.seq {
+			switch {
+			case lightAdverbs[u.low] || u.low == "so" && (i+1 == len(v.seq) || !soPhrases[v.seq[i+1].low]):
+				changed = true
+				continue
+			case !aux:
+			case (u.low == "have" || u.low == "has" || u.low == "needs" || u.low == "required") && i+1 < len(v.seq) && v.seq[i+1].low == "to":
+				u.low, u.word, u.text = "need", "need", "need"
+				changed = true
+			case lightAuxiliaries[u.low]:
+				u.low, u.word, u.text = "aux:", "aux:", "aux:"
+				changed = true
+			}
+			seq = append(seq, u)
+		}
+		v.seq = seq
+		return v, changed
+	}
+	lq, cq := undo(q)
+	ls, cs := undo(s)
+	return lq, ls, cq || cs
+}
+
+// heldAsked returns "now" or "then" for a wh-question that asks, with is
+// or was, who holds an office ("Who is the prime minister of …", "Who was
+// the head coach of …"): today's holder and a past one differ. "" for any
+// other question ("Who was Albert Einstein?" and "Who was the first
+// president?" ask the same as "Who is …").
+func heldAsked(lower []string) string {
+	i := 0
+	switch {
+	case len(lower) > 2 && (lower[0] == "who" || lower[0] == "what" || lower[0] == "where" || lower[0] == "which"):
+		i = 1
+	case len(lower) > 3 && lower[0] == "how" && (lower[1] == "much" || lower[1] == "many"):
+		i = 2
+	default:
+		return ""
+	}
+	if lower[i+1] != "the" {
+		return ""
+	}
+	// The description names a person's office (the head coach, the prime
+	// minister), not a first or a last one, whom no time changes.
+	office := false
+	for _, w := range lower[i+2:] {
+		if roleMarkers[w] != "" || w == "to" || w == "who" || w == "that" {
+			break
+		}
+		if fixedOffices[w] || ordinalDigits(w) || strings.HasSuffix(w, "est") {
+			return ""
+		}
+		office = office || text.IsPerson(w)
+	}
+	if !office {
+		return ""
+	}
+	switch lower[i] {
+	case "is", "are":
+		return "now"
+	case "was", "were":
+		return "then"
+	}
+	return ""
+}
+
+// fixedOffices name one holder of an office whom no time changes (the
+// first, the founding, the former president).
+var fixedOffices = setOf("first second third fourth fifth sixth seventh eighth ninth tenth last only most former previous founding original late next")
+
+// lightAdverbs add emphasis, not meaning, to a question ("Can I still
+// return it?"), as so does before any word but soPhrases' (so far, so
+// much, so that); lightAuxiliaries are the auxiliaries and modals
+// withoutLightEdits writes as one.
+var (
+	lightAdverbs     = setOf("still just really actually")
+	soPhrases        = setOf("far much many long that as few little")
+	lightAuxiliaries = setOf("is are am was were do does did can could will would should shall may might must")
+)
+
+// sameVerb reports two forms of one English verb (get / getting, arrive /
+// arrived).
+func sameVerb(a, b string) bool {
+	base := func(w string) string {
+		if v, _ := text.VerbTense(w); v != "" {
+			return v
+		}
+		return w
+	}
+	return base(a) == base(b)
+}
+
+// conditionAppended reports a question that is the other one with an if-
+// or unless-clause added at its end ("Do we have to go through probate?" /
+// "Do we have to go through probate if there's a will?"): an answer for
+// every case against one for that case. a and b are without their fillers.
+func conditionAppended(a, b vsig) bool {
+	k := slices.IndexFunc(a.seq, func(u vunit) bool { return u.low == "if" || u.low == "unless" })
+	if k <= 0 || k >= len(a.seq)-1 {
+		return false
+	}
+	trim := func(seq []vunit) []vunit {
+		for len(seq) > 0 && seq[len(seq)-1].text[0] == '|' {
+			seq = seq[:len(seq)-1]
+		}
+		return seq
+	}
+	x, y := trim(a.seq[:k]), trim(b.seq)
+	return len(x) == len(y) && len(x) > 0 && !slices.ContainsFunc(x, func(u vunit) bool { return u.low == "if" }) &&
+		slices.EqualFunc(x, y, func(p, q vunit) bool { return p.low == q.low })
+}
+
+// replacedBy reports instead of, rather than or in place of in one
+// English question only: a thing taken in another's place, against one
+// taken with it or alone ("Can I take it with ibuprofen?" / "Can I take it
+// instead of ibuprofen?").
+func replacedBy(a, b vsig) bool {
+	has := func(v vsig) bool {
+		for i := 0; i+1 < len(v.seq); i++ {
+			w, next := v.seq[i].low, v.seq[i+1].low
+			if w == "instead" || w == "rather" && next == "than" || w == "place" && next == "of" || strings.HasPrefix(w, "substitut") || strings.HasPrefix(w, "replac") || strings.HasPrefix(w, "swap") {
+				return true
+			}
+		}
+		return false
+	}
+	return a.latin && b.latin && has(a) != has(b)
+}

@@ -533,11 +533,20 @@ func TestVerifyGrammar(t *testing.T) {
 		{"开通会员需要身份证吗", "开通会员可以用身份证吗", "mood"},
 		{"现在非得把房子卖掉吗", "现在能把房子卖掉吗", "mood"},
 		{"这种止痛药得饭前吃吗", "这种止痛药能饭前吃吗", "mood"}, // 得 after a noun: must
+		// One word replaced beside a light edit (still, so, an auxiliary for
+		// another), which must not hide it.
+		{"Can I bring my dog on the ferry to Victoria?", "So can I still bring my cat on the ferry to Victoria?", "replaced"},
+		{"does aetna cover hearing aids for seniors?", "will cigna cover hearing aids for seniors?", "replaced"},
+		{"Who is the mayor of Chicago?", "Who was the mayor of Chicago?", "tense"}, // an office's holder now or then
+		{"Do I have to pay tax on my pension?", "Do I still have to pay tax on my pension if I retire abroad?", "mood"},
+		{"Can I use butter with olive oil in this cake?", "Can I use butter instead of olive oil in this cake?", "roles"},
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
 	for _, tc := range [][2]string{
 		{"When will the store open?", "When does the store open?"},
+		{"Who was the first mayor of Chicago?", "Who is the first mayor of Chicago?"}, // a first holder is one for all time
+		{"Why was my parcel returned?", "Why did my parcel get returned?"},            // an auxiliary brings its own words
 		{"Has my order shipped?", "Did my order ship?"},
 		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
 		{"这个订单能退款吗", "这个订单可以退款吗"},

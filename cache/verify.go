@@ -181,6 +181,7 @@ type vsig struct {
 	plan                             uint8               // going to or supposed to after is/am/are 1, after was/were 2
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
 	whatIs                           bool                // it opens with what is (are, was, were), asking what a thing is, not a way (whatIsAsked)
+	hanEval, hanWhat                 bool                // a Chinese clause ends in 怎么样 (how good: hanEvaluated); it has 什么, 哪 or 啥
 	held                             string              // "now" or "then": who or what is / was the holder or value of a definite description (heldAsked)
 }
 
@@ -1079,6 +1080,8 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	s.whArg = whArgument(lower)
 	s.whatIs = whatIsAsked(lower)
+	s.hanEval = zh != "" && hanEvaluated(q)
+	s.hanWhat = strings.Contains(zh, "什么") || strings.Contains(zh, "哪") || strings.Contains(zh, "啥")
 	s.held = heldAsked(lower)
 	for i, w := range lower {
 		if w == "how" {
@@ -1214,6 +1217,20 @@ func hanGoodAtEnd(q string) bool {
 	return false
 }
 
+// hanEvaluated reports a Chinese clause of q that ends in 怎么样, 咋样 or
+// 如何 (这款车的发动机怎么样): how good a thing is, not how to do it (怎么样才能).
+func hanEvaluated(q string) bool {
+	for _, clause := range strings.FieldsFunc(norm.NFKC.String(q), func(r rune) bool {
+		return strings.ContainsRune(",;.?!，；。？！\n", r)
+	}) {
+		c := strings.TrimRight(strings.TrimSpace(clause), "呢吗啊呀吧")
+		if strings.HasSuffix(c, "怎么样") || strings.HasSuffix(c, "咋样") || strings.HasSuffix(c, "如何") {
+			return true
+		}
+	}
+	return false
+}
+
 // verifyPair decides whether the answer to stored may answer query. It
 // returns "" and a reason when it may, or the check that refused and why.
 // Two questions that open with the same sentences of context are also
@@ -1261,6 +1278,11 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// of …" / "Who was the head coach of …").
 	if query.held != "" && stored.held != "" && query.held != stored.held {
 		return "tense", "tense differs: one question asks who or what it is now (is, are), the other who or what it was (was, were)"
+	}
+	// How good a thing is against which one it is (你们用的快递怎么样 /
+	// 你们用的是什么快递).
+	if query.hanEval != stored.hanEval && (query.hanEval && stored.hanWhat && !query.hanWhat || stored.hanEval && query.hanWhat && !stored.hanWhat) {
+		return "intent", "intent differs: one question asks how good it is (怎么样), the other which or what it is"
 	}
 	// What a thing is against how to do something with it ("What is the
 	// late fee on my loan?" / "How do I get out of the late fee on my
@@ -1855,6 +1877,20 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	if replacedBy(query, stored) {
 		return "roles", "one question takes a thing in another's place (instead of, rather than), the other does not"
+	}
+	// Chinese light edits: 现在, 一下, 是…的, an A-not-A form.
+	if query.hasHan() && stored.hasHan() {
+		lq, cq := withoutHanLightEdits(query.text)
+		ls, cs := withoutHanLightEdits(stored.text)
+		if cq || cs {
+			q, s := signature(lq), signature(ls)
+			if x, y, ok := hanSpanReplaced(q, s, spanReplaced(q.text, s.text)); ok {
+				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (a light edit aside)", x, y)
+			}
+			if check, reason := oneEdit(q, s, withoutFillers(q), withoutFillers(s)); check != "" {
+				return check, reason + " (a light edit aside)"
+			}
+		}
 	}
 	// With the auxiliaries written as one too, only a word replaced counts:
 	// an auxiliary changed brings its own words with it (was declined /

@@ -82,7 +82,7 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
 		lookVerbs[x.low]&lookVerbs[y.low] != 0 && lookUp(q, s, at) || // see / check my balance, find / get my statements
 		strongParticles[x.low] || strongParticles[y.low] || // log out / log off: the particles are compared apart
-		hanAlike(x.low, y.low) {
+		hanAlike(x.low, y.low) && !(containers(x.low, y.low) && (inHanWord(q, at) || inHanWord(s, at)) && !(at > 0 && hanAlikeWords[q.seq[at-1].low+x.low] != "" && hanAlikeWords[q.seq[at-1].low+x.low] == hanAlikeWords[s.seq[at-1].low+y.low])) {
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
@@ -1155,6 +1155,11 @@ func hanAlike(a, b string) bool {
 	}
 	return false
 }
+
+// containers reports two of a container's characters (里, 内, 中, 上, 儿):
+// alike after a noun (店里 = 店内), not inside a word (月中 / 月内, 儿科 /
+// 内科).
+func containers(a, b string) bool { return oneOf(hanAlikeGroups[0], a) && oneOf(hanAlikeGroups[0], b) }
 
 // hanAlikeGroups are Chinese characters that say alike wherever they
 // stand, by group: a container's 里, 内, 中, 上, 儿, 日 and 天, 您 and 你, 账
@@ -2477,13 +2482,19 @@ func hanSpanReplaced(q, s vsig, sp textSpan) (string, string, bool) {
 	content := false
 	for i := range xs {
 		k := at + i
-		if xs[i] == ys[i] || hanAlikeChars(xs[i], ys[i]) || alikeWithNeighbour(rq, rs, k) {
+		inWord := inHanWordAt(rq, k, true, true) || inHanWordAt(rs, k, true, true)
+		if xs[i] == ys[i] || hanAlikeChars(xs[i], ys[i]) && !(containers(string(xs[i]), string(ys[i])) && inWord) || alikeWithNeighbour(rq, rs, k) {
 			continue // 怎样 / 怎么, 有的 / 有些, 之后 / 以后, 总是 / 老是
 		}
 		closed := strings.ContainsRune(hanFunction+hanClosed, xs[i]) && strings.ContainsRune(hanFunction+hanClosed, ys[i])
 		if !closed || inHanWordAt(rq, k, i == 0, i == len(xs)-1) && inHanWordAt(rs, k, i == 0, i == len(xs)-1) {
 			content = true // a content character, or a function one inside a word in both (查房 / 看房, 总公司 / 老公司)
 		}
+	}
+	// 这 against 那 before a measure word or a noun (这家店 / 那家店, 这边 /
+	// 那边): here against there; not 这么 / 那么, 这样 / 那样 (so, such).
+	if len(xs) == 1 && oneOf2(x, y, "这", "那") && at+1 < len(rq) && !strings.ContainsRune("么样", rq[at+1]) {
+		content = true
 	}
 	if !content {
 		return "", "", false
@@ -2530,6 +2541,7 @@ var hanAlikeWords = map[string]string{
 	"非常": "very", "特别": "very", "十分": "very", "相当": "very",
 	"无论": "any", "不论": "any", "不管": "any",
 	"之后": "after", "以后": "after", "之前": "before", "以前": "before",
+	"哪里": "where", "哪儿": "where", "这里": "here", "这儿": "here", "那里": "there", "那儿": "there",
 	"有的": "some", "有些": "some", "其他": "other", "其它": "other", "别的": "other",
 	"总是": "always", "老是": "always", "不太": "not very", "不大": "not very",
 	"应该": "should", "应当": "should", "最好": "should",
@@ -2753,4 +2765,41 @@ func replacedBy(a, b vsig) bool {
 		return false
 	}
 	return a.latin && b.latin && has(a) != has(b)
+}
+
+// hanLightForms are the Chinese forms withoutHanLightEdits writes
+// shorter: an A-not-A question as its A (是不是 is kept apart from the
+// 是 taken out, as \x01), 可以 as 能, 现在 and 一下 left out, 看看 as 看.
+var hanLightForms = strings.NewReplacer("是不是", "\x01", "有没有", "有", "能不能", "能", "会不会", "会", "要不要", "要", "可不可以", "能", "可以", "能", "现在", "", "一下", "", "看看", "看")
+
+// withoutHanLightEdits returns q with the edits that leave a Chinese
+// question's ask as it was undone (the A-not-A form as its A, 现在 and
+// 一下 left out, 是…的 and a 会 of will left out), and whether it
+// had one: two questions that differ in one word beside such an edit
+// are compared as the one-word checks compare them (这家店几点关门 / 那家店是几点关门的).
+func withoutHanLightEdits(q string) (string, bool) {
+	light := hanLightForms.Replace(q)
+	rs := []rune(light)
+	out := make([]rune, 0, len(rs))
+	for i, r := range rs {
+		prev, next := rune(0), rune(0)
+		if i > 0 {
+			prev = rs[i-1]
+		}
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case r == '的' && (next == 0 || !text.IsHan(next) || strings.ContainsRune(hanParticles, next)): // the 的 of 是…的 ends its clause; a modifier's 的 stays (开会的时候 / 开会期间)
+			continue
+		case (r == '是' || r == '会') && !strings.ContainsRune("就但可总还要于凡只不也都若倒", prev) && next != '否' &&
+			!text.HanWord(string([]rune{prev, r})) && !text.HanWord(string([]rune{r, next})):
+			continue // a copula or a modal will, not a word's (会员, 机会)
+		case r == '\x01':
+			r = '是'
+		}
+		out = append(out, r)
+	}
+	light = string(out)
+	return light, light != q
 }

@@ -540,13 +540,19 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who is the mayor of Chicago?", "Who was the mayor of Chicago?", "tense"}, // an office's holder now or then
 		{"Do I have to pay tax on my pension?", "Do I still have to pay tax on my pension if I retire abroad?", "mood"},
 		{"Can I use butter with olive oil in this cake?", "Can I use butter instead of olive oil in this cake?", "roles"},
+		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},          // 这 / 那 beside 是…的
+		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},        // is it one against is there one
+		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"}, // a 会 beside the word replaced
+		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},          // which one against how good
+		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},        // 中 / 内 inside a word
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
 	for _, tc := range [][2]string{
 		{"When will the store open?", "When does the store open?"},
 		{"Who was the first mayor of Chicago?", "Who is the first mayor of Chicago?"}, // a first holder is one for all time
-		{"Why was my parcel returned?", "Why did my parcel get returned?"},            // an auxiliary brings its own words
+		{"最近的加油站在哪儿", "最近的加油站在哪里"},
+		{"Why was my parcel returned?", "Why did my parcel get returned?"}, // an auxiliary brings its own words
 		{"Has my order shipped?", "Did my order ship?"},
 		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
 		{"这个订单能退款吗", "这个订单可以退款吗"},

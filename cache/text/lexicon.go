@@ -610,7 +610,7 @@ func stem(w string) string {
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies") && !st.keep[w]:
 		return w[:n-3] + "y"
-	case n > 5 && strings.HasSuffix(w, "ing"):
+	case n > 5 && strings.HasSuffix(w, "ing") && !st.keep[w]:
 		return verbBase(st, w, w[:n-3])
 	case n > 4 && strings.HasSuffix(w, "ed"):
 		return verbBase(st, w, w[:n-2])

@@ -495,6 +495,14 @@ func (wn *wordnet) persons() []string { return wn.firstSenseIn('n', lexPerson) }
 func (wn *wordnet) keepS() []string {
 	var out []string
 	for lemma := range wn.senses {
+		// A noun in -ing that SemCor tagged more often than the verb its
+		// stem would leave (evening, not even; morning has no verb) stays
+		// whole; building and meeting meet build and meet.
+		if base := strings.TrimSuffix(lemma, "ing"); wnWord.MatchString(lemma) && base != lemma && len(base) > 2 && len(wn.senses[base]['v']) > 0 &&
+			wn.tagged(lemma, 'n') > wn.tagged(base, 'v') {
+			out = append(out, lemma)
+			continue
+		}
 		if !wnWord.MatchString(lemma) || len(lemma) < 4 || !strings.HasSuffix(lemma, "s") || strings.HasSuffix(lemma, "ss") {
 			continue
 		}

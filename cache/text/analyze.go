@@ -748,9 +748,10 @@ var months = map[string]int{
 	"december": 12, "dec": 12,
 }
 
-// monthWord handles an English month name. "may" is a month only after a
-// preposition (in, of, since, until, before, after, during, by, from, to,
-// last, next, this, early, late, mid) or before a day number.
+// monthWord handles an English month name. "may" and the abbreviations
+// (apr, mar, oct …) are a month only after a preposition (in, of, since,
+// until, before, after, during, by, from, to, last, next, this, early,
+// late, mid) or before a day number or a year.
 func monthWord(w string, a *analyzer, i int) (int, bool) {
 	m, ok := months[w]
 	if !ok {
@@ -758,12 +759,13 @@ func monthWord(w string, a *analyzer, i int) (int, bool) {
 	}
 	nt, hasNext := a.next(i)
 	dayNext := hasNext && nt.kind == tNum && dayNumber(nt.text) > 0
-	if w == "may" || w == "mar" || w == "jan" || w == "dec" || w == "sep" {
+	yearNext := hasNext && nt.kind == tNum && len(nt.text) == 4 && (strings.HasPrefix(nt.text, "19") || strings.HasPrefix(nt.text, "20"))
+	if (w == "may" || len(w) <= 4 && w != "june" && w != "july") && !yearNext { // an abbreviation names more than a month (the APR of a card)
 		prevOK := false
 		if i > 0 && a.toks[i-1].kind == tWord {
 			switch a.toks[i-1].text {
 			case "in", "of", "since", "until", "till", "before", "after", "during", "by", "from", "to", "last", "next", "this", "early", "late", "mid", "end":
-				prevOK = true
+				prevOK = w == "may" || a.toks[i-1].text != "of" // the meaning of APR
 			}
 		}
 		if !prevOK && !dayNext {

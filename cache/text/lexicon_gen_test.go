@@ -79,7 +79,7 @@ func TestStemmerMeetsInflectionsAndKeepsWordsApart(t *testing.T) {
 		{"rated items", "rat items"},
 		{"morning shift", "morn shift"},
 		{"news feed", "new feed"},
-		{"evening classes", "even classes"},       // a noun in -ing tagged more often than its stem's verb stays whole
+		{"evening classes", "even classes"}, // a noun in -ing tagged more often than its stem's verb stays whole
 		{"safety training", "safety train"},
 	} {
 		if a, b := content(p[0]), content(p[1]); slices.Equal(a, b) {

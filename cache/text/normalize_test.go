@@ -58,8 +58,8 @@ func TestFacets(t *testing.T) {
 		{"orders of at least 500 units", "订单至少500件"},
 		{"身高一米七五", "身高1.75米"}, // the digits after 米 are its decimals
 		{"两块五一斤", "2.5元一斤"},
-		{"世界上海拔最高的湖", "世界海拔最高的湖"},                          // no 上海 across 世界上 + 海拔
-		{"the meaning of APR on my card", "my card's APR"}, // an abbreviation is a month only beside a date
+		{"世界上海拔最高的湖", "世界海拔最高的湖"},                                               // no 上海 across 世界上 + 海拔
+		{"the meaning of APR on my card", "the meaning of the rate on my card"}, // an abbreviation is a month only beside a date
 		{"due Apr 2027", "due April 2027"},
 		{"no more than 3 pallets", "不超过3托"},
 		{"salary above 5000", "工资超过5000"},

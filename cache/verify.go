@@ -1882,7 +1882,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.hasHan() && stored.hasHan() {
 		lq, cq := withoutHanLightEdits(query.text)
 		ls, cs := withoutHanLightEdits(stored.text)
-		if cq || cs {
+		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && d >= -3 && d <= 3 { // one word or two characters apart at most
 			q, s := signature(lq), signature(ls)
 			if x, y, ok := hanSpanReplaced(q, s, spanReplaced(q.text, s.text)); ok {
 				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (a light edit aside)", x, y)

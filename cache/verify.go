@@ -590,8 +590,12 @@ func signature(q string) vsig {
 			u.text, u.alt = stemWord(lt), stemLight(lt)
 			if u.named {
 				// A name keeps its e: "the Bushes" are not "Bush", nor
-				// "switches" in Chinese text "switch".
+				// "switches" in Chinese text "switch"; a name in capitals
+				// keeps its S (HTTPS is not HTTP; APIs is API).
 				u.text = stemLight(lt)
+				if strings.IndexFunc(t, unicode.IsLower) < 0 {
+					u.text = lt
+				}
 			}
 			u.poss = strings.HasSuffix(lt, "'s") && !functionWords[lt[:len(lt)-2]] && !imperatives[lt[:len(lt)-2]]
 			u.mine = i > 0 && (strings.EqualFold(toks[i-1], "my") || strings.EqualFold(toks[i-1], "our"))

@@ -1865,19 +1865,33 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// only when their lengths allow one word added or replaced; then again
 	// with the light edits undone too (still, so, how can / how do, have to
 	// / need to), which a second difference must not hide.
+	var fq, fs vsig // query and stored without their fillers, once needed
+	filled := false
+	fillerless := func() (vsig, vsig) {
+		if !filled {
+			fq, fs, filled = withoutFillers(query), withoutFillers(stored), true
+		}
+		return fq, fs
+	}
 	if d := fillerFree(query) - fillerFree(stored); d >= -2 && d <= 2 || (d == 3 || d == -3) && query.latin && stored.latin {
-		fq, fs := withoutFillers(query), withoutFillers(stored)
+		fq, fs := fillerless()
 		if check, reason := oneEdit(query, stored, fq, fs); check != "" {
 			return check, reason
 		}
 	}
-	if lq, ls, ok := withoutLightEdits(query, stored, false); ok {
-		if check, reason := oneEdit(query, stored, lq, ls); check != "" {
-			return check, reason + " (a light edit aside)"
+	if query.latin && stored.latin {
+		fq, fs := fillerless()
+		if lq, ls, ok := withoutLightEdits(fq, fs, false); ok {
+			if check, reason := oneEdit(query, stored, lq, ls); check != "" {
+				return check, reason + " (a light edit aside)"
+			}
 		}
-	}
-	if lq, ls, _ := withoutLightEdits(query, stored, false); query.latin && stored.latin && (conditionAppended(lq, ls) || conditionAppended(ls, lq)) {
-		return "mood", "one question adds a condition (if, unless) at its end, all else equal"
+		if query.hasLow("if") || query.hasLow("unless") || stored.hasLow("if") || stored.hasLow("unless") {
+			lq, ls := withoutLightAdverbs(fq), withoutLightAdverbs(fs)
+			if conditionAppended(lq, ls) || conditionAppended(ls, lq) {
+				return "mood", "one question adds a condition (if, unless) at its end, all else equal"
+			}
+		}
 	}
 	if replacedBy(query, stored) {
 		return "roles", "one question takes a thing in another's place (instead of, rather than), the other does not"
@@ -1886,13 +1900,19 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.hasHan() && stored.hasHan() {
 		lq, cq := withoutHanLightEdits(query.text)
 		ls, cs := withoutHanLightEdits(stored.text)
-		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && d >= -3 && d <= 3 { // one word or two characters apart at most
-			q, s := signature(lq), signature(ls)
-			if x, y, ok := hanSpanReplaced(q, s, spanReplaced(q.text, s.text)); ok {
+		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && lq != ls && d >= -3 && d <= 3 { // one word or two characters apart at most
+			sp := spanReplaced(lq, ls)
+			if x, y, ok := hanSpanReplaced(vsig{text: lq}, vsig{text: ls}, sp); ok {
 				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (a light edit aside)", x, y)
 			}
-			if check, reason := oneEdit(q, s, withoutFillers(q), withoutFillers(s)); check != "" {
-				return check, reason + " (a light edit aside)"
+			// A character inserted, or one replaced that the one-word
+			// checks read by its class (有 / 是, a numeral): the two are
+			// read as questions.
+			if d != 0 || sp.ok && utf8.RuneCountInString(sp.x) == 1 {
+				q, s := signature(lq), signature(ls)
+				if check, reason := oneEdit(q, s, withoutFillers(q), withoutFillers(s)); check != "" {
+					return check, reason + " (a light edit aside)"
+				}
 			}
 		}
 	}
@@ -1900,9 +1920,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// an auxiliary changed brings its own words with it (was declined /
 	// did get declined, is open / does stay open, is arriving / will
 	// arrive), which the tense checks read.
-	if lq, ls, ok := withoutLightEdits(query, stored, true); ok && len(lq.seq) == len(ls.seq) {
-		if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
-			return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
+	if query.latin && stored.latin {
+		fq, fs := fillerless()
+		if lq, ls, ok := withoutLightEdits(fq, fs, true); ok && len(lq.seq) == len(ls.seq) {
+			if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
+				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
+			}
 		}
 	}
 	// One time adverbial on each side moves freely ("Who picked it

@@ -2465,7 +2465,7 @@ func afterSharedContext(q, s string) (string, string, bool) {
 // 特别 / 十分 / 相当; the unit of a number is compared by the facets (一千美金 /
 // 一千美元).
 func hanSpanReplaced(q, s vsig, sp textSpan) (string, string, bool) {
-	if !sp.ok || !q.hasHan() || !s.hasHan() {
+	if !sp.ok {
 		return "", "", false
 	}
 	x, y, at := sp.x, sp.y, sp.at
@@ -2624,42 +2624,74 @@ func whatIsAsked(lower []string) bool {
 // mannerNouns name a way to do something: "What is the way to …" asks how.
 var mannerNouns = setOf("way ways process procedure procedures steps step method methods how instructions trick tricks fastest quickest easiest best")
 
-// withoutLightEdits returns q and s without their fillers and with the
+// withoutLightEdits returns q and s (both without their fillers) with the
 // edits that leave an English question's ask as it was, or that the
 // checks before read, undone: the adverbs of emphasis (still, so, just,
 // really, actually), and with aux, have to, has to, required to = need
 // to and the auxiliaries and modals as one (does / will, how do / how
 // can: the tense and modal checks compare them). Undone, the two may
-// only be told apart, never made one. ok is false when neither had one.
+// only be told apart, never made one. ok is false when the two have the
+// same light words in the same order: undone, they would differ as they
+// do.
 func withoutLightEdits(q, s vsig, aux bool) (lq, ls vsig, ok bool) {
-	if !q.latin || !s.latin {
+	if slices.EqualFunc(lightWords(q, aux), lightWords(s, aux), func(a, b string) bool { return a == b }) {
 		return q, s, false
 	}
-	undo := func(v vsig) (vsig, bool) {
-		v = withoutFillers(v)
+	undo := func(v vsig) vsig {
 		seq := make([]vunit, 0, len(v.seq))
-		changed := false
 		for i, u := range v.seq {
-			switch {
-			case lightAdverbs[u.low] || u.low == "so" && (i+1 == len(v.seq) || !soPhrases[v.seq[i+1].low]):
-				changed = true
+			switch lightEdit(v, i, aux) {
+			case "":
+			case "-":
 				continue
-			case !aux:
-			case (u.low == "have" || u.low == "has" || u.low == "needs" || u.low == "required") && i+1 < len(v.seq) && v.seq[i+1].low == "to":
-				u.low, u.word, u.text = "need", "need", "need"
-				changed = true
-			case lightAuxiliaries[u.low]:
-				u.low, u.word, u.text = "aux:", "aux:", "aux:"
-				changed = true
+			default:
+				w := lightEdit(v, i, aux)
+				u.low, u.word, u.text = w, w, w
 			}
 			seq = append(seq, u)
 		}
 		v.seq = seq
-		return v, changed
+		return v
 	}
-	lq, cq := undo(q)
-	ls, cs := undo(s)
-	return lq, ls, cq || cs
+	return undo(q), undo(s), true
+}
+
+// withoutLightAdverbs returns v (without its fillers) without its adverbs
+// of emphasis.
+func withoutLightAdverbs(v vsig) vsig {
+	if !slices.ContainsFunc(v.seq, func(u vunit) bool { return lightAdverbs[u.low] || u.low == "so" }) {
+		return v
+	}
+	lv, _, _ := withoutLightEdits(v, vsig{}, false)
+	return lv
+}
+
+// lightEdit returns what withoutLightEdits writes for the token at i of
+// v: "-" for none, a word for another, "" to keep it.
+func lightEdit(v vsig, i int, aux bool) string {
+	u := v.seq[i]
+	switch {
+	case lightAdverbs[u.low] || u.low == "so" && (i+1 == len(v.seq) || !soPhrases[v.seq[i+1].low]):
+		return "-"
+	case !aux:
+	case (u.low == "have" || u.low == "has" || u.low == "needs" || u.low == "required") && i+1 < len(v.seq) && v.seq[i+1].low == "to":
+		return "need"
+	case lightAuxiliaries[u.low]:
+		return "aux:"
+	}
+	return ""
+}
+
+// lightWords returns the tokens of v that withoutLightEdits would leave out
+// or write as another, in order (nil for most questions).
+func lightWords(v vsig, aux bool) []string {
+	var out []string
+	for i := range v.seq {
+		if lightEdit(v, i, aux) != "" {
+			out = append(out, v.seq[i].low)
+		}
+	}
+	return out
 }
 
 // heldAsked returns "now" or "then" for a wh-question that asks, with is
@@ -2769,8 +2801,8 @@ func replacedBy(a, b vsig) bool {
 
 // hanLightForms are the Chinese forms withoutHanLightEdits writes
 // shorter: an A-not-A question as its A (是不是 is kept apart from the
-// 是 taken out, as \x01), 可以 as 能, 现在 and 一下 left out, 看看 as 看.
-var hanLightForms = strings.NewReplacer("是不是", "\x01", "有没有", "有", "能不能", "能", "会不会", "会", "要不要", "要", "可不可以", "能", "可以", "能", "现在", "", "一下", "", "看看", "看")
+// 是 taken out, as \x01), 可以 as 能, 请问, 现在 and 一下 left out, 看看 as 看.
+var hanLightForms = strings.NewReplacer("请问", "", "是不是", "\x01", "有没有", "有", "能不能", "能", "会不会", "会", "要不要", "要", "可不可以", "能", "可以", "能", "现在", "", "一下", "", "看看", "看")
 
 // withoutHanLightEdits returns q with the edits that leave a Chinese
 // question's ask as it was undone (the A-not-A form as its A, 现在 and

@@ -2507,6 +2507,8 @@ func (s *vsig) grammar() {
 		case w == "going" && low(i, i+1) == "to" && in(i, i+2) && !nominal[low(i, i+2)] && persons[low(i, i+2)] == "" &&
 			possessivePronouns[low(i, i+2)] == "" && roleMarkers[low(i, i+2)] == "" && !seq[i+2].named:
 			s.future = true // "is it going to drop", not "going to the bank"
+		case (w == "about" || w == "planning" || w == "intend" || w == "intending") && low(i, i+1) == "to" && in(i, i+2) && text.IsVerb(low(i, i+2)) && i > 0 && (presentBe(low(i, i-1)) || w != "about"):
+			s.future = true // "I'm about to book", "we're planning to move": what is to come
 		case !han && pastWords[w]:
 			s.past = true
 			s.did = s.did || (w == "did" || w == "didn't") && !slices.ContainsFunc(seq[:i], func(u vunit) bool { return subordinators[u.low] })

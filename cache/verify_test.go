@@ -540,12 +540,13 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who is the mayor of Chicago?", "Who was the mayor of Chicago?", "tense"}, // an office's holder now or then
 		{"Do I have to pay tax on my pension?", "Do I still have to pay tax on my pension if I retire abroad?", "mood"},
 		{"Can I use butter with olive oil in this cake?", "Can I use butter instead of olive oil in this cake?", "roles"},
-		{"Apache 怎么把 HTTP 重定向到 HTTPS", "Apache 怎么把 HTTPS 重定向到 HTTP", "order|roles"}, // a name in capitals keeps its S
-		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},                                      // 这 / 那 beside 是…的
-		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},                                    // is it one against is there one
-		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},                             // a 会 beside the word replaced
-		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},                                      // which one against how good
-		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},                                    // 中 / 内 inside a word
+		{"Apache 怎么把 HTTP 重定向到 HTTPS", "Apache 怎么把 HTTPS 重定向到 HTTP", "order|roles"},                                                      // a name in capitals keeps its S
+		{"I already ordered the sofa, can I still change the colour?", "I'm about to order the sofa, can I change the colour?", "tense"}, // about to: what is to come
+		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},                                                                                           // 这 / 那 beside 是…的
+		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},                                                                                         // is it one against is there one
+		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},                                                                                  // a 会 beside the word replaced
+		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},                                                                                           // which one against how good
+		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},                                                                                         // 中 / 内 inside a word
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

@@ -1073,8 +1073,8 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候", "多会儿"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么"):
-		s.qtype = "why" // 怎么 before 又, 没, 会 asks why (怎么又扣款了), as 怎么回事 does; 怎么不让 asks how
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "怎么这么", "怎么那么"):
+		s.qtype = "why" // 怎么 before 又, 没, 会, 这么 asks why (怎么又扣款了, 电脑怎么这么卡), as 怎么回事 does; 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
 	case has("how", "怎么", "如何", "怎样", "咋"): // 咋 (colloquial): how, 咋办, 咋补办
@@ -1900,6 +1900,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.hasHan() && stored.hasHan() {
 		lq, cq := withoutHanLightEdits(query.text)
 		ls, cs := withoutHanLightEdits(stored.text)
+		if check, reason := hanFunctionEdit(lq, ls); check != "" {
+			return check, reason
+		}
 		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && lq != ls && d >= -3 && d <= 3 { // one word or two characters apart at most
 			sp := spanReplaced(lq, ls)
 			if x, y, ok := hanSpanReplaced(vsig{text: lq}, vsig{text: ls}, sp); ok {

@@ -8,6 +8,7 @@ package cache
 // (scopeWords); verifyPair compares them.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -2834,4 +2835,88 @@ func withoutHanLightEdits(q string) (string, bool) {
 	}
 	light = string(out)
 	return light, light != q
+}
+
+// hanFunctionEdit compares two Chinese questions (without their light
+// edits) that differ in one function character, or in a span said as
+// past it against within it, all else equal; "" when they do not:
+//   - an adverb of time or scope for another (还 / 也 / 就 / 又 / 再 / 才 /
+//     都 / 只: still, also, already, again, only), outside a word;
+//   - 又 or 再 (again) in one only: it happened before;
+//   - a clause opened by who it is done for or from (帮, 替, 给, 跟, 问, 向,
+//     找) in one only, or by another of them (帮老公还信用卡 / 老公还信用卡,
+//     跟同事借的钱 / 同事借的钱): who does it changes;
+//   - 过了 a span against within it (过了保质期 / 在保质期内);
+//   - 麻烦吗 (is it a hassle) against a question of whether one may.
+func hanFunctionEdit(a, b string) (check, reason string) {
+	const adverbs, again, openers = "还也就又再才都只仅", "又再", "帮替给跟问向找"
+	ra, rb := []rune(a), []rune(b)
+	inWord := func(rs []rune, k int) bool { return inHanWordAt(rs, k, true, true) }
+	clauseStart := func(rs []rune, k int) bool {
+		return k == 0 || strings.ContainsRune("，,。.？?！!；;：:", rs[k-1])
+	}
+	if sp := spanReplaced(a, b); sp.ok && utf8.RuneCountInString(sp.x) == 1 {
+		x, y := []rune(sp.x)[0], []rune(sp.y)[0]
+		switch {
+		case strings.ContainsRune(adverbs, x) && strings.ContainsRune(adverbs, y) && !inWord(ra, sp.at) && !inWord(rb, sp.at) &&
+			!(sp.at > 0 && strings.ContainsRune("么谁哪啥几点", ra[sp.at-1])): // 怎么都 = 怎么也: any
+			return "scope", fmt.Sprintf("an adverb of time or scope differs: %c in the question, %c in the cached one (still, also, already, again, only)", x, y)
+		case strings.ContainsRune(openers+"请", x) && strings.ContainsRune(openers+"请", y) && clauseStart(ra, sp.at) && !inWord(ra, sp.at) && !inWord(rb, sp.at):
+			return "roles", fmt.Sprintf("who it is done for or by differs: %c in the question, %c in the cached one", x, y)
+		}
+	}
+	for _, side := range [][2][]rune{{ra, rb}, {rb, ra}} {
+		long, short := side[0], side[1]
+		if len(long) != len(short)+1 {
+			continue
+		}
+		k := 0
+		for k < len(short) && long[k] == short[k] {
+			k++
+		}
+		if !slices.Equal(long[k+1:], short[k:]) || inWord(long, k) {
+			continue
+		}
+		switch c := long[k]; {
+		case strings.ContainsRune(again, c):
+			return "tense", fmt.Sprintf("%c (again) is in one question only: it happened before", c)
+		case strings.ContainsRune(openers, c) && clauseStart(long, k):
+			return "roles", fmt.Sprintf("%c opens a clause in one question only: who it is done for or by changes", c)
+		}
+	}
+	if pastWithin(a, b) || pastWithin(b, a) {
+		return "tense", "one question is past a span (过了保质期), the other within it (保质期内)"
+	}
+	if hanHassle(a) != hanHassle(b) {
+		return "intent", "one question asks whether it is a hassle (麻烦吗), the other whether one may"
+	}
+	return "", ""
+}
+
+// pastWithin reports a span said past (过了 X, 超过 X) in a and within (X内,
+// X之内, X以内) in b, X of two to four characters.
+func pastWithin(a, b string) bool {
+	rs := []rune(a)
+	for _, m := range []string{"过了", "超过", "超出"} {
+		mr := []rune(m)
+		for i := 0; i+len(mr) < len(rs); i++ {
+			if string(rs[i:i+len(mr)]) != m {
+				continue
+			}
+			for n := 2; n <= 4 && i+len(mr)+n <= len(rs); n++ {
+				x := string(rs[i+len(mr) : i+len(mr)+n])
+				if strings.Contains(b, x+"内") || strings.Contains(b, x+"之内") || strings.Contains(b, x+"以内") {
+					return !strings.Contains(a, x+"内")
+				}
+			}
+		}
+	}
+	return false
+}
+
+// hanHassle reports a question ending in 麻烦吗 or 麻不麻烦: whether it is
+// a hassle, where 麻烦 elsewhere is a polite filler (麻烦帮我查一下).
+func hanHassle(q string) bool {
+	q = strings.TrimRight(q, "？?！!。. ")
+	return strings.HasSuffix(q, "麻烦吗") || strings.HasSuffix(q, "麻不麻烦") || strings.HasSuffix(q, "麻烦不麻烦")
 }

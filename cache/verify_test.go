@@ -542,11 +542,17 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I use butter with olive oil in this cake?", "Can I use butter instead of olive oil in this cake?", "roles"},
 		{"Apache 怎么把 HTTP 重定向到 HTTPS", "Apache 怎么把 HTTPS 重定向到 HTTP", "order|roles"},                                                      // a name in capitals keeps its S
 		{"I already ordered the sofa, can I still change the colour?", "I'm about to order the sofa, can I change the colour?", "tense"}, // about to: what is to come
-		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},                                                                                           // 这 / 那 beside 是…的
-		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},                                                                                         // is it one against is there one
-		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},                                                                                  // a 会 beside the word replaced
-		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},                                                                                           // which one against how good
-		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},                                                                                         // 中 / 内 inside a word
+		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
+		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
+		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before
+		{"帮我妈交医保会影响我的报销吗", "我妈交医保会影响我的报销吗", "roles"},      // who pays for whom
+		{"面包过了保质期还能吃吗", "面包在保质期内还能吃吗", "tense"},           // past a span against within it
+		{"自己在家剪头发麻烦吗", "自己在家剪头发可不可以", "intent"},           // a hassle against allowed
+		{"洗衣机怎么这么吵", "洗衣机这么吵怎么办", "intent"},               // why against what to do                                                                                           // 这 / 那 beside 是…的
+		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},          // is it one against is there one
+		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},   // a 会 beside the word replaced
+		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},            // which one against how good
+		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},          // 中 / 内 inside a word
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

@@ -863,8 +863,9 @@ func (s *vsig) clauseReads() {
 		if (prev == "being" || prev == "getting") && (participle(w) || pastForm(w) || text.IsVerb(w)) { // being rebuilt, being cut, getting towed: now
 			s.progressive = true
 		}
-		if w == "used" && next == "to" && !beForms[prev] && !presentBe(prev) && prev != "get" && prev != "got" && prev != "getting" {
-			s.usedTo = true // a past habit; not "I'm used to it" (accustomed)
+		if w == "used" && next == "to" && !beForms[prev] && !presentBe(prev) && prev != "get" && prev != "got" && prev != "getting" && !(i > 1 && beForms[seq[i-2].low]) ||
+			w == "use" && next == "to" && slices.ContainsFunc(seq[:i], func(u vunit) bool { return u.low == "did" || u.low == "didn't" }) {
+			s.usedTo = true // a past habit ("did it use to be"); not "I'm used to it", "Is she used to it" (accustomed)
 		}
 		if (w == "going" || w == "supposed") && next == "to" {
 			switch {
@@ -1919,15 +1920,22 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			}
 		}
 	}
-	// With the auxiliaries written as one too, only a word replaced counts:
-	// an auxiliary changed brings its own words with it (was declined /
-	// did get declined, is open / does stay open, is arriving / will
-	// arrive), which the tense checks read.
+	// With the auxiliaries written as one too, a word replaced or inserted
+	// counts, but for the words an auxiliary changed brings with it (was
+	// declined / did get declined, is open / does stay open, is arriving /
+	// will arrive), which the tense checks read.
 	if query.latin && stored.latin {
 		fq, fs := fillerless()
-		if lq, ls, ok := withoutLightEdits(fq, fs, true); ok && len(lq.seq) == len(ls.seq) {
-			if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
-				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
+		if lq, ls, ok := withoutLightEdits(fq, fs, true); ok {
+			switch len(lq.seq) - len(ls.seq) {
+			case 0:
+				if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
+					return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
+				}
+			case 1, -1:
+				if w, ok := insertedWord(lq, ls); ok && !auxVerbs[w] {
+					return "inserted", fmt.Sprintf("%q is in one question only, all else equal (an auxiliary or light edit aside)", w)
+				}
 			}
 		}
 	}
@@ -1938,6 +1946,14 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// weekend rate higher than the weekday rate?").
 	qt, st := query.adverbialTime(), stored.adverbialTime()
 	movable := qt >= 0 && st >= 0
+	// A time phrase right after a relative clause's verb dates that verb:
+	// "Can I cancel the order I placed on Friday?" is not "On Friday, can I
+	// cancel the order I placed?".
+	for k, u := range query.seq {
+		if j, ok := stored.index[u.text]; ok && isTimeWord(u.word) && query.relativeTime(k) != stored.relativeTime(j) {
+			return "order", fmt.Sprintf("%q dates a relative clause in one question, the main verb in the other", u.word)
+		}
+	}
 	// The units of both (repeats numbered), in the question's order, with
 	// their places in each; one verb in two forms is one unit for the
 	// roles (eating / eat: "How long after eating should I wait to swim?"
@@ -2309,6 +2325,38 @@ func (s *vsig) adverbialTime() int {
 		return at
 	}
 	return -1
+}
+
+// relativeTime reports a time word at k right after the verb of a
+// relative clause ("the order I placed on Friday", "the charge that
+// posted in June", "employees who were hired in January"): it dates that
+// clause's verb, not the question's.
+func (s *vsig) relativeTime(k int) bool {
+	i := k - 1
+	for i >= 0 && (roleMarkers[s.seq[i].low] != "" || timeModifier(s.seq[i].word)) {
+		i-- // on, in, last, next
+	}
+	if i < 2 {
+		return false
+	}
+	if v, t := text.VerbTense(s.seq[i].low); v == "" || t == "ing" {
+		return false // a verb form: placed, sent, posted
+	}
+	j := i - 1
+	if beForms[s.seq[j].low] || s.seq[j].low == "got" {
+		j-- // who were hired
+	}
+	if j < 1 {
+		return false
+	}
+	subj, head := s.seq[j], s.seq[j-1]
+	switch {
+	case subj.low == "that" || subj.low == "which" || subj.low == "who":
+		return head.unit
+	case strings.HasPrefix(subj.text, "p:"):
+		return head.unit && !strings.HasPrefix(head.text, "p:") && !head.named
+	}
+	return false
 }
 
 // contrast reports a comparison, a choice or a list (than, or, but, and,

@@ -1693,9 +1693,9 @@ func modalBits(w, next string) uint8 {
 		}
 	case "might", "mightn't":
 		return 1 // a possibility, as may and could
-	case "possible", "able":
+	case "possible", "able", "okay", "ok", "alright", "allowed", "permitted":
 		if next == "to" || next == "for" {
-			return 1 // "Is it possible to …", "Am I able to …": can
+			return 1 // "Is it possible to …", "Am I able to …", "Is it okay to …": can
 		}
 	case "necessary", "mandatory", "obligatory", "required":
 		if next == "to" || next == "for" {
@@ -2628,7 +2628,7 @@ var mannerNouns = setOf("way ways process procedure procedures steps step method
 // withoutLightEdits returns q and s (both without their fillers) with the
 // edits that leave an English question's ask as it was, or that the
 // checks before read, undone: the adverbs of emphasis (still, so, just,
-// really, actually), and with aux, have to, has to, required to = need
+// really, actually, currently, ever), and with aux, have to, has to, required to = need
 // to and the auxiliaries and modals as one (does / will, how do / how
 // can: the tense and modal checks compare them). Undone, the two may
 // only be told apart, never made one. ok is false when the two have the
@@ -2651,11 +2651,55 @@ func withoutLightEdits(q, s vsig, aux bool) (lq, ls vsig, ok bool) {
 			}
 			seq = append(seq, u)
 		}
+		if aux {
+			seq = withoutPeriphrasis(seq)
+		}
 		v.seq = seq
 		return v
 	}
 	return undo(q), undo(s), true
 }
+
+// withoutPeriphrasis takes out of seq (its auxiliaries written "aux:")
+// what says a modal around it: an adjective of one before to (able to,
+// possible to, okay to), the it or there before that, and the subject
+// right after an opening auxiliary (Can I / Is it possible to / Am I able
+// to keep the dog).
+func withoutPeriphrasis(seq []vunit) []vunit {
+	out := seq[:0:0]
+	for i := 0; i < len(seq); i++ {
+		u := seq[i]
+		next := func(k int) string {
+			if i+k < len(seq) {
+				return seq[i+k].low
+			}
+			return ""
+		}
+		switch {
+		case modalAdjectives[u.low] && next(1) == "to":
+			i++ // and its to
+			continue
+		case (u.low == "it" || u.low == "there") && modalAdjectives[next(1)] && next(2) == "to":
+			continue
+		case u.low == "there" && next(1) == "way" && next(2) == "to":
+			i += 2 // is there a way to: can
+			continue
+		case strings.HasPrefix(u.text, "p:") && len(out) > 0 && out[len(out)-1].low == "aux:" && (len(out) == 1 || out[len(out)-2].text[0] == '|'):
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// auxVerbs come with an auxiliary changed (did get declined, does stay
+// open, does look blue, does it last / cost / weigh = how long / much is
+// it): a word of the voice, the tense, a copula or a measure, not of what
+// is asked.
+var auxVerbs = setOf("get got gets getting stay stays remain remains keep keeps become becomes be been being have has had look looks seem seems appear appears feel feels sound sounds last lasts cost costs weigh weighs")
+
+// modalAdjectives say with to what a modal says (able to, okay to: can).
+var modalAdjectives = setOf("possible able okay ok alright allowed permitted necessary mandatory required")
 
 // withoutLightAdverbs returns v (without its fillers) without its adverbs
 // of emphasis.
@@ -2672,8 +2716,9 @@ func withoutLightAdverbs(v vsig) vsig {
 func lightEdit(v vsig, i int, aux bool) string {
 	u := v.seq[i]
 	switch {
-	case lightAdverbs[u.low] || u.low == "so" && (i+1 == len(v.seq) || !soPhrases[v.seq[i+1].low]):
-		return "-"
+	case lightAdverbs[u.low] || u.low == "so" && (i+1 == len(v.seq) || !soPhrases[v.seq[i+1].low]),
+		u.low == "at" && i+1 < len(v.seq) && v.seq[i+1].low == "all", u.low == "all" && i > 0 && v.seq[i-1].low == "at":
+		return "-" // at all: emphasis too
 	case !aux:
 	case (u.low == "have" || u.low == "has" || u.low == "needs" || u.low == "required") && i+1 < len(v.seq) && v.seq[i+1].low == "to":
 		return "need"
@@ -2746,7 +2791,7 @@ var fixedOffices = setOf("first second third fourth fifth sixth seventh eighth n
 // much, so that); lightAuxiliaries are the auxiliaries and modals
 // withoutLightEdits writes as one.
 var (
-	lightAdverbs     = setOf("still just really actually")
+	lightAdverbs     = setOf("still just really actually currently ever")
 	soPhrases        = setOf("far much many long that as few little")
 	lightAuxiliaries = setOf("is are am was were do does did can could will would should shall may might must")
 )

@@ -540,8 +540,14 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Who is the mayor of Chicago?", "Who was the mayor of Chicago?", "tense"}, // an office's holder now or then
 		{"Do I have to pay tax on my pension?", "Do I still have to pay tax on my pension if I retire abroad?", "mood"},
 		{"Can I use butter with olive oil in this cake?", "Can I use butter instead of olive oil in this cake?", "roles"},
-		{"Apache 怎么把 HTTP 重定向到 HTTPS", "Apache 怎么把 HTTPS 重定向到 HTTP", "order|roles"},                                                      // a name in capitals keeps its S
-		{"I already ordered the sofa, can I still change the colour?", "I'm about to order the sofa, can I change the colour?", "tense"}, // about to: what is to come
+		{"Apache 怎么把 HTTP 重定向到 HTTPS", "Apache 怎么把 HTTPS 重定向到 HTTP", "order|roles"},                                                                // a name in capitals keeps its S
+		{"I already ordered the sofa, can I still change the colour?", "I'm about to order the sofa, can I change the colour?", "tense"},           // about to: what is to come
+		{"Do I have to wear a helmet on an e-scooter in Paris?", "Is it okay to wear a helmet on an e-scooter in Paris?", "intent"},                // must against may
+		{"Can I bring my cat on the ferry to Victoria?", "Is it possible to bring my dog on the ferry to Victoria?", "replaced"},                   // a modal said around
+		{"Can I take my bike on the train to Bruges?", "Is it okay to take my electric bike on the train to Bruges?", "inserted"},                  // a modal said around
+		{"Did Bombay use to be the capital of India?", "Is Bombay the capital of India?", "tense"},                                                 // did … use to: a past state
+		{"Can I return the shoes I bought on Sunday without a receipt?", "On Sunday, can I return the shoes I bought without a receipt?", "order"}, // the time dates the relative clause
+		{"Can I freeze cooked rice at all?", "Can I freeze cooked pasta?", "replaced"},                                                             // at all: emphasis
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
 		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
 		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before

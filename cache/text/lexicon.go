@@ -109,7 +109,7 @@ c:univ|university|universities|大学
 c:from|from|从|自
 c:to|到|至|往
 c:than|than|比
-c:per|per|每|一年|每年|a year|per year|annually
+c:per|per|每|一年|每年|a year
 f:neg|not|no|never|none|nothing|nobody|without|cannot|neither|nor|不|没|没有|未|无|非|别|勿|否|并非|尚未完成|还没有|还没|未完成
 f:avail:yes|in stock|available|有货|有库存|可用
 f:avail:no|out of stock|sold out|unavailable|无货|没货|售罄|不可用
@@ -129,9 +129,11 @@ f:len:long|longest|最长|最久
 f:len:short|shortest|最短
 f:speed:fast|fastest|quickest|最快
 f:speed:slow|slowest|最慢
-f:freq:day|daily|every day|每天|每日
-f:freq:week|weekly|every week|每周|每星期|每个星期|每礼拜|每个礼拜
-f:freq:month|monthly|every month|每月|每个月
+f:freq:day|daily|every day|per day|每天|每日
+f:freq:week|weekly|every week|per week|每周|每星期|每个星期|每礼拜|每个礼拜
+f:freq:month|monthly|every month|per month|每月|每个月
+f:freq:year|annually|yearly|every year|per year
+f:freq:hour|hourly|every hour|per hour|每小时
 f:toggle:on|enable|enables|enabled|enabling|turn on|switch on|启用|开启|打开|开通
 f:toggle:off|disable|disables|disabled|disabling|turn off|switch off|禁用|关闭|关掉|停用
 f:rel:before|before|prior to|earlier than|之前|以前|点前

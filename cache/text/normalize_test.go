@@ -70,6 +70,7 @@ func TestFacets(t *testing.T) {
 		}
 	}
 	differ := [][2]string{
+		{"costs 500 annually", "costs 500 per month"}, // one period against another
 		{"SKU-10234", "SKU-10243"},
 		{"zone A", "zone B"},
 		{"zone O", "zone 0"},

@@ -1726,6 +1726,22 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		!(qm == "future" && modalTense[sm] || sm == "future" && modalTense[qm]) { // will against did or does: the tense checks
 		return "intent", fmt.Sprintf("the questions open differently: %s against %s", qm, sm)
 	}
+	// Whether it must be done against whether it was ("Does my employer
+	// have to accept my resignation?" / "Has my employer accepted my
+	// resignation?"), and whether it is so against whether it can be ("Is
+	// my phone unlocked?" / "Can my phone be unlocked?").
+	for _, side := range [][2]vsig{{query, stored}, {stored, query}} {
+		p, o := side[0], side[1]
+		if p.qtype != "yesno" || o.qtype != "yesno" {
+			continue
+		}
+		if m, om := p.openingModal(), o.openingModal(); (m == "obligation" || m == "need" || m == "advice") && (om == "" || modalTense[om]) && (o.perfectQ || o.didOnly()) && !o.future {
+			return "mood", "one question asks whether it must be done, the other whether it was"
+		}
+		if w, ok := stateAgainstModal(p, o); ok {
+			return "mood", fmt.Sprintf("one question asks whether it is %s, the other whether it can or must be", w)
+		}
+	}
 	// The same for the questions after a statement of context: "I start
 	// in 10 days. Do I have to give two weeks' notice?" / "… Should I give
 	// two weeks' notice?".
@@ -1796,6 +1812,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		if okA && okB && (query.seq[a].role == "with") != (stored.seq[b].role == "with") && (query.seq[a].role == "" || stored.seq[b].role == "") && query.latin &&
 			(!query.hasWord("with") || !stored.hasWord("with")) {
 			return "roles", fmt.Sprintf("roles differ: %q comes with with in one question only", u.text)
+		}
+		if okA && okB && isHanTok(u.low) && !query.seq[a].rep && !stored.seq[b].rep && (query.seq[a].role == "to" && stored.seq[b].role == "at" || query.seq[a].role == "at" && stored.seq[b].role == "to") {
+			return "roles", fmt.Sprintf("roles differ: %q is where it goes (给, 到, 往) in one question and where it happens (在) in the other", u.text)
 		}
 		if okA && okB && isHanTok(u.low) && (query.seq[a].role == "to" && stored.seq[b].role == "and" || query.seq[a].role == "and" && stored.seq[b].role == "to") {
 			return "roles", fmt.Sprintf("roles differ: %q ends a range (to, 到) in one question and a list (and, 和) in the other", u.text)

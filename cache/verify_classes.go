@@ -1272,7 +1272,7 @@ func hanMood(w, prev, next, next2 string) mood {
 			return moodNeed // 要手续费吗, 每周都要盘点吗 (明天要下雨吗, a will, is read as a must too)
 		}
 	case "会":
-		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆", next) &&
+		if !oneOf("开机社学协大总晚约聚年工商体理误领交相国省部宴舞", prev) && !oneOf("员议计所场话谈面长费籍期展客诊务馆必可能需应该得", next) && // 家长会必须: a meeting before a modal
 			!(prev == "都" && (next == "" || oneOf("市人区圈的女男风夜", next))) { // 都会 (a city) before a noun; 大家都会参加 is will
 			return moodAbility | moodNeed // will: 明天会送到吗 = 能送到吗, 会扣手续费吗 = 要扣手续费吗
 		}
@@ -2965,3 +2965,33 @@ func hanHassle(q string) bool {
 	q = strings.TrimRight(q, "？?！!。. ")
 	return strings.HasSuffix(q, "麻烦吗") || strings.HasSuffix(q, "麻不麻烦") || strings.HasSuffix(q, "麻烦不麻烦")
 }
+
+// stateAgainstModal returns the participle that p, opening with a form of
+// be, says its subject is, and o, opening with a modal, says it can, may,
+// should or must be ("Is my phone unlocked?" / "Can my phone be
+// unlocked?").
+func stateAgainstModal(p, o vsig) (string, bool) {
+	first := func(v vsig) string {
+		for _, u := range v.seq {
+			if u.low != "" && u.text[0] != '|' {
+				return u.low
+			}
+		}
+		return ""
+	}
+	if pf := first(p); !beForms[pf] && !presentBe(pf) {
+		return "", false
+	}
+	if of := first(o); modalBits(of, "") == 0 && !stateModals[of] {
+		return "", false
+	}
+	for i := 0; i+1 < len(o.seq); i++ {
+		if o.seq[i].low == "be" && participle(o.seq[i+1].low) && p.hasLow(o.seq[i+1].low) && !o.seq[i+1].named {
+			return o.seq[i+1].low, true
+		}
+	}
+	return "", false
+}
+
+// stateModals open a question about what can or must be (can, may, should …).
+var stateModals = setOf("can could may might should must will would")

@@ -548,6 +548,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Did Bombay use to be the capital of India?", "Is Bombay the capital of India?", "tense"},                                                 // did … use to: a past state
 		{"Can I return the shoes I bought on Sunday without a receipt?", "On Sunday, can I return the shoes I bought without a receipt?", "order"}, // the time dates the relative clause
 		{"Can I freeze cooked rice at all?", "Can I freeze cooked pasta?", "replaced"},                                                             // at all: emphasis
+		{"Does my landlord have to return my deposit?", "Has my landlord returned my deposit?", "mood"},                                            // must against did
+		{"Is my account verified?", "Can my account be verified?", "mood"},                                                                         // is so against can be
+		{"怎么给台湾寄快递", "在台湾怎么给大陆寄快递", "roles"},                                                                                                       // where it goes against where it is done
+		{"这次家长会必须爸爸去吗", "这次家长会可以爸爸去吗", "mood"},                                                                                                     // 会 of a meeting before a modal
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
 		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
 		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before

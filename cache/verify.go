@@ -1965,6 +1965,19 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// weekend rate higher than the weekday rate?").
 	qt, st := query.adverbialTime(), stored.adverbialTime()
 	movable := qt >= 0 && st >= 0
+	// The negation of an infinitive against the negation of the clause
+	// ("Is it normal not to cry?" / "Is it not normal to cry?", "Do I have
+	// to not eat?" / "Do I not have to eat?").
+	if query.latin && stored.latin && query.hasLow("not") && stored.hasLow("not") && negatesInfinitive(query) != negatesInfinitive(stored) {
+		return "negation", "one question negates what is to be done (not to, to not), the other the question itself"
+	}
+	// A word moved between the main clause and a subordinate one that both
+	// questions have ("Will I be charged tomorrow if I cancel?" / "Will I
+	// be charged if I cancel tomorrow?", "Can I still breastfeed if I have
+	// a fever?" / "… if I still have a fever?").
+	if w, ok := movedAcrossClause(query, stored); ok {
+		return "order", fmt.Sprintf("%q is in the subordinate clause (if, when, while …) of one question, in the main clause of the other", w)
+	}
 	// A time phrase right after a relative clause's verb dates that verb:
 	// "Can I cancel the order I placed on Friday?" is not "On Friday, can I
 	// cancel the order I placed?".

@@ -2995,3 +2995,78 @@ func stateAgainstModal(p, o vsig) (string, bool) {
 
 // stateModals open a question about what can or must be (can, may, should …).
 var stateModals = setOf("can could may might should must will would")
+
+// clauseOpeners open a subordinate clause whose words belong to it, not
+// to the question's main clause (after, before, until and once are left
+// out: they open a phrase as often, "after school programs").
+var clauseOpeners = setOf("if unless when whenever while")
+
+// subordinate returns, for each token of s, whether it stands in a
+// subordinate clause: from an opener (if, when, after …) to the next
+// clause break, or to the end.
+func (s *vsig) subordinate() (sub []bool, opener string) {
+	sub = make([]bool, len(s.seq))
+	in := false
+	for i, u := range s.seq {
+		switch {
+		case u.text[0] == '|':
+			in = false
+		case clauseOpeners[u.low] && u.low[0] < utf8.RuneSelf:
+			if opener == "" {
+				opener = u.low
+			} else if opener != u.low {
+				opener = "*"
+			}
+			in = true
+			continue
+		}
+		sub[i] = in
+	}
+	return sub, opener
+}
+
+// movedAcrossClause returns a word that stands in the subordinate clause
+// of one question and in the main clause of the other, both opening that
+// clause with the same word (if, when …), the word once in each: a time,
+// a place, a frequency or an adverb moved from one event to the other.
+func movedAcrossClause(q, s vsig) (string, bool) {
+	if !q.latin || !s.latin {
+		return "", false
+	}
+	qs, qo := q.subordinate()
+	ss, so := s.subordinate()
+	if qo == "" || qo == "*" || qo != so || openUnbounded(q) || openUnbounded(s) {
+		return "", false
+	}
+	for i, u := range q.seq {
+		if u.text[0] == '|' || u.rep || clauseOpeners[u.low] || strings.HasPrefix(u.text, "p:") || auxiliaries[u.low] || u.low == "to" {
+			continue
+		}
+		j, ok := s.index[u.text]
+		if !ok || s.seq[j].rep || qs[i] == ss[j] {
+			continue
+		}
+		if u.unit || lightAdverbs[u.low] || u.low == "not" || u.low == "again" || u.low == "always" || u.low == "usually" || u.low == "never" {
+			return u.word, true
+		}
+	}
+	return "", false
+}
+
+// openUnbounded reports a question that opens with a subordinate clause
+// no break ends ("If I don't pay on time how much is the late fee?"):
+// where its main clause starts is not read.
+func openUnbounded(s vsig) bool {
+	return len(s.seq) > 0 && clauseOpeners[s.seq[0].low] && !slices.ContainsFunc(s.seq[:len(s.seq)-1], func(u vunit) bool { return u.text[0] == '|' })
+}
+
+// negatesInfinitive reports a not right before or after the to of an
+// infinitive (not to cry, to not eat).
+func negatesInfinitive(s vsig) bool {
+	for i := 0; i+1 < len(s.seq); i++ {
+		if a, b := s.seq[i].low, s.seq[i+1].low; a == "not" && b == "to" || a == "to" && b == "not" {
+			return true
+		}
+	}
+	return false
+}

@@ -552,6 +552,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is my account verified?", "Can my account be verified?", "mood"},                                                                         // is so against can be
 		{"怎么给台湾寄快递", "在台湾怎么给大陆寄快递", "roles"},                                                                                                       // where it goes against where it is done
 		{"这次家长会必须爸爸去吗", "这次家长会可以爸爸去吗", "mood"},                                                                                                     // 会 of a meeting before a modal
+		{"Will I be charged a fee tomorrow if I cancel?", "Will I be charged a fee if I cancel tomorrow?", "order"},                                // the time moved into the if-clause
+		{"Can I still get a refund if I open the box?", "Can I get a refund if I still open the box?", "order"},                                    // still moved into the if-clause
+		{"Is it rude not to tip in Japan?", "Is it not rude to tip in Japan?", "negation"},                                                         // the infinitive negated, or the question
+		{"Do I have to not eat before the scan?", "Do I not have to eat before the scan?", "negation"},
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
 		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
 		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before
@@ -570,7 +574,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"When will the store open?", "When does the store open?"},
 		{"Who was the first mayor of Chicago?", "Who is the first mayor of Chicago?"}, // a first holder is one for all time
 		{"最近的加油站在哪儿", "最近的加油站在哪里"},
-		{"Why was my parcel returned?", "Why did my parcel get returned?"}, // an auxiliary brings its own words
+		{"Will I be charged if I cancel tomorrow?", "If I cancel tomorrow, will I be charged?"}, // the if-clause moved whole
+		{"Why was my parcel returned?", "Why did my parcel get returned?"},                      // an auxiliary brings its own words
 		{"Has my order shipped?", "Did my order ship?"},
 		{"金卡和白金卡比较，哪个年费高？", "比较金卡和白金卡，哪个年费高？"}, // 比较 compares nothing on its own sides
 		{"这个订单能退款吗", "这个订单可以退款吗"},

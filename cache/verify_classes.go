@@ -83,7 +83,8 @@ func replacedWord(q, s vsig) (a, b string, ok bool) {
 	if !content(x) || !content(y) || x.low == "" || y.low == "" || stemLight(x.low) == stemLight(y.low) || numeral(x.low) || numeral(y.low) ||
 		lookVerbs[x.low]&lookVerbs[y.low] != 0 && lookUp(q, s, at) || // see / check my balance, find / get my statements
 		strongParticles[x.low] || strongParticles[y.low] || // log out / log off: the particles are compared apart
-		hanAlike(x.low, y.low) && !(containers(x.low, y.low) && (inHanWord(q, at) || inHanWord(s, at)) && !(at > 0 && hanAlikeWords[q.seq[at-1].low+x.low] != "" && hanAlikeWords[q.seq[at-1].low+x.low] == hanAlikeWords[s.seq[at-1].low+y.low])) {
+		hanAlike(x.low, y.low) && !(containers(x.low, y.low) && (inHanWord(q, at) || inHanWord(s, at) || at+1 < len(q.seq) && !containerEnds(q.seq[at+1].low)) &&
+			!(at > 0 && hanAlikeWords[q.seq[at-1].low+x.low] != "" && hanAlikeWords[q.seq[at-1].low+x.low] == hanAlikeWords[s.seq[at-1].low+y.low])) {
 		return "", "", false
 	}
 	nx, ny := text.Normalize(x.low), text.Normalize(y.low)
@@ -1161,6 +1162,14 @@ func hanAlike(a, b string) bool {
 // alike after a noun (店里 = 店内), not inside a word (月中 / 月内, 儿科 /
 // 内科).
 func containers(a, b string) bool { return oneOf(hanAlikeGroups[0], a) && oneOf(hanAlikeGroups[0], b) }
+
+// containerEnds reports the token after a container's character that
+// lets it end its phrase (店里有 = 店内有, 店里的 = 店内的): no Han character, a
+// function character, or a verb; before another noun's character it is
+// part of a name (中环 / 内环, 上校 / 中校).
+func containerEnds(next string) bool {
+	return next == "" || !isHanTok(next) || strings.Contains(hanFunction+hanParticles+"的了过在", next) || text.HanVerbal(next)
+}
 
 // hanAlikeGroups are Chinese characters that say alike wherever they
 // stand, by group: a container's 里, 内, 中, 上, 儿, 日 and 天, 您 and 你, 账
@@ -2484,7 +2493,11 @@ func hanSpanReplaced(q, s vsig, sp textSpan) (string, string, bool) {
 	for i := range xs {
 		k := at + i
 		inWord := inHanWordAt(rq, k, true, true) || inHanWordAt(rs, k, true, true)
-		if xs[i] == ys[i] || hanAlikeChars(xs[i], ys[i]) && !(containers(string(xs[i]), string(ys[i])) && inWord) || alikeWithNeighbour(rq, rs, k) {
+		next := ""
+		if k+1 < len(rq) {
+			next = string(rq[k+1])
+		}
+		if xs[i] == ys[i] || hanAlikeChars(xs[i], ys[i]) && !(containers(string(xs[i]), string(ys[i])) && (inWord || !containerEnds(next))) || alikeWithNeighbour(rq, rs, k) {
 			continue // 怎样 / 怎么, 有的 / 有些, 之后 / 以后, 总是 / 老是
 		}
 		closed := strings.ContainsRune(hanFunction+hanClosed, xs[i]) && strings.ContainsRune(hanFunction+hanClosed, ys[i])
@@ -2919,14 +2932,35 @@ func hanFunctionEdit(a, b string) (check, reason string) {
 		for k < len(short) && long[k] == short[k] {
 			k++
 		}
-		if !slices.Equal(long[k+1:], short[k:]) || inWord(long, k) {
+		if !slices.Equal(long[k+1:], short[k:]) {
 			continue
 		}
-		switch c := long[k]; {
+		c := long[k]
+		// A result after a verb (考上大学 / 考大学, 办好了 / 办了, 看中 / 看): achieved
+		// against only attempted; 借给 / 借, 租给 / 租: lent against borrowed.
+		if k > 0 && (strings.ContainsRune("上好中", c) && text.HanVerbal(string(long[k-1])) && !strings.ContainsRune("能可会要想得该需", long[k-1]) &&
+			(k+1 == len(long) || !strings.ContainsRune("午下面次周个年月天", long[k+1]) && !text.HanWord(string(long[k:k+2]))) ||
+			c == '给' && strings.ContainsRune("借租", long[k-1])) {
+			return "tense", fmt.Sprintf("%c after %c is in one question only: done (or lent) against only tried (or borrowed)", c, long[k-1])
+		}
+		if inWord(long, k) {
+			continue
+		}
+		switch {
 		case strings.ContainsRune(again, c):
 			return "tense", fmt.Sprintf("%c (again) is in one question only: it happened before", c)
-		case strings.ContainsRune(openers, c) && clauseStart(long, k):
-			return "roles", fmt.Sprintf("%c opens a clause in one question only: who it is done for or by changes", c)
+		case strings.ContainsRune(openers, c) && clauseStart(long, k),
+			strings.ContainsRune("为替", c) && k+1 < len(long) && !strings.ContainsRune("什何啥了", long[k+1]) && (k == 0 || !strings.ContainsRune("因认成作称以行", long[k-1])):
+			return "roles", fmt.Sprintf("%c (for, from) is in one question only: who it is done for or by changes", c)
+		}
+	}
+	// Included in it (包括, 包含) against there is (有): 年薪包括年终奖吗 / 年薪有年终奖吗.
+	for _, m := range []string{"包括", "包含", "含"} {
+		if !strings.ContainsAny(a+b, "吗？?") {
+			break // statements: 例子有 = 例子包括
+		}
+		if strings.Contains(a, m) && strings.Replace(a, m, "有", 1) == b || strings.Contains(b, m) && strings.Replace(b, m, "有", 1) == a {
+			return "intent", "one question asks whether it is included (包括), the other whether there is one (有)"
 		}
 	}
 	if pastWithin(a, b) || pastWithin(b, a) {

@@ -556,6 +556,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I still get a refund if I open the box?", "Can I get a refund if I still open the box?", "order"},                                    // still moved into the if-clause
 		{"Is it rude not to tip in Japan?", "Is it not rude to tip in Japan?", "negation"},                                                         // the infinitive negated, or the question
 		{"Do I have to not eat before the scan?", "Do I not have to eat before the scan?", "negation"},
+		{"我为爸妈买的重疾险能抵税吗", "我爸妈买的重疾险能抵税吗", "roles"}, // 为: bought for them
+		{"借给同事的钱一直不还怎么办", "借同事的钱一直不还怎么办", "tense"}, // lent against borrowed
+		{"孩子考上研究生有补贴吗", "孩子考研究生有补贴吗", "tense"},     // admitted against sitting the exam
+		{"月薪一万包括公积金吗", "月薪一万有公积金吗", "intent"},      // included in it against there is one
+		{"中耳发炎能坐飞机吗", "内耳发炎能坐飞机吗", "replaced"},     // a container's character inside a name
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
 		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
 		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before
@@ -574,6 +579,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"When will the store open?", "When does the store open?"},
 		{"Who was the first mayor of Chicago?", "Who is the first mayor of Chicago?"}, // a first holder is one for all time
 		{"最近的加油站在哪儿", "最近的加油站在哪里"},
+		{"支付宝里的钱能提现吗", "支付宝上的钱能提现吗"},                                                            // a container ending its phrase
 		{"Will I be charged if I cancel tomorrow?", "If I cancel tomorrow, will I be charged?"}, // the if-clause moved whole
 		{"Why was my parcel returned?", "Why did my parcel get returned?"},                      // an auxiliary brings its own words
 		{"Has my order shipped?", "Did my order ship?"},

@@ -1965,6 +1965,11 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// weekend rate higher than the weekday rate?").
 	qt, st := query.adverbialTime(), stored.adverbialTime()
 	movable := qt >= 0 && st >= 0
+	// A possessor made a thing's owner: "add my girlfriend" / "add my
+	// girlfriend's car".
+	if w, ok := possessorAdded(query, stored); ok {
+		return "roles", fmt.Sprintf("%q is the thing in one question, the owner of another in the other", w)
+	}
 	// The negation of an infinitive against the negation of the clause
 	// ("Is it normal not to cry?" / "Is it not normal to cry?", "Do I have
 	// to not eat?" / "Do I not have to eat?").

@@ -2972,9 +2972,23 @@ func hanFunctionEdit(a, b string) (check, reason string) {
 	return "", ""
 }
 
-// pastWithin reports a span said past (过了 X, 超过 X) in a and within (X内,
-// X之内, X以内) in b, X of two to four characters.
+// pastWithin reports a span said past (过了 X, 超过 X, X 过了, X 过后) in a
+// and within (X内, X之内, X以内) in b, X of two to four characters.
 func pastWithin(a, b string) bool {
+	rb := []rune(b)
+	for i := range rb {
+		if rb[i] != '内' {
+			continue
+		}
+		for n := 2; n <= 4 && i-n >= 0; n++ {
+			x := string(rb[i-n : i])
+			for _, after := range []string{"过了", "过后", "以后", "之后", "结束后"} {
+				if strings.Contains(a, x+after) && !strings.Contains(a, x+"内") {
+					return true // 犹豫期过了 / 犹豫期内
+				}
+			}
+		}
+	}
 	rs := []rune(a)
 	for _, m := range []string{"过了", "超过", "超出"} {
 		mr := []rune(m)
@@ -3103,4 +3117,27 @@ func negatesInfinitive(s vsig) bool {
 		}
 	}
 	return false
+}
+
+// possessorAdded returns X where one question says X's Y at the place the
+// other says X, all else equal ("Can I add my girlfriend to my policy?" /
+// "Can I add my girlfriend's car to my policy?").
+func possessorAdded(q, s vsig) (string, bool) {
+	for _, side := range [][2]vsig{{q, s}, {s, q}} {
+		long, short := side[0].seq, side[1].seq
+		if len(long) != len(short)+1 {
+			continue
+		}
+		i := 0
+		for i < len(short) && long[i].low == short[i].low {
+			i++
+		}
+		if i >= len(short) || !long[i].poss || stemLight(long[i].low) != stemLight(short[i].low) {
+			continue
+		}
+		if slices.EqualFunc(long[i+2:], short[i+1:], func(a, b vunit) bool { return a.low == b.low }) {
+			return short[i].low, true
+		}
+	}
+	return "", false
 }

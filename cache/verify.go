@@ -182,7 +182,7 @@ type vsig struct {
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
 	whatIs                           bool                // it opens with what is (are, was, were), asking what a thing is, not a way (whatIsAsked)
 	hanEval, hanWhat                 bool                // a Chinese clause ends in 怎么样 (how good: hanEvaluated); it has 什么, 哪 or 啥
-	held                             string              // "now" or "then": who or what is / was the holder or value of a definite description (heldAsked)
+	held                             string              // "now" or "then": who is / was the holder of an office (heldAsked)
 }
 
 // vagent is the agent of a passive clause ("paid by Acme", 被张三): the
@@ -1282,7 +1282,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// Today's holder or value against a past one ("Who is the head coach
 	// of …" / "Who was the head coach of …").
 	if query.held != "" && stored.held != "" && query.held != stored.held {
-		return "tense", "tense differs: one question asks who or what it is now (is, are), the other who or what it was (was, were)"
+		return "tense", "tense differs: one question asks who holds the office now (is, are), the other who held it (was, were)"
 	}
 	// How good a thing is against which one it is (你们用的快递怎么样 /
 	// 你们用的是什么快递).

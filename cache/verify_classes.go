@@ -2651,26 +2651,28 @@ func withoutLightEdits(q, s vsig, aux bool) (lq, ls vsig, ok bool) {
 	if slices.EqualFunc(lightWords(q, aux), lightWords(s, aux), func(a, b string) bool { return a == b }) {
 		return q, s, false
 	}
-	undo := func(v vsig) vsig {
-		seq := make([]vunit, 0, len(v.seq))
-		for i, u := range v.seq {
-			switch lightEdit(v, i, aux) {
-			case "":
-			case "-":
-				continue
-			default:
-				w := lightEdit(v, i, aux)
-				u.low, u.word, u.text = w, w, w
-			}
-			seq = append(seq, u)
+	return lightUndone(q, aux), lightUndone(s, aux), true
+}
+
+// lightUndone returns v (without its fillers) with its light edits undone
+// (withoutLightEdits).
+func lightUndone(v vsig, aux bool) vsig {
+	seq := make([]vunit, 0, len(v.seq))
+	for i, u := range v.seq {
+		switch w := lightEdit(v, i, aux); w {
+		case "":
+		case "-":
+			continue
+		default:
+			u.low, u.word, u.text = w, w, w
 		}
-		if aux {
-			seq = withoutPeriphrasis(seq)
-		}
-		v.seq = seq
-		return v
+		seq = append(seq, u)
 	}
-	return undo(q), undo(s), true
+	if aux {
+		seq = withoutPeriphrasis(seq)
+	}
+	v.seq = seq
+	return v
 }
 
 // withoutPeriphrasis takes out of seq (its auxiliaries written "aux:")
@@ -2717,11 +2719,10 @@ var modalAdjectives = setOf("possible able okay ok alright allowed permitted nec
 // withoutLightAdverbs returns v (without its fillers) without its adverbs
 // of emphasis.
 func withoutLightAdverbs(v vsig) vsig {
-	if !slices.ContainsFunc(v.seq, func(u vunit) bool { return lightAdverbs[u.low] || u.low == "so" }) {
+	if !slices.ContainsFunc(v.seq, func(u vunit) bool { return lightAdverbs[u.low] || u.low == "so" || u.low == "at" }) {
 		return v
 	}
-	lv, _, _ := withoutLightEdits(v, vsig{}, false)
-	return lv
+	return lightUndone(v, false)
 }
 
 // lightEdit returns what withoutLightEdits writes for the token at i of

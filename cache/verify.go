@@ -182,6 +182,7 @@ type vsig struct {
 	clauses                          []clauseIntent      // a Chinese question's clauses, each with only its intent read (clauseIntents)
 	whatIs                           bool                // it opens with what is (are, was, were), asking what a thing is, not a way (whatIsAsked)
 	hanEval, hanWhat                 bool                // a Chinese clause ends in 怎么样 (how good: hanEvaluated); it has 什么, 哪 or 啥
+	hanHowMany                       bool                // a 几 that asks how many, in a question of no other kind (有几栋楼)
 	held                             string              // "now" or "then": who is / was the holder of an office (heldAsked)
 }
 
@@ -1062,6 +1063,8 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "duration"
 	case has("多远"):
 		s.qtype = "distance"
+	case has("哪几", "哪些") && !has("原因", "为什么", "为啥"):
+		s.qtype = "which" // 哪几栋: which ones, not how many (有几栋); 原因有哪些 asks why
 	case has("how many", "how much", "number of", "quantity", "amount of", "多少", "数量") || s.units:
 		s.qtype = "count"
 	case yesno:
@@ -1085,6 +1088,7 @@ func (s *vsig) intent(q string, lower []string) {
 	}
 	s.whArg = whArgument(lower)
 	s.whatIs = whatIsAsked(lower)
+	s.hanHowMany = s.qtype == "" && strings.Contains(strings.ReplaceAll(zhJi, "哪几", ""), "几")
 	s.hanEval = zh != "" && hanEvaluated(q)
 	s.hanWhat = strings.Contains(zh, "什么") || strings.Contains(zh, "哪") || strings.Contains(zh, "啥")
 	s.held = heldAsked(lower)
@@ -1283,6 +1287,10 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// of …" / "Who was the head coach of …").
 	if query.held != "" && stored.held != "" && query.held != stored.held {
 		return "tense", "tense differs: one question asks who holds the office now (is, are), the other who held it (was, were)"
+	}
+	// Which ones against how many (哪几栋楼有电梯 / 有几栋楼有电梯).
+	if query.qtype == "which" && stored.hanHowMany || stored.qtype == "which" && query.hanHowMany {
+		return "intent", "intent differs: one question asks which ones (哪几), the other how many (几)"
 	}
 	// How good a thing is against which one it is (你们用的快递怎么样 /
 	// 你们用的是什么快递).

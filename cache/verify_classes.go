@@ -2422,7 +2422,7 @@ func latinName(w string) bool {
 }
 
 // quoted returns the short runs of q between quotation marks (“了”,
-// "beside", 「过」): words mentioned, what the question asks about.
+// "beside", 「过」, 'whom'): words mentioned, what the question asks about.
 func quoted(q string) []string {
 	var out []string
 	for _, pair := range []string{"“”", "\"\"", "「」", "『』", "《》"} {
@@ -2443,6 +2443,23 @@ func quoted(q string) []string {
 			}
 			rest = rest[j+utf8.RuneLen(closing):]
 		}
+	}
+	// A word in single quotes ('who' vs 'whom'), not an apostrophe (don't,
+	// the customers' orders): the quote opens a word and closes it.
+	for i := 0; i < len(q); i++ {
+		if q[i] != '\'' || i > 0 && q[i-1] != ' ' && q[i-1] != '(' {
+			continue
+		}
+		j := strings.IndexByte(q[i+1:], '\'')
+		if j <= 0 || j > 12 || strings.ContainsRune(q[i+1:i+1+j], ' ') {
+			continue
+		}
+		end := i + 1 + j
+		if end+1 < len(q) && !strings.ContainsRune(" ?.,!;:)", rune(q[end+1])) {
+			continue
+		}
+		out = append(out, strings.ToLower(q[i+1:end]))
+		i = end
 	}
 	return out
 }
@@ -2948,6 +2965,8 @@ func hanFunctionEdit(a, b string) (check, reason string) {
 			continue
 		}
 		switch {
+		case strings.ContainsRune("不没非无未", c):
+			return "negation", fmt.Sprintf("%c (not) is in one question only, beside another negation the facets count as one", c)
 		case strings.ContainsRune(again, c):
 			return "tense", fmt.Sprintf("%c (again) is in one question only: it happened before", c)
 		case strings.ContainsRune(openers, c) && clauseStart(long, k),

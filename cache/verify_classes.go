@@ -496,6 +496,15 @@ func insertedWord(q, s vsig) (string, bool) {
 		if oneOf(nounPrefixes, u.low) && i+1 < len(s.seq) && isHanTok(s.seq[i+1].low) && (i == 0 || !text.HanWord(s.seq[i-1].low+u.low)) {
 			return u.low, true
 		}
+		// A character of a closed class that turns what the verb or noun
+		// says (verbModifiers): the passive 被, an undoing prefix (解绑 / 绑,
+		// 退订 / 订), a result that went wrong (看错 / 看, 漏交 / 交), a manner
+		// (偷拍 / 拍, 多扣 / 扣), kinship not by blood (干女儿 / 女儿).
+		if oneOf(verbModifiers, u.low) && (i+1 < len(s.seq) && isHanTok(s.seq[i+1].low) || i > 0 && isHanTok(s.seq[i-1].low)) &&
+			(u.low != "被" || i+1 < len(s.seq) && text.HanVerbal(s.seq[i+1].low) && (i == 0 || s.seq[i-1].text[0] == '|' || persons[s.seq[i-1].low] != "")) && // 被 with no agent after it, done to a person (被追尾了 / 追尾了); 被邻居的狗咬伤 = 邻居的狗咬伤, 快递被弄丢了 = 快递弄丢了
+			(i == 0 || !text.HanWord(s.seq[i-1].low+u.low)) && (i+1 >= len(s.seq) || !text.HanWord(u.low+s.seq[i+1].low) || oneOf("解退", u.low)) {
+			return u.low, true
+		}
 		return "", false
 	}
 	if next := ""; roleMarkers[u.low] != "" && u.low[0] < utf8.RuneSelf && u.low != "of" && !strongParticles[u.low] && !weakParticles[u.low] && i > 0 && i+1 < len(s.seq) { // not of: all of the buses = all the buses
@@ -618,6 +627,13 @@ const placeChars = "上中下里内外前后"
 // the one after them: 副 deputy, 前 and 原 former, 代 acting, 准
 // prospective, 总 chief, 伪 fake, 次 sub-.
 const nounPrefixes = "副前原代准总伪次"
+
+// verbModifiers are single characters of closed classes that change what
+// the word beside them says (insertedWord): 被 (with no agent after it, of
+// a person),
+// the undoing 解 and 退, the results 错 and 漏, the manners 偷, 多, 少, 白 and
+// 乱, and kinship 干.
+const verbModifiers = "被解退错漏偷多少白乱干"
 
 // stanceVerbs are main verbs of a requirement (1), a state (2), a wish
 // (3) and ownership (4).
@@ -2983,6 +2999,10 @@ func hanFunctionEdit(a, b string) (check, reason string) {
 			return "intent", "one question asks whether it is included (包括), the other whether there is one (有)"
 		}
 	}
+	// One negation on another verb (没收到传票 / 收到传票没去): what did not happen.
+	if x, y := hanNegated(ra), hanNegated(rb); x != 0 && y != 0 && x != y && (strings.ContainsRune(a, y) || strings.ContainsRune(b, x)) {
+		return "negation", fmt.Sprintf("the negation is on another verb: 不 or 没 before %c in the question, before %c in the cached one", x, y)
+	}
 	if pastWithin(a, b) || pastWithin(b, a) {
 		return "tense", "one question is past a span (过了保质期), the other within it (保质期内)"
 	}
@@ -3160,4 +3180,34 @@ func possessorAdded(q, s vsig) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// hanNegated returns the character right after the one 不 or 没 of rs
+// before another Han character: a 不 that is a word of its own in the
+// segmentation (not 不过, 不少), any 没 but that of 没收 (confiscate; 没收到
+// did not receive), not in an A-not-A form (上不上班); 0 when it has none or
+// more than one.
+func hanNegated(rs []rune) rune {
+	toks := make([]string, len(rs))
+	for i, r := range rs {
+		toks[i] = string(r)
+	}
+	seg := text.HanSegment(toks)
+	var at rune
+	for k := 0; k+1 < len(rs); k++ {
+		if rs[k] != '不' && rs[k] != '没' || !text.IsHan(rs[k+1]) || k > 0 && rs[k-1] == rs[k+1] ||
+			rs[k] == '不' && (seg[k] == seg[k+1] || k > 0 && seg[k] == seg[k-1]) || // 不过, 不少: words
+			rs[k] == '没' && rs[k+1] == '收' && !(k+2 < len(rs) && rs[k+2] == '到') { // 没收 confiscates; 没收到 did not receive
+			continue
+		}
+		if at != 0 {
+			return 0
+		}
+		j := k + 1
+		for j+1 < len(rs) && strings.ContainsRune("有太很大怎么给是会能要用", rs[j]) {
+			j++ // 没有发货, 不太方便, 不给交: the verb after the auxiliary or degree
+		}
+		at = rs[j]
+	}
+	return at
 }

@@ -566,6 +566,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"When do I write 'affect' and when 'effect'?", "When do I write 'affect' and when 'effort'?", "names"}, // words in single quotes
 		{"哪几个小区能办停车证", "有几个小区能办停车证", "intent"},                                                                  // which ones against how many
 		{"工作日物业能进屋检修吗，业主不在家", "非工作日物业能进屋检修吗，业主不在家", "negation"},                                                 // 非 beside another negation
+		{"合同到期了没收到续约通知怎么办", "合同到期了收到续约通知没回复怎么办", "negation"},                                                    // the negation on another verb
+		{"被锁在门外了怎么办", "锁在门外了怎么办", "inserted"},                                                                   // 被 with no agent: it was done to me
+		{"解绑银行卡要手续费吗", "绑银行卡要手续费吗", "inserted"},                                                                 // undoing
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
 		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
 		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before

@@ -2201,8 +2201,9 @@ func (a *analyzer) han(i int) int {
 		for n := min(a.lx.zhMax, len(rs)-p); n >= 1; n-- {
 			e, ok := a.lx.zh[string(rs[p:p+n])]
 			if !ok || e.kind == lexFacet && timeDeixis(e.value) && splitsWord(rs, p+n) ||
-				e.kind == lexPlace && n > 1 && (splitsWord(rs, p) || splitsWord(rs, p+n)) {
-				continue // 上学期间 is 上学 + 期间, not 上学期; 三天后天气 is 后 + 天气; 世界上海拔 is 世界 + 上 + 海拔, no 上海
+				e.kind == lexPlace && n > 1 && (splitsWord(rs, p) || splitsWord(rs, p+n)) ||
+				e.kind == lexStop && rs[p] == '了' && n > 1 && p+n < len(rs) && rs[p+n] != '吗' && rs[p+n] != '呢' {
+				continue // 上学期间 is 上学 + 期间, not 上学期; 三天后天气 is 后 + 天气; 世界上海拔 is 世界 + 上 + 海拔, no 上海; 了没 asks only at the end of its run (抓了没出血 says not)
 			}
 			if e.kind == lexLiteral {
 				resid = append(resid, rs[p:p+n]...)

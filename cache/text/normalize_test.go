@@ -71,6 +71,7 @@ func TestFacets(t *testing.T) {
 	}
 	differ := [][2]string{
 		{"costs 500 annually", "costs 500 per month"}, // one period against another
+		{"被狗咬了没出血", "被狗咬出血了"},                         // 了没 asks only at the end: here it says not
 		{"SKU-10234", "SKU-10243"},
 		{"zone A", "zone B"},
 		{"zone O", "zone 0"},

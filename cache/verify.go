@@ -1707,7 +1707,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// of options (能用信用卡和花呗付款吗, 身份证或护照都可以吗) may ask with
 	// either.
 	if query.conj != 0 && stored.conj != 0 && query.conj&stored.conj == 0 && query.qtype != "which" && stored.qtype != "which" &&
-		!query.comparative && !stored.comparative && !query.recommend && !stored.recommend && !query.options() && !stored.options() {
+		!query.comparative && !stored.comparative && !query.recommend && !stored.recommend && (!query.options() && !stored.options() || query.combines() || stored.combines()) {
 		return "conjunction", "one question asks for both (and, 和), the other for either (or, 或)"
 	}
 	if query.whd != stored.whd {
@@ -1973,6 +1973,17 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// weekend rate higher than the weekday rate?").
 	qt, st := query.adverbialTime(), stored.adverbialTime()
 	movable := qt >= 0 && st >= 0
+	// One verb passive in one question, active in the other, with no agent
+	// ("Is my son being bullied?" / "Is my son bullying?", "to get paid in
+	// cash" / "to pay in cash").
+	if v, ok := passiveAgainstActive(query, stored); ok && query.latin && stored.latin {
+		return "roles", fmt.Sprintf("%q is done to the subject in one question (being, get + participle), done by it in the other", v)
+	}
+	// -ing against to after remember, forget, stop, try: done against to
+	// be done ("Did I remember taking my pills?" / "… to take my pills?").
+	if v, ok := gerundOrInfinitive(query, stored); ok && query.latin && stored.latin {
+		return "tense", fmt.Sprintf("after %q, -ing (it was done) in one question, to (it is to be done) in the other", v)
+	}
 	// A possessor made a thing's owner: "add my girlfriend" / "add my
 	// girlfriend's car".
 	if w, ok := possessorAdded(query, stored); ok {

@@ -3211,3 +3211,97 @@ func hanNegated(rs []rune) rune {
 	}
 	return at
 }
+
+// combines reports an English question whose verb takes, mixes or gives
+// things together (take, mix, combine, drink, give, use): "Can I take
+// Zyrtec and Benadryl?" asks about both at once, "… or …" about either;
+// options (options) are alike only for other verbs (pay with Visa or
+// Mastercard).
+func (s *vsig) combines() bool {
+	return s.latin && slices.ContainsFunc(s.seq, func(u vunit) bool {
+		v, _ := text.VerbTense(u.low)
+		if v == "" {
+			v = u.low
+		}
+		return combineVerbs[v]
+	})
+}
+
+// combineVerbs take, mix or give things together.
+var combineVerbs = setOf("take mix combine drink give use eat swallow apply inject pair stack")
+
+// gerundOrInfinitive returns a verb after which -ing and to say different
+// things (remember taking it: it was done; remember to take it: it is to
+// be done; stop eating / stop to eat) when q has one and s the other.
+func gerundOrInfinitive(q, s vsig) (string, bool) {
+	form := func(v vsig, verb string) string {
+		for i := 0; i+1 < len(v.seq); i++ {
+			if b, _ := text.VerbTense(v.seq[i].low); v.seq[i].low == verb || b == verb {
+				next := v.seq[i+1].low
+				if next == "to" {
+					return "to"
+				}
+				if _, t := text.VerbTense(next); t == "ing" {
+					return "ing"
+				}
+			}
+		}
+		return ""
+	}
+	for _, verb := range []string{"remember", "forget", "stop", "try", "regret", "quit"} {
+		if a, b := form(q, verb), form(s, verb); a != "" && b != "" && a != b {
+			return verb, true
+		}
+	}
+	return "", false
+}
+
+// passiveAgainstActive returns a verb that q says in the passive (being
+// bullied, get paid, got towed) and s in the active (bullying, pay), or
+// the other way round, neither with an agent after by: who does it and
+// who has it done change.
+func passiveAgainstActive(q, s vsig) (string, bool) {
+	forms := func(v vsig) (passive, active map[string]bool) {
+		passive, active = map[string]bool{}, map[string]bool{}
+		for i, u := range v.seq {
+			b, t := text.VerbTense(u.low)
+			if b == "" && text.IsVerb(u.low) {
+				b = u.low
+			}
+			if b == "" {
+				continue
+			}
+			prev := ""
+			if i > 0 {
+				prev = v.seq[i-1].low
+			}
+			person := func(k int) bool { // a person has it done: a thing's verb reads either way (my order is being shipped = is shipping)
+				if k < 0 {
+					return true
+				}
+				w := v.seq[k]
+				return strings.HasPrefix(w.text, "p:") || text.IsPerson(w.low) || text.IsPerson(stemLight(w.low)) || w.low == "to"
+			}
+			switch {
+			case (prev == "being" || prev == "get" || prev == "gets" || prev == "got" || prev == "getting") && (t == "past" || participles[u.low]) && person(i-2):
+				passive[b] = true
+			case t == "ing" && prev != "being" || prev == "to" && t == "":
+				active[b] = true
+			}
+		}
+		return passive, active
+	}
+	qp, qa := forms(q)
+	sp, sa := forms(s)
+	for v := range qp {
+		if sa[v] && !sp[v] && !qa[v] && !q.hasLow("by") && !s.hasLow("by") {
+			return v, true
+		}
+	}
+	for v := range sp {
+		if qa[v] && !qp[v] && !sa[v] && !q.hasLow("by") && !s.hasLow("by") {
+			return v, true
+		}
+	}
+	return "", false
+}

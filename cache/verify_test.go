@@ -556,19 +556,22 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I still get a refund if I open the box?", "Can I get a refund if I still open the box?", "order"},                                    // still moved into the if-clause
 		{"Is it rude not to tip in Japan?", "Is it not rude to tip in Japan?", "negation"},                                                         // the infinitive negated, or the question
 		{"Do I have to not eat before the scan?", "Do I not have to eat before the scan?", "negation"},
-		{"我为爸妈买的重疾险能抵税吗", "我爸妈买的重疾险能抵税吗", "roles"},                                                              // 为: bought for them
-		{"借给同事的钱一直不还怎么办", "借同事的钱一直不还怎么办", "tense"},                                                              // lent against borrowed
-		{"孩子考上研究生有补贴吗", "孩子考研究生有补贴吗", "tense"},                                                                  // admitted against sitting the exam
-		{"月薪一万包括公积金吗", "月薪一万有公积金吗", "intent"},                                                                   // included in it against there is one
-		{"中耳发炎能坐飞机吗", "内耳发炎能坐飞机吗", "replaced"},                                                                  // a container's character inside a name
-		{"Can I put my brother on my phone plan?", "Can I put my brother's tablet on my phone plan?", "roles"},  // the owner of another thing
-		{"保修期内换屏幕要钱吗", "保修期过了换屏幕要钱吗", "tense"},                                                                  // within a span against past it
-		{"When do I write 'affect' and when 'effect'?", "When do I write 'affect' and when 'effort'?", "names"}, // words in single quotes
-		{"哪几个小区能办停车证", "有几个小区能办停车证", "intent"},                                                                  // which ones against how many
-		{"工作日物业能进屋检修吗，业主不在家", "非工作日物业能进屋检修吗，业主不在家", "negation"},                                                 // 非 beside another negation
-		{"合同到期了没收到续约通知怎么办", "合同到期了收到续约通知没回复怎么办", "negation"},                                                    // the negation on another verb
-		{"被锁在门外了怎么办", "锁在门外了怎么办", "inserted"},                                                                   // 被 with no agent: it was done to me
-		{"解绑银行卡要手续费吗", "绑银行卡要手续费吗", "inserted"},                                                                 // undoing
+		{"我为爸妈买的重疾险能抵税吗", "我爸妈买的重疾险能抵税吗", "roles"},                                                                             // 为: bought for them
+		{"借给同事的钱一直不还怎么办", "借同事的钱一直不还怎么办", "tense"},                                                                             // lent against borrowed
+		{"孩子考上研究生有补贴吗", "孩子考研究生有补贴吗", "tense"},                                                                                 // admitted against sitting the exam
+		{"月薪一万包括公积金吗", "月薪一万有公积金吗", "intent"},                                                                                  // included in it against there is one
+		{"中耳发炎能坐飞机吗", "内耳发炎能坐飞机吗", "replaced"},                                                                                 // a container's character inside a name
+		{"Can I put my brother on my phone plan?", "Can I put my brother's tablet on my phone plan?", "roles"},                 // the owner of another thing
+		{"保修期内换屏幕要钱吗", "保修期过了换屏幕要钱吗", "tense"},                                                                                 // within a span against past it
+		{"When do I write 'affect' and when 'effect'?", "When do I write 'affect' and when 'effort'?", "names"},                // words in single quotes
+		{"哪几个小区能办停车证", "有几个小区能办停车证", "intent"},                                                                                 // which ones against how many
+		{"工作日物业能进屋检修吗，业主不在家", "非工作日物业能进屋检修吗，业主不在家", "negation"},                                                                // 非 beside another negation
+		{"合同到期了没收到续约通知怎么办", "合同到期了收到续约通知没回复怎么办", "negation"},                                                                   // the negation on another verb
+		{"被锁在门外了怎么办", "锁在门外了怎么办", "inserted"},                                                                                  // 被 with no agent: it was done to me
+		{"解绑银行卡要手续费吗", "绑银行卡要手续费吗", "inserted"},                                                                                // undoing
+		{"Can I take ibuprofen and aspirin for a headache?", "Can I take ibuprofen or aspirin for a headache?", "conjunction"}, // together against either
+		{"Did I remember locking the back door?", "Did I remember to lock the back door?", "tense"},                            // done against to be done
+		{"Is my daughter being teased at school?", "Is my daughter teasing at school?", "roles"},                               // done to her against done by her
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
 		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
 		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before
@@ -586,6 +589,8 @@ func TestVerifyGrammar(t *testing.T) {
 	for _, tc := range [][2]string{
 		{"When will the store open?", "When does the store open?"},
 		{"Who was the first mayor of Chicago?", "Who is the first mayor of Chicago?"}, // a first holder is one for all time
+		{"Can I pay with Visa or Mastercard?", "Can I pay with Visa and Mastercard?"}, // options
+		{"Is my parcel being delivered today?", "Is my parcel delivering today?"},     // a thing's verb reads either way
 		{"最近的加油站在哪儿", "最近的加油站在哪里"},
 		{"支付宝里的钱能提现吗", "支付宝上的钱能提现吗"},                                                            // a container ending its phrase
 		{"Will I be charged if I cancel tomorrow?", "If I cancel tomorrow, will I be charged?"}, // the if-clause moved whole

@@ -1907,18 +1907,19 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			return check, reason
 		}
 	}
-	if query.latin && stored.latin {
+	if query.latin && stored.latin && !sameLightWords(query, stored, false) {
 		fq, fs := fillerless()
 		if lq, ls, ok := withoutLightEdits(fq, fs, false); ok {
 			if check, reason := oneEdit(query, stored, lq, ls); check != "" {
 				return check, reason + " (a light edit aside)"
 			}
 		}
-		if query.hasLow("if") || query.hasLow("unless") || stored.hasLow("if") || stored.hasLow("unless") {
-			lq, ls := withoutLightAdverbs(fq), withoutLightAdverbs(fs)
-			if conditionAppended(lq, ls) || conditionAppended(ls, lq) {
-				return "mood", "one question adds a condition (if, unless) at its end, all else equal"
-			}
+	}
+	if query.latin && stored.latin && (query.hasLow("if") || query.hasLow("unless") || stored.hasLow("if") || stored.hasLow("unless")) {
+		fq, fs := fillerless()
+		lq, ls := withoutLightAdverbs(fq), withoutLightAdverbs(fs)
+		if conditionAppended(lq, ls) || conditionAppended(ls, lq) {
+			return "mood", "one question adds a condition (if, unless) at its end, all else equal"
 		}
 	}
 	if replacedBy(query, stored) {
@@ -1951,7 +1952,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// counts, but for the words an auxiliary changed brings with it (was
 	// declined / did get declined, is open / does stay open, is arriving /
 	// will arrive), which the tense checks read.
-	if query.latin && stored.latin {
+	if query.latin && stored.latin && !sameLightWords(query, stored, true) {
 		fq, fs := fillerless()
 		if lq, ls, ok := withoutLightEdits(fq, fs, true); ok {
 			switch len(lq.seq) - len(ls.seq) {

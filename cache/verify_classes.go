@@ -2681,10 +2681,31 @@ var mannerNouns = setOf("way ways process procedure procedures steps step method
 // same light words in the same order: undone, they would differ as they
 // do.
 func withoutLightEdits(q, s vsig, aux bool) (lq, ls vsig, ok bool) {
-	if slices.EqualFunc(lightWords(q, aux), lightWords(s, aux), func(a, b string) bool { return a == b }) {
+	if sameLightWords(q, s, aux) {
 		return q, s, false
 	}
 	return lightUndone(q, aux), lightUndone(s, aux), true
+}
+
+// sameLightWords reports q and s with the same light words in the same
+// order (lightEdit), read without copying either.
+func sameLightWords(q, s vsig, aux bool) bool {
+	i, j := 0, 0
+	for {
+		for i < len(q.seq) && lightEdit(q, i, aux) == "" {
+			i++
+		}
+		for j < len(s.seq) && lightEdit(s, j, aux) == "" {
+			j++
+		}
+		if i == len(q.seq) || j == len(s.seq) {
+			return i == len(q.seq) && j == len(s.seq)
+		}
+		if q.seq[i].low != s.seq[j].low {
+			return false
+		}
+		i, j = i+1, j+1
+	}
 }
 
 // lightUndone returns v (without its fillers) with its light edits undone
@@ -2775,17 +2796,6 @@ func lightEdit(v vsig, i int, aux bool) string {
 	return ""
 }
 
-// lightWords returns the tokens of v that withoutLightEdits would leave out
-// or write as another, in order (nil for most questions).
-func lightWords(v vsig, aux bool) []string {
-	var out []string
-	for i := range v.seq {
-		if lightEdit(v, i, aux) != "" {
-			out = append(out, v.seq[i].low)
-		}
-	}
-	return out
-}
 
 // heldAsked returns "now" or "then" for a wh-question that asks, with is
 // or was, who holds an office ("Who is the prime minister of …", "Who was
@@ -3000,8 +3010,10 @@ func hanFunctionEdit(a, b string) (check, reason string) {
 		}
 	}
 	// One negation on another verb (没收到传票 / 收到传票没去): what did not happen.
-	if x, y := hanNegated(ra), hanNegated(rb); x != 0 && y != 0 && x != y && (strings.ContainsRune(a, y) || strings.ContainsRune(b, x)) {
-		return "negation", fmt.Sprintf("the negation is on another verb: 不 or 没 before %c in the question, before %c in the cached one", x, y)
+	if strings.ContainsAny(a, "不没") && strings.ContainsAny(b, "不没") {
+		if x, y := hanNegated(ra), hanNegated(rb); x != 0 && y != 0 && x != y && (strings.ContainsRune(a, y) || strings.ContainsRune(b, x)) {
+			return "negation", fmt.Sprintf("the negation is on another verb: 不 or 没 before %c in the question, before %c in the cached one", x, y)
+		}
 	}
 	if pastWithin(a, b) || pastWithin(b, a) {
 		return "tense", "one question is past a span (过了保质期), the other within it (保质期内)"
@@ -3234,33 +3246,65 @@ var combineVerbs = setOf("take mix combine drink give use eat swallow apply inje
 // things (remember taking it: it was done; remember to take it: it is to
 // be done; stop eating / stop to eat) when q has one and s the other.
 func gerundOrInfinitive(q, s vsig) (string, bool) {
-	form := func(v vsig, verb string) string {
+	form := func(v vsig) map[string]string {
+		var out map[string]string
 		for i := 0; i+1 < len(v.seq); i++ {
-			if b, _ := text.VerbTense(v.seq[i].low); v.seq[i].low == verb || b == verb {
-				next := v.seq[i+1].low
-				if next == "to" {
-					return "to"
+			verb := gerundVerbs[v.seq[i].low]
+			if verb == "" {
+				continue
+			}
+			f := ""
+			if next := v.seq[i+1].low; next == "to" {
+				f = "to"
+			} else if _, t := text.VerbTense(next); t == "ing" {
+				f = "ing"
+			}
+			if f != "" {
+				if out == nil {
+					out = map[string]string{}
 				}
-				if _, t := text.VerbTense(next); t == "ing" {
-					return "ing"
-				}
+				out[verb] = f
 			}
 		}
-		return ""
+		return out
 	}
-	for _, verb := range []string{"remember", "forget", "stop", "try", "regret", "quit"} {
-		if a, b := form(q, verb), form(s, verb); a != "" && b != "" && a != b {
+	fq := form(q)
+	if fq == nil {
+		return "", false
+	}
+	for verb, b := range form(s) {
+		if a := fq[verb]; a != "" && a != b {
 			return verb, true
 		}
 	}
 	return "", false
 }
 
+// gerundVerbs are the forms of the verbs after which -ing and to say
+// different things, with their verb.
+var gerundVerbs = func() map[string]string {
+	m := map[string]string{}
+	for _, g := range []string{"remember remembers remembered remembering", "forget forgets forgot forgotten forgetting",
+		"stop stops stopped stopping", "try tries tried trying", "regret regrets regretted regretting", "quit quits quitting"} {
+		forms := strings.Fields(g)
+		for _, f := range forms {
+			m[f] = forms[0]
+		}
+	}
+	return m
+}()
+
 // passiveAgainstActive returns a verb that q says in the passive (being
 // bullied, get paid, got towed) and s in the active (bullying, pay), or
 // the other way round, neither with an agent after by: who does it and
 // who has it done change.
 func passiveAgainstActive(q, s vsig) (string, bool) {
+	passiveAux := func(u vunit) bool {
+		return u.low == "being" || u.low == "get" || u.low == "gets" || u.low == "got" || u.low == "getting"
+	}
+	if !slices.ContainsFunc(q.seq, passiveAux) && !slices.ContainsFunc(s.seq, passiveAux) {
+		return "", false
+	}
 	forms := func(v vsig) (passive, active map[string]bool) {
 		passive, active = map[string]bool{}, map[string]bool{}
 		for i, u := range v.seq {

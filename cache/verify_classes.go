@@ -2796,7 +2796,6 @@ func lightEdit(v vsig, i int, aux bool) string {
 	return ""
 }
 
-
 // heldAsked returns "now" or "then" for a wh-question that asks, with is
 // or was, who holds an office ("Who is the prime minister of …", "Who was
 // the head coach of …"): today's holder and a past one differ. "" for any

@@ -1909,10 +1909,8 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	if query.latin && stored.latin && !sameLightWords(query, stored, false) {
 		fq, fs := fillerless()
-		if lq, ls, ok := withoutLightEdits(fq, fs, false); ok {
-			if check, reason := oneEdit(query, stored, lq, ls); check != "" {
-				return check, reason + " (a light edit aside)"
-			}
+		if check, reason := oneEdit(query, stored, lightUndone(fq, false), lightUndone(fs, false)); check != "" {
+			return check, reason + " (a light edit aside)"
 		}
 	}
 	if query.latin && stored.latin && (query.hasLow("if") || query.hasLow("unless") || stored.hasLow("if") || stored.hasLow("unless")) {
@@ -1929,11 +1927,11 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.hasHan() && stored.hasHan() {
 		lq, cq := withoutHanLightEdits(query.text)
 		ls, cs := withoutHanLightEdits(stored.text)
-		if check, reason := hanFunctionEdit(lq, ls); check != "" {
+		sp := spanReplaced(lq, ls)
+		if check, reason := hanFunctionEdit(lq, ls, sp); check != "" {
 			return check, reason
 		}
 		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && lq != ls && d >= -3 && d <= 3 { // one word or two characters apart at most
-			sp := spanReplaced(lq, ls)
 			if x, y, ok := hanSpanReplaced(vsig{text: lq}, vsig{text: ls}, sp); ok {
 				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (a light edit aside)", x, y)
 			}
@@ -1954,16 +1952,15 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// will arrive), which the tense checks read.
 	if query.latin && stored.latin && !sameLightWords(query, stored, true) {
 		fq, fs := fillerless()
-		if lq, ls, ok := withoutLightEdits(fq, fs, true); ok {
-			switch len(lq.seq) - len(ls.seq) {
-			case 0:
-				if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
-					return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
-				}
-			case 1, -1:
-				if w, ok := insertedWord(lq, ls); ok && !auxVerbs[w] {
-					return "inserted", fmt.Sprintf("%q is in one question only, all else equal (an auxiliary or light edit aside)", w)
-				}
+		lq, ls := lightUndone(fq, true), lightUndone(fs, true)
+		switch len(lq.seq) - len(ls.seq) {
+		case 0:
+			if a, b, ok := replacedWord(lq, ls); ok && !sameVerb(a, b) {
+				return "replaced", fmt.Sprintf("one word replaced: %q in the question, %q in the cached one (an auxiliary or light edit aside)", a, b)
+			}
+		case 1, -1:
+			if w, ok := insertedWord(lq, ls); ok && !auxVerbs[w] {
+				return "inserted", fmt.Sprintf("%q is in one question only, all else equal (an auxiliary or light edit aside)", w)
 			}
 		}
 	}
@@ -2138,11 +2135,7 @@ func (s *vsig) verbForms(other map[string]int) []string {
 		if _, ok := other[u.text]; ok || !u.unit || u.named || u.text != u.low {
 			continue
 		}
-		v, _ := text.VerbTense(u.low)
-		if v == "" && text.IsVerb(u.low) {
-			v = u.low
-		}
-		if v != "" {
+		if v := verbOf(u.low); v != "" {
 			forms[k] = v
 			seen[v]++
 		}

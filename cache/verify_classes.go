@@ -2671,24 +2671,9 @@ func whatIsAsked(lower []string) bool {
 // mannerNouns name a way to do something: "What is the way to …" asks how.
 var mannerNouns = setOf("way ways process procedure procedures steps step method methods how instructions trick tricks fastest quickest easiest best")
 
-// withoutLightEdits returns q and s (both without their fillers) with the
-// edits that leave an English question's ask as it was, or that the
-// checks before read, undone: the adverbs of emphasis (still, so, just,
-// really, actually, currently, ever), and with aux, have to, has to, required to = need
-// to and the auxiliaries and modals as one (does / will, how do / how
-// can: the tense and modal checks compare them). Undone, the two may
-// only be told apart, never made one. ok is false when the two have the
-// same light words in the same order: undone, they would differ as they
-// do.
-func withoutLightEdits(q, s vsig, aux bool) (lq, ls vsig, ok bool) {
-	if sameLightWords(q, s, aux) {
-		return q, s, false
-	}
-	return lightUndone(q, aux), lightUndone(s, aux), true
-}
-
 // sameLightWords reports q and s with the same light words in the same
-// order (lightEdit), read without copying either.
+// order (lightEdit), read without copying either: undone, they would
+// differ as they do.
 func sameLightWords(q, s vsig, aux bool) bool {
 	i, j := 0, 0
 	for {
@@ -2708,8 +2693,14 @@ func sameLightWords(q, s vsig, aux bool) bool {
 	}
 }
 
-// lightUndone returns v (without its fillers) with its light edits undone
-// (withoutLightEdits).
+// lightUndone returns v (without its fillers) with the edits undone that
+// leave an English question's ask as it was, or that the checks before
+// read: the adverbs of emphasis (still, so, just, really, actually,
+// currently, ever, at all), and with aux, have to, has to, required to =
+// need to, the auxiliaries and modals as one (does / will, how do / how
+// can: the tense and modal checks compare them) and a modal said around
+// (withoutPeriphrasis). Undone, two questions may only be told apart,
+// never made one.
 func lightUndone(v vsig, aux bool) vsig {
 	seq := make([]vunit, 0, len(v.seq))
 	for i, u := range v.seq {
@@ -2779,7 +2770,7 @@ func withoutLightAdverbs(v vsig) vsig {
 	return lightUndone(v, false)
 }
 
-// lightEdit returns what withoutLightEdits writes for the token at i of
+// lightEdit returns what lightUndone writes for the token at i of
 // v: "-" for none, a word for another, "" to keep it.
 func lightEdit(v vsig, i int, aux bool) string {
 	u := v.seq[i]
@@ -2845,7 +2836,7 @@ var fixedOffices = setOf("first second third fourth fifth sixth seventh eighth n
 // lightAdverbs add emphasis, not meaning, to a question ("Can I still
 // return it?"), as so does before any word but soPhrases' (so far, so
 // much, so that); lightAuxiliaries are the auxiliaries and modals
-// withoutLightEdits writes as one.
+// lightUndone writes as one.
 var (
 	lightAdverbs     = setOf("still just really actually currently ever")
 	soPhrases        = setOf("far much many long that as few little")
@@ -2855,13 +2846,8 @@ var (
 // sameVerb reports two forms of one English verb (get / getting, arrive /
 // arrived).
 func sameVerb(a, b string) bool {
-	base := func(w string) string {
-		if v, _ := text.VerbTense(w); v != "" {
-			return v
-		}
-		return w
-	}
-	return base(a) == base(b)
+	v := verbOf(a)
+	return v != "" && v == verbOf(b)
 }
 
 // conditionAppended reports a question that is the other one with an if-
@@ -2939,24 +2925,30 @@ func withoutHanLightEdits(q string) (string, bool) {
 }
 
 // hanFunctionEdit compares two Chinese questions (without their light
-// edits) that differ in one function character, or in a span said as
-// past it against within it, all else equal; "" when they do not:
+// edits; sp is where they differ, spanReplaced) that differ in one
+// function character, or in a span said as past it against within it,
+// all else equal; "" when they do not:
 //   - an adverb of time or scope for another (还 / 也 / 就 / 又 / 再 / 才 /
 //     都 / 只: still, also, already, again, only), outside a word;
+//   - a result after a verb in one only (考上 / 考, 办好 / 办), and 借给 /
+//     借, 租给 / 租 (lent against borrowed);
+//   - a negation added beside another, outside a word (非紧急 / 紧急);
 //   - 又 or 再 (again) in one only: it happened before;
-//   - a clause opened by who it is done for or from (帮, 替, 给, 跟, 问, 向,
-//     找) in one only, or by another of them (帮老公还信用卡 / 老公还信用卡,
-//     跟同事借的钱 / 同事借的钱): who does it changes;
+//   - who it is done for or from (帮, 替, 给, 跟, 问, 向, 找 opening a clause;
+//     为 or 替 anywhere) in one only, or another of them (帮老公还信用卡 /
+//     老公还信用卡, 跟同事借的钱 / 同事借的钱): who does it changes;
+//   - included (包括, 包含) against there is (有), in a question;
+//   - the negation on another verb (没收到传票 / 收到传票没去);
 //   - 过了 a span against within it (过了保质期 / 在保质期内);
 //   - 麻烦吗 (is it a hassle) against a question of whether one may.
-func hanFunctionEdit(a, b string) (check, reason string) {
+func hanFunctionEdit(a, b string, sp textSpan) (check, reason string) {
 	const adverbs, again, openers = "还也就又再才都只仅", "又再", "帮替给跟问向找"
 	ra, rb := []rune(a), []rune(b)
 	inWord := func(rs []rune, k int) bool { return inHanWordAt(rs, k, true, true) }
 	clauseStart := func(rs []rune, k int) bool {
 		return k == 0 || strings.ContainsRune("，,。.？?！!；;：:", rs[k-1])
 	}
-	if sp := spanReplaced(a, b); sp.ok && utf8.RuneCountInString(sp.x) == 1 {
+	if sp.ok && utf8.RuneCountInString(sp.x) == 1 {
 		x, y := []rune(sp.x)[0], []rune(sp.y)[0]
 		switch {
 		case strings.ContainsRune(adverbs, x) && strings.ContainsRune(adverbs, y) && !inWord(ra, sp.at) && !inWord(rb, sp.at) &&
@@ -3081,7 +3073,7 @@ func stateAgainstModal(p, o vsig) (string, bool) {
 	if pf := first(p); !beForms[pf] && !presentBe(pf) {
 		return "", false
 	}
-	if of := first(o); modalBits(of, "") == 0 && !stateModals[of] {
+	if !stateModals[first(o)] {
 		return "", false
 	}
 	for i := 0; i+1 < len(o.seq); i++ {
@@ -3093,7 +3085,7 @@ func stateAgainstModal(p, o vsig) (string, bool) {
 }
 
 // stateModals open a question about what can or must be (can, may, should …).
-var stateModals = setOf("can could may might should must will would")
+var stateModals = setOf("can could may might should must will would can't cannot couldn't shouldn't mustn't ought")
 
 // clauseOpeners open a subordinate clause whose words belong to it, not
 // to the question's main clause (after, before, until and once are left
@@ -3229,13 +3221,7 @@ func hanNegated(rs []rune) rune {
 // options (options) are alike only for other verbs (pay with Visa or
 // Mastercard).
 func (s *vsig) combines() bool {
-	return s.latin && slices.ContainsFunc(s.seq, func(u vunit) bool {
-		v, _ := text.VerbTense(u.low)
-		if v == "" {
-			v = u.low
-		}
-		return combineVerbs[v]
-	})
+	return s.latin && slices.ContainsFunc(s.seq, func(u vunit) bool { return combineVerbs[verbOf(u.low)] })
 }
 
 // combineVerbs take, mix or give things together.
@@ -3298,35 +3284,33 @@ var gerundVerbs = func() map[string]string {
 // the other way round, neither with an agent after by: who does it and
 // who has it done change.
 func passiveAgainstActive(q, s vsig) (string, bool) {
-	passiveAux := func(u vunit) bool {
-		return u.low == "being" || u.low == "get" || u.low == "gets" || u.low == "got" || u.low == "getting"
-	}
-	if !slices.ContainsFunc(q.seq, passiveAux) && !slices.ContainsFunc(s.seq, passiveAux) {
+	auxed := func(u vunit) bool { return passiveAuxes[u.low] }
+	if !slices.ContainsFunc(q.seq, auxed) && !slices.ContainsFunc(s.seq, auxed) || q.hasLow("by") || s.hasLow("by") {
 		return "", false
 	}
 	forms := func(v vsig) (passive, active map[string]bool) {
 		passive, active = map[string]bool{}, map[string]bool{}
-		for i, u := range v.seq {
-			b, t := text.VerbTense(u.low)
-			if b == "" && text.IsVerb(u.low) {
-				b = u.low
+		// A person has it done: a thing's verb reads either way (my order is
+		// being shipped = is shipping); no subject before to is the asker.
+		person := func(k int) bool {
+			if k < 0 {
+				return true
 			}
+			w := v.seq[k]
+			return strings.HasPrefix(w.text, "p:") || text.IsPerson(w.low) || text.IsPerson(stemLight(w.low)) || w.low == "to"
+		}
+		for i, u := range v.seq {
+			b := verbOf(u.low)
 			if b == "" {
 				continue
 			}
+			_, t := text.VerbTense(u.low)
 			prev := ""
 			if i > 0 {
 				prev = v.seq[i-1].low
 			}
-			person := func(k int) bool { // a person has it done: a thing's verb reads either way (my order is being shipped = is shipping)
-				if k < 0 {
-					return true
-				}
-				w := v.seq[k]
-				return strings.HasPrefix(w.text, "p:") || text.IsPerson(w.low) || text.IsPerson(stemLight(w.low)) || w.low == "to"
-			}
 			switch {
-			case (prev == "being" || prev == "get" || prev == "gets" || prev == "got" || prev == "getting") && (t == "past" || participles[u.low]) && person(i-2):
+			case passiveAuxes[prev] && (t == "past" || participles[u.low]) && person(i-2):
 				passive[b] = true
 			case t == "ing" && prev != "being" || prev == "to" && t == "":
 				active[b] = true
@@ -3336,15 +3320,28 @@ func passiveAgainstActive(q, s vsig) (string, bool) {
 	}
 	qp, qa := forms(q)
 	sp, sa := forms(s)
-	for v := range qp {
-		if sa[v] && !sp[v] && !qa[v] && !q.hasLow("by") && !s.hasLow("by") {
-			return v, true
-		}
-	}
-	for v := range sp {
-		if qa[v] && !qp[v] && !sa[v] && !q.hasLow("by") && !s.hasLow("by") {
-			return v, true
+	for _, side := range [][4]map[string]bool{{qp, qa, sp, sa}, {sp, sa, qp, qa}} {
+		for v := range side[0] {
+			if side[3][v] && !side[2][v] && !side[1][v] {
+				return v, true
+			}
 		}
 	}
 	return "", false
+}
+
+// passiveAuxes make a passive of the participle after them (being
+// bullied, get paid, got towed).
+var passiveAuxes = setOf("being get gets got getting")
+
+// verbOf returns the verb w is a form of (take for took, takes, taking),
+// w itself when it is a verb, or "".
+func verbOf(w string) string {
+	if v, _ := text.VerbTense(w); v != "" {
+		return v
+	}
+	if text.IsVerb(w) {
+		return w
+	}
+	return ""
 }

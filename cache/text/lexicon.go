@@ -599,8 +599,9 @@ func hasHan(s string) bool {
 // a verb WordNet knows (as it is, undoubled, or with an e: "shipped" is
 // "ship", "caring" is "care"); otherwise the word stays whole ("morning",
 // "speed"), so that a word never meets a different word ("caring" and
-// "car", "plane" and "plan" used to). A word in -s that is a word of its
-// own ("news", "goods") is not taken for a plural. An irregular verb form
+// "car", "plane" and "plan" used to). A word in -s or -ing that is a word
+// of its own ("news", "goods", "evening") is not taken for a plural or a
+// verb form. An irregular verb form
 // meets its verb ("sent" is "send", "bought" is "buy"), unless it is a
 // word of its own (found, left, rose: see lexgen).
 func stem(w string) string {
@@ -708,7 +709,7 @@ func cvc(w string) bool {
 // stemTables are the word lists of the generated lexicon that stem uses.
 type stemTables struct {
 	verbs     map[string]bool   // one-word verbs (@verbs)
-	keep      map[string]bool   // words in -s that are not plurals (@keep)
+	keep      map[string]bool   // words in -s that are not plurals, nouns in -ing that are no verb form (@keep)
 	irregular map[string]string // irregular verb form → its verb (@irregular)
 	person    map[string]bool   // nouns that name a person (@person)
 	stative   map[string]bool   // verbs whose most frequent sense is a state (@stative)

@@ -33,8 +33,8 @@ func main() {
 
 // generate writes the antonym facet lines of WordNet to out, each facet
 // with its lemmas and their inflected forms, then the word lists the
-// stemmer needs: every one-word verb (@verbs), the words in -s that are
-// words of their own (@keep), the irregular forms (@irregular), the
+// stemmer needs: every one-word verb (@verbs), the words in -s and -ing
+// that are words of their own (@keep), the irregular forms (@irregular), the
 // nouns that name a person (@person) and the verbs of a state
 // (@stative).
 func generate(wn *wordnet, out string) error {
@@ -64,7 +64,7 @@ func generate(wn *wordnet, out string) error {
 		fmt.Fprintf(w, "f:%s|%s\n", k, strings.Join(facets[k], "|"))
 	}
 	writeList(w, "@verbs", wn.verbs())
-	writeList(w, "@keep", wn.keepS())
+	writeList(w, "@keep", wn.keepWhole())
 	writeList(w, "@irregular", wn.irregulars())
 	writeList(w, "@person", wn.persons())
 	writeList(w, "@stative", wn.statives())

@@ -488,11 +488,13 @@ func (wn *wordnet) irregulars() []string {
 // order shipped?" = "Did my order ship?").
 func (wn *wordnet) persons() []string { return wn.firstSenseIn('n', lexPerson) }
 
-// keepS returns the one-word lemmas ending in s that cannot be plurals of
-// the word without it, because that word is no noun ("news" beside the
-// adjective "new", "series" beside "sery"), sorted: the stemmer leaves
-// them whole. A plural of a noun ("cards") is still a plural.
-func (wn *wordnet) keepS() []string {
+// keepWhole returns the one-word lemmas the stemmer leaves whole, sorted:
+// those ending in s that cannot be plurals of the word without it,
+// because that word is no noun ("news" beside the adjective "new",
+// "series" beside "sery"; a plural of a noun, "cards", is still a plural),
+// and the nouns in -ing that SemCor tagged more often than the verb their
+// stem would leave ("evening" is not "even", "training" not "train").
+func (wn *wordnet) keepWhole() []string {
 	var out []string
 	for lemma := range wn.senses {
 		// A noun in -ing that SemCor tagged more often than the verb its

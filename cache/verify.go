@@ -1215,25 +1215,26 @@ func hanCountQuestion(zh string) bool {
 // hanGoodAtEnd reports 好 closing a clause, only particles after it
 // (什么牌子的羽绒服好, 哪个好呢): "which is good", a recommendation.
 func hanGoodAtEnd(q string) bool {
-	for _, clause := range strings.FieldsFunc(norm.NFKC.String(q), func(r rune) bool {
-		return strings.ContainsRune(",;.?!，；。？！\n", r)
-	}) {
-		c := strings.TrimRight(strings.TrimSpace(clause), "呢吗啊呀吧些")
-		if strings.HasSuffix(c, "好") && !strings.HasSuffix(c, "你好") && !strings.HasSuffix(c, "您好") {
-			return true
-		}
-	}
-	return false
+	return hanClauseEnds(q, "呢吗啊呀吧些", func(c string) bool {
+		return strings.HasSuffix(c, "好") && !strings.HasSuffix(c, "你好") && !strings.HasSuffix(c, "您好")
+	})
 }
 
 // hanEvaluated reports a Chinese clause of q that ends in 怎么样, 咋样 or
 // 如何 (这款车的发动机怎么样): how good a thing is, not how to do it (怎么样才能).
 func hanEvaluated(q string) bool {
+	return hanClauseEnds(q, "呢吗啊呀吧", func(c string) bool {
+		return strings.HasSuffix(c, "怎么样") || strings.HasSuffix(c, "咋样") || strings.HasSuffix(c, "如何")
+	})
+}
+
+// hanClauseEnds reports a clause of q that ends as ends says, the
+// particles of trim taken off its end first.
+func hanClauseEnds(q, trim string, ends func(clause string) bool) bool {
 	for _, clause := range strings.FieldsFunc(norm.NFKC.String(q), func(r rune) bool {
 		return strings.ContainsRune(",;.?!，；。？！\n", r)
 	}) {
-		c := strings.TrimRight(strings.TrimSpace(clause), "呢吗啊呀吧")
-		if strings.HasSuffix(c, "怎么样") || strings.HasSuffix(c, "咋样") || strings.HasSuffix(c, "如何") {
+		if ends(strings.TrimRight(strings.TrimSpace(clause), trim)) {
 			return true
 		}
 	}

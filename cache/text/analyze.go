@@ -425,7 +425,7 @@ func (a *analyzer) word(i int) int {
 	for j := i; j < len(a.toks) && a.toks[j].kind == tWord && maxN < a.lx.enMax; j++ {
 		maxN++
 	}
-	for n := maxN; n >= 1; n-- {
+	for n := min(maxN, a.lx.longestEn(w, false)); n >= 1; n-- {
 		e, ok := a.lx.lookupEn(a.words(i, n), false)
 		if !ok {
 			continue
@@ -454,7 +454,7 @@ func (a *analyzer) word(i int) int {
 		return n - 1 + a.number(i+n-1, v, true)
 	}
 	// Then the generated lexicon, which never takes a number or a month.
-	for n := maxN; n >= 1; n-- {
+	for n := min(maxN, a.lx.longestEn(w, true)); n >= 1; n-- {
 		if e, ok := a.lx.lookupEn(a.words(i, n), true); ok {
 			return n + a.entry(e, i+n-1, false)
 		}

@@ -469,6 +469,10 @@ type lexiconTables struct {
 	en        map[string]lexEntry // space-joined English words (raw and stemmed)
 	gen       map[string]lexEntry // generated English phrases, as written
 	enMax     int                 // most words in an English phrase
+	// enFirst and genFirst give, for a first word, the most words of a
+	// phrase of en (as written or stemmed) or gen that starts with it, so
+	// that a word no phrase starts with costs one map read, not enMax.
+	enFirst, genFirst map[string]int
 	zh        map[string]lexEntry // Chinese phrases
 	zhMax     int                 // most runes in a Chinese phrase
 	stopWords map[string]bool     // single-word English stop words, for tests
@@ -483,7 +487,8 @@ var (
 // lines, then the generated ones (lexicon_gen.txt).
 func lexicon() *lexiconTables {
 	lexOnce.Do(func() {
-		lex = lexiconTables{en: map[string]lexEntry{}, gen: map[string]lexEntry{}, zh: map[string]lexEntry{}, stopWords: map[string]bool{}}
+		lex = lexiconTables{en: map[string]lexEntry{}, gen: map[string]lexEntry{}, zh: map[string]lexEntry{}, stopWords: map[string]bool{},
+			enFirst: map[string]int{}, genFirst: map[string]int{}}
 		lex.add(lexiconText, false)
 		lex.add(generatedLexicon, true)
 	})
@@ -544,11 +549,13 @@ func (lx *lexiconTables) add(text string, generated bool) {
 				if _, dup := lx.gen[key]; !dup {
 					lx.gen[key] = e
 				}
+				longestFrom(lx.genFirst, words)
 				continue
 			}
 			if _, dup := lx.en[key]; !dup {
 				lx.en[key] = e
 			}
+			longestFrom(lx.enFirst, words)
 			for i, w := range words {
 				words[i] = stem(w)
 			}
@@ -557,11 +564,30 @@ func (lx *lexiconTables) add(text string, generated bool) {
 					lx.en[sk] = e
 				}
 			}
+			longestFrom(lx.enFirst, words)
 			if e.kind == lexStop && len(words) == 1 {
 				lx.stopWords[key] = true
 			}
 		}
 	}
+}
+
+// longestFrom records in first that a phrase of len(words) words starts
+// with words[0].
+func longestFrom(first map[string]int, words []string) {
+	if len(words) > first[words[0]] {
+		first[words[0]] = len(words)
+	}
+}
+
+// longestEn returns the most words a phrase of the hand-written lines (as
+// written or stemmed), or with generated true of the generated ones, may
+// have when it starts with the word w: 0 when none starts with it.
+func (lx *lexiconTables) longestEn(w string, generated bool) int {
+	if generated {
+		return lx.genFirst[w]
+	}
+	return max(lx.enFirst[w], lx.enFirst[stem(w)])
 }
 
 func parseTarget(t string) lexEntry {

@@ -466,16 +466,16 @@ type lexEntry struct {
 
 // lexicon is the parsed lexiconText.
 type lexiconTables struct {
-	en        map[string]lexEntry // space-joined English words (raw and stemmed)
-	gen       map[string]lexEntry // generated English phrases, as written
-	enMax     int                 // most words in an English phrase
+	en    map[string]lexEntry // space-joined English words (raw and stemmed)
+	gen   map[string]lexEntry // generated English phrases, as written
+	enMax int                 // most words in an English phrase
 	// enFirst and genFirst give, for a first word, the most words of a
 	// phrase of en (as written or stemmed) or gen that starts with it, so
 	// that a word no phrase starts with costs one map read, not enMax.
 	enFirst, genFirst map[string]int
-	zh        map[string]lexEntry // Chinese phrases
-	zhMax     int                 // most runes in a Chinese phrase
-	stopWords map[string]bool     // single-word English stop words, for tests
+	zh                map[string]lexEntry // Chinese phrases
+	zhMax             int                 // most runes in a Chinese phrase
+	stopWords         map[string]bool     // single-word English stop words, for tests
 }
 
 var (

@@ -1908,6 +1908,14 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			return check, reason
 		}
 	}
+	// A relative clause in the perfective before a noun, in one Chinese
+	// question only (得了病的番茄秧 / 番茄秧).
+	if d := fillerFree(query) - fillerFree(stored); (d >= 3 || d <= -3) && query.hasHan() && stored.hasHan() {
+		fq, fs := fillerless()
+		if w, ok := hanRelativeInserted(fq, fs, max(len(fq.seq)-len(fs.seq), len(fs.seq)-len(fq.seq))); ok {
+			return "inserted", fmt.Sprintf("%q (a relative clause) is in one question only, all else equal", w)
+		}
+	}
 	if query.latin && stored.latin && !sameLightWords(query, stored, false) {
 		fq, fs := fillerless()
 		if check, reason := oneEdit(query, stored, lightUndone(fq, false), lightUndone(fs, false)); check != "" {
@@ -2057,15 +2065,19 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			if rx != ry && stored.seq[bx].role == ry && stored.seq[by].role == rx {
 				return "roles", fmt.Sprintf("%q and %q exchange roles (%s, %s)", x, y, roleName(rx), roleName(ry))
 			}
-			if xu.form || yu.form {
-				continue // a verb's other form has another place (the meaning of / mean, get it changed / change it)
+			if xu.form != yu.form {
+				continue // a verb's other form has another place (the meaning of / mean, get it changed / change it); two verbs that both change form and place exchange them (was seeded, can I mow / was mowed, can I seed)
 			}
 			lo, hi := min(ax, ay), max(ax, ay)
 			blo, bhi := min(bx, by), max(bx, by)
 			for k := lo + 1; k < hi; k++ {
 				z := query.seq[k].text
 				if j, ok := si[z]; ok && query.seq[k].reps == stored.seq[j].reps && j > blo && j < bhi {
-					return "order", fmt.Sprintf("%q and %q exchange places around %q", x, y, query.seq[k].word)
+					frame := strconv.Quote(query.seq[k].word)
+					if !query.seq[k].unit && strings.HasPrefix(frame, `"|`) {
+						frame = "a clause break"
+					}
+					return "order", fmt.Sprintf("%q and %q exchange places around %s", x, y, frame)
 				}
 			}
 		}
@@ -2624,7 +2636,7 @@ func (s *vsig) grammar() {
 			s.past = true // "has it shipped", "why has the price dropped"
 		case perfectAux[w] && low(i, i+1) == "been" && participle(low(i, i+2)):
 			s.past = true // "The bridge has been reopened"
-		case w == "会" && hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2)) != 0:
+		case w == "会" && hanMood(w, low(i, i-2), low(i, i-1), low(i, i+1), low(i, i+2)) != 0:
 			s.future = true // not 会员, 开会, 机会 (hanMood's words)
 		case w == "将" && (oneOf("要会于在", low(i, i+1)) || low(i, i-1) == "即"):
 			s.future = true // 将要, 将会, 将于, 即将
@@ -2667,7 +2679,7 @@ func (s *vsig) grammar() {
 			}
 		}
 		if han {
-			m := hanMood(w, low(i, i-1), low(i, i+1), low(i, i+2))
+			m := hanMood(w, low(i, i-2), low(i, i-1), low(i, i+1), low(i, i+2))
 			s.mood |= m
 			if m&modalMoods != 0 {
 				s.clauseMood(seq[i].clause, m&modalMoods)

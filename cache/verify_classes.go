@@ -468,6 +468,29 @@ func insertedPhrase(q, s vsig, n int) (string, bool) {
 	return strings.Join(words, " "), content
 }
 
+// hanRelativeInserted returns the n Chinese characters (3 or more) that s
+// has and q lacks (or the reverse), all else equal without fillers, when
+// they are a relative clause in the perfective before a noun: a run that
+// ends in 的 right before another character and holds a 了 after its
+// first (得了病的番茄秧 / 番茄秧, 用了三年的电池 / 电池: the sick plants, the old
+// battery, not all of them).
+func hanRelativeInserted(q, s vsig, n int) (string, bool) {
+	s, i := insertedSpan(q, s, n)
+	if i < 0 || n < 3 || i+n >= len(s.seq) || s.seq[i+n-1].low != "的" || !isHanTok(s.seq[i+n].low) {
+		return "", false
+	}
+	var run strings.Builder
+	perfective := false
+	for k, u := range s.seq[i : i+n] {
+		if !isHanTok(u.low) {
+			return "", false
+		}
+		perfective = perfective || k > 0 && u.low == "了"
+		run.WriteString(u.low)
+	}
+	return run.String(), perfective
+}
+
 // sentenceAdverbials end the phrases that say how the question is put,
 // not what it asks: in general, in particular, in fact, in short, in
 // total, in advance.
@@ -542,7 +565,7 @@ func hanWordInserted(q, s vsig) (string, bool) {
 	if !isHanTok(a) || !isHanTok(b) || s.seq[i].seg == 0 || s.seq[i].seg != s.seq[i+1].seg || inHanWordWith(s, i-1, i) || inHanWordWith(s, i+1, i+2) ||
 		i > 0 && s.seq[i-1].low == "么" || // 营业时间是什么 / 是什么时候: the question word's own noun
 		text.HanStop(w) || // 一共, 现在: the lexicon's stop words
-		!text.HanWord(w) || text.HanFunction(w) || hanMood(a, "", b, "")|hanMood(b, a, "", "") != 0 {
+		!text.HanWord(w) || text.HanFunction(w) || hanMood(a, "", "", b, "")|hanMood(b, "", a, "", "") != 0 {
 		return "", false
 	}
 	return w, true
@@ -587,7 +610,7 @@ func hanWordReplaced(q, s vsig) (string, string, bool) {
 		return ""
 	}
 	word := func(v vsig) bool {
-		modal := hanMood(low(v, at), low(v, at-1), low(v, at+1), low(v, at+2)) | hanMood(low(v, at+1), low(v, at), low(v, at+2), low(v, at+3))
+		modal := hanMood(low(v, at), low(v, at-2), low(v, at-1), low(v, at+1), low(v, at+2)) | hanMood(low(v, at+1), low(v, at-1), low(v, at), low(v, at+2), low(v, at+3))
 		return v.seq[at].seg != 0 && v.seq[at].seg == v.seq[at+1].seg && modal == 0 // 应该 / 最好: the moods compare modals
 	}
 	if !isHanTok(q.seq[at].low) || !isHanTok(q.seq[at+1].low) || !isHanTok(s.seq[at].low) || !isHanTok(s.seq[at+1].low) ||
@@ -1252,11 +1275,15 @@ func (m mood) String() string {
 }
 
 // hanMood reads the mood a Chinese character w gives its question, with
-// the characters before and after it (and two after) in its clause: 能
-// but not 可能, 功能, 能力; 要 but not 只要, 重要, 要是, 要多久; 会 but not
-// 会员, 开会, 机会. Will and can are one mood (明天能送到吗 = 明天会送到吗),
+// the two characters before it and the two after it in its clause: 能
+// but not 可能, 功能, 能力, 太阳能; 要 but not 只要, 重要, 要是, 要多久; 会 but not
+// 会员, 开会, 机会, 奥运会 (a noun of jieba's dictionary, text.HanModalNoun, with no
+// verb after it). Will and can are one mood (明天能送到吗 = 明天会送到吗),
 // 有 none (有手续费吗 = 要手续费吗, 有分期吗 = 可以分期吗).
-func hanMood(w, prev, next, next2 string) mood {
+func hanMood(w, prev2, prev, next, next2 string) mood {
+	if prev2 != "" && text.HanModalNoun(prev2+prev+w) && !text.HanVerbal(next) {
+		return 0 // NBA球员能参加奥运会吗: the Olympics, not will
+	}
 	switch w {
 	case "能":
 		if !oneOf("可功性智技体本职效热动潜万全", prev) && !oneOf("力源量耗", next) { // 才能 is only then can
@@ -1411,7 +1438,7 @@ func (s *vsig) scopeWords() {
 			w == "特" && low(i+1) == "别" || w == "怎" && low(i+1) == "么" && low(i-1) == "不") {
 			q = "degree" // 不很 / 很不, 不太 / 太不, 不全是 / 全不是, 不特别 / 特别不, 不怎么 (not much)
 		}
-		if q == "" && !oneOf("不没", w) && isHanTok(w) && hanMood(w, low(i-1), low(i+1), low(i+2))&(moodAbility|moodNeed) != 0 {
+		if q == "" && !oneOf("不没", w) && isHanTok(w) && hanMood(w, low(i-2), low(i-1), low(i+1), low(i+2))&(moodAbility|moodNeed) != 0 {
 			q = "modal" // 不可以打 (must not) / 可以不打 (may skip), 不能 / 能不
 		}
 		if q != "" && !(w == "都" && douAlready(seq, i)) { // 都两个月了, 都快一年了, 都已经三天了: already

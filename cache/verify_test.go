@@ -583,6 +583,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},   // a 会 beside the word replaced
 		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},            // which one against how good
 		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},          // 中 / 内 inside a word
+		{"I just varnished the table, when can I sand it?", "I just sanded the table, when can I varnish it?", "order"}, // two verbs that change form and place
+		{"亚运会的志愿者能报销路费吗", "亚运会的志愿者必须报销路费吗", "mood"},                                                   // 会 ending a noun (亚运会) is no will
+		{"太阳能路灯阴天能亮吗", "太阳能路灯阴天必须亮吗", "mood"},
+		{"坏了的路由器能退吗", "路由器能退吗", "inserted"}, // a relative clause in the perfective
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

@@ -329,21 +329,22 @@ func InWord(seg []int, i int) bool {
 // the frequency class (4 ln f) of every Han character and of the
 // two-character words whose role characters mark no role (自由, 现在,
 // 目的), the class of the whole dictionary, the characters tagged as verbs
-// or adjectives, and the two-character words tagged as function words.
+// or adjectives, the two-character words tagged as function words, and
+// the three-character nouns that end in a modal character (运动会, 太阳能).
 type hanTables struct {
-	freq             map[string]int
-	total            int
-	verbal, function map[string]bool
+	freq                         map[string]int
+	total                        int
+	verbal, function, modalNouns map[string]bool
 }
 
 var hanData = sync.OnceValue(func() *hanTables {
-	t := &hanTables{freq: map[string]int{}, verbal: map[string]bool{}, function: map[string]bool{}}
+	t := &hanTables{freq: map[string]int{}, verbal: map[string]bool{}, function: map[string]bool{}, modalNouns: map[string]bool{}}
 	for _, line := range strings.Split(generatedHanWords, "\n") {
 		k, words, ok := strings.Cut(line, " ")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if set := map[string]map[string]bool{"verbal": t.verbal, "function": t.function}[k]; set != nil {
+		if set := map[string]map[string]bool{"verbal": t.verbal, "function": t.function, "modalnouns": t.modalNouns}[k]; set != nil {
 			for _, w := range strings.Fields(words) {
 				set[w] = true
 			}
@@ -367,6 +368,11 @@ var hanData = sync.OnceValue(func() *hanTables {
 // HanVerbal reports a character jieba's dictionary tags as a verb or an
 // adjective (跑, 说, 长).
 func HanVerbal(ch string) bool { return hanData().verbal[ch] }
+
+// HanModalNoun reports three characters that jieba's dictionary tags as
+// a noun ending in a modal character: 运动会 (a sports meeting), 太阳能
+// (solar energy), where 会 is no will and 能 no can.
+func HanModalNoun(three string) bool { return hanData().modalNouns[three] }
 
 // HanStop reports a Chinese word the lexicon drops as a stop word or a
 // polite filler (一共, 现在, 请问).

@@ -3,8 +3,9 @@
 // dictionary rather than written by hand: every Han character, and the
 // two-character words of frequency minFreq or more, except those in which
 // a role character (从, 自, 由, 对, 给, 在, 的 …) still marks a role; the
-// characters tagged as verbs or adjectives; and the two-character words
-// tagged as function words.
+// characters tagged as verbs or adjectives; the two-character words
+// tagged as function words; and the three-character nouns that end in a
+// modal character (运动会, 太阳能).
 //
 //	go run ./cache/text/internal/hangen -jieba /usr/lib/python3/dist-packages/jieba/dict.txt -o cache/text/hanwords_gen.txt
 //
@@ -28,6 +29,14 @@ import (
 // roleChars are the Chinese characters the verification reads as role
 // markers (cache/verify.go, roleMarkers).
 const roleChars = "把将被让叫由给向对朝往到至从自在于比和与跟同及或为替的"
+
+// modalChars are the modal characters that also end nouns: 会 (will; a
+// meeting) and 能 (can; energy, function).
+const modalChars = "会能"
+
+// minNounFreq is the least dictionary frequency of a three-character noun
+// ending in a modal character: rarer ones are names and terms.
+const minNounFreq = 20
 
 // minFreq is the least dictionary frequency of a two-character word
 // taken: rarer words are names and terms, and a rare word that wins a
@@ -54,7 +63,9 @@ func main() {
 // and a verb whose second character is a role character (送给, 放在, 来自,
 // 回到: it still marks the recipient, the place, the origin). Without them,
 // the segmentation leaves the role character alone, and it stays a
-// marker. verbal holds the single characters tagged as a verb or an
+// marker. modalNouns holds the three-character words tagged as nouns (n,
+// nz, j) of frequency minNounFreq or more that end in a modal character
+// (奥运会, 太阳能), sorted: there the character is no modal. verbal holds the single characters tagged as a verb or an
 // adjective (跑, 说, 长), of frequency minFreq or more, sorted: the
 // characters a complement 得 follows (跑得快), where a 得 after any other
 // is a must (药得饭后吃). function holds the two-character words taken
@@ -68,7 +79,7 @@ func readDict(path string) (tables, error) {
 	}
 	defer f.Close()
 	words := map[string]int{}
-	var verbal, function []string
+	var verbal, function, modalNouns []string
 	total := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -79,6 +90,9 @@ func readDict(path string) (tables, error) {
 		w, pos := []rune(fs[0]), fs[2]
 		freq, err := strconv.Atoi(fs[1])
 		total += max(freq, 0)
+		if len(w) == 3 && freq >= minNounFreq && strings.ContainsRune(modalChars, w[2]) && (pos == "n" || pos == "nz" || pos == "j") {
+			modalNouns = append(modalNouns, fs[0]) // nouns, not names (美国会 is nt) nor verbs (决不会)
+		}
 		if err != nil || freq < 1 || len(w) > 2 || !unicode.Is(unicode.Han, w[0]) || len(w) == 2 && !unicode.Is(unicode.Han, w[1]) {
 			continue
 		}
@@ -99,13 +113,14 @@ func readDict(path string) (tables, error) {
 	words[totalKey] = class(total)
 	sort.Strings(verbal)
 	sort.Strings(function)
-	return tables{words, verbal, function}, sc.Err()
+	sort.Strings(modalNouns)
+	return tables{words, verbal, function, modalNouns}, sc.Err()
 }
 
 // tables is what readDict reads of jieba's dictionary.
 type tables struct {
-	words            map[string]int // word → frequency class
-	verbal, function []string
+	words                        map[string]int // word → frequency class
+	verbal, function, modalNouns []string
 }
 
 // functionTags are the first letters of jieba's part-of-speech tags of
@@ -122,8 +137,9 @@ func class(freq int) int { return int(math.Round(4 * math.Log(float64(freq)))) }
 
 // write writes one line per frequency class: the class, then its words
 // (the first line holds "total", the class of the whole dictionary); then
-// a line "verbal" with the verb and adjective characters, and a line
-// "function" with the function words.
+// a line "verbal" with the verb and adjective characters, a line
+// "function" with the function words, and a line "modalnouns" with the
+// nouns that end in a modal character.
 func write(t tables, path string) error {
 	byClass := map[int][]string{}
 	for w, k := range t.words {
@@ -148,6 +164,7 @@ func write(t tables, path string) error {
 	}
 	fmt.Fprintf(w, "verbal %s\n", strings.Join(t.verbal, " "))
 	fmt.Fprintf(w, "function %s\n", strings.Join(t.function, " "))
+	fmt.Fprintf(w, "modalnouns %s\n", strings.Join(t.modalNouns, " "))
 	if err := w.Flush(); err != nil {
 		file.Close()
 		return err

@@ -573,18 +573,18 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Did I remember locking the back door?", "Did I remember to lock the back door?", "tense"},                            // done against to be done
 		{"Is my daughter being teased at school?", "Is my daughter teasing at school?", "roles"},                               // done to her against done by her
 		{"这家超市几点开门", "那家超市是几点开门的", "replaced"},
-		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"}, // still against again
-		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},      // again: it happened before
-		{"帮我妈交医保会影响我的报销吗", "我妈交医保会影响我的报销吗", "roles"},      // who pays for whom
-		{"面包过了保质期还能吃吗", "面包在保质期内还能吃吗", "tense"},           // past a span against within it
-		{"自己在家剪头发麻烦吗", "自己在家剪头发可不可以", "intent"},           // a hassle against allowed
-		{"洗衣机怎么这么吵", "洗衣机这么吵怎么办", "intent"},               // why against what to do                                                                                           // 这 / 那 beside 是…的
-		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},          // is it one against is there one
-		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},   // a 会 beside the word replaced
-		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},            // which one against how good
-		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},          // 中 / 内 inside a word
+		{"膝盖做完手术两个月了还肿，正常吗", "膝盖做完手术两个月了又肿，正常吗", "scope"},                                                               // still against again
+		{"宝宝这周又咳嗽了，要去医院吗", "宝宝这周咳嗽了，要去医院吗", "tense"},                                                                    // again: it happened before
+		{"帮我妈交医保会影响我的报销吗", "我妈交医保会影响我的报销吗", "roles"},                                                                    // who pays for whom
+		{"面包过了保质期还能吃吗", "面包在保质期内还能吃吗", "tense"},                                                                         // past a span against within it
+		{"自己在家剪头发麻烦吗", "自己在家剪头发可不可以", "intent"},                                                                         // a hassle against allowed
+		{"洗衣机怎么这么吵", "洗衣机这么吵怎么办", "intent"},                                                                             // why against what to do                                                                                           // 这 / 那 beside 是…的
+		{"这个路口是不是公交站", "这个路口有没有公交站", "replaced"},                                                                        // is it one against is there one
+		{"宝宝半夜总是哭醒是怎么回事", "宝宝早上总是会哭醒是怎么回事", "replaced"},                                                                 // a 会 beside the word replaced
+		{"你们食堂用的是什么米", "你们食堂用的米怎么样", "intent"},                                                                          // which one against how good
+		{"这笔退款月中能到账吗", "这笔退款月内能到账吗", "replaced"},                                                                        // 中 / 内 inside a word
 		{"I just varnished the table, when can I sand it?", "I just sanded the table, when can I varnish it?", "order"}, // two verbs that change form and place
-		{"亚运会的志愿者能报销路费吗", "亚运会的志愿者必须报销路费吗", "mood"},                                                   // 会 ending a noun (亚运会) is no will
+		{"亚运会的志愿者能报销路费吗", "亚运会的志愿者必须报销路费吗", "mood"},                                                                     // 会 ending a noun (亚运会) is no will
 		{"太阳能路灯阴天能亮吗", "太阳能路灯阴天必须亮吗", "mood"},
 		{"坏了的路由器能退吗", "路由器能退吗", "inserted"}, // a relative clause in the perfective
 	} {

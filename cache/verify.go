@@ -404,6 +404,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 		q = strings.ReplaceAll(norm.NFKC.String(q), "’", "'") // manager’s = manager's
 	}
 	word := func(r rune) bool { return unicode.IsLetter(r) && !text.IsHan(r) || unicode.IsDigit(r) }
+	han := !isASCII(q) && strings.IndexFunc(q, text.IsHan) >= 0 // units stay as written beside Chinese (25kg / 二十五公斤)
 	toks = make([]string, 0, 32)
 	for i := 0; i < len(q) && len(toks) <= maxVerifyTokens; {
 		r, n := utf8.DecodeRuneInString(q[i:])
@@ -429,7 +430,15 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 				}
 				break
 			}
-			toks = append(toks, strings.ReplaceAll(q[i:j], ",", ""))
+			tok := strings.ReplaceAll(q[i:j], ",", "")
+			if num, unit, ok := text.SplitUnit(tok, len(toks) > 0 && isDigits(toks[len(toks)-1])); ok && !han {
+				if num != "" {
+					toks = append(toks, num) // 10kg: 10 kilogram
+				}
+				toks = append(toks, strings.Fields(unit)...) // 5 mins: 5 minute; 3yo: 3 year old
+			} else {
+				toks = append(toks, tok)
+			}
 			i = j
 		case text.IsHan(r):
 			t := q[i : i+n]

@@ -624,8 +624,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"The company posted a loss of $40 million for the 12 months to March.", "The company posted a loss of $40 million in the 12 months to March."},
 		{"Can a friend of mine use my gym membership?", "Can my friend use my gym membership?"},
 		{"How do I return an item that arrived damaged?", "How do I return an item which arrived damaged?"},
-		{"这个月的账单怎么还没出", "本月的账单怎么还没出"}, // 这个月 is no identification
-		{"逾期了最好怎么处理", "逾期了应该怎么处理"},    // 最好 as had better
+		{"这个月的账单怎么还没出", "本月的账单怎么还没出"},                                                               // 这个月 is no identification
+		{"Is a 45 min layover enough in Frankfurt?", "Is a 45 minute layover enough in Frankfurt?"}, // unit abbreviations
+		{"Can I bring a 10kg bag on board?", "Can I bring a 10 kg bag on board?"},
+		{"How much Calpol can I give my 2 year old?", "How much Calpol can I give my 2yo?"},
+		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause
 		{"Why didn't I get my refund?", "Why did I not get my refund?"},

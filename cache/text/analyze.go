@@ -1065,6 +1065,7 @@ var englishUnits = map[string]string{
 	"min": "dur:#min", "mins": "dur:#min", "minute": "dur:#min", "minutes": "dur:#min",
 	"h": "dur:#h", "hr": "dur:#h", "hrs": "dur:#h", "hour": "dur:#h", "hours": "dur:#h",
 	"day": "dur:#d", "days": "dur:#d", "week": "dur:#w", "weeks": "dur:#w",
+	"wk": "dur:#w", "wks": "dur:#w", "mo": "dur:#mo", "mos": "dur:#mo", "yr": "dur:#y", "yrs": "dur:#y",
 	"month": "dur:#mo", "months": "dur:#mo", "year": "dur:#y", "years": "dur:#y",
 	"kg": "wt:#kg", "kgs": "wt:#kg", "kilogram": "wt:#kg", "kilograms": "wt:#kg",
 	"lb": "wt:#lb", "lbs": "wt:#lb", "pound": "wt:#lb", "pounds": "wt:#lb",
@@ -1077,6 +1078,54 @@ var englishUnits = map[string]string{
 	"eur": "eur:#", "euro": "eur:#", "euros": "eur:#", "percent": "pct:#", "pct": "pct:#",
 	"times": "times:#", "x": "times:#", "retries": "times:#", "attempts": "times:#",
 	"o'clock": "clock:#", "oclock": "clock:#",
+}
+
+// unitWords writes the English unit words and abbreviations after a
+// number as one word each, so that the verification reads "5 mins" as
+// "5 minutes" and "10kg" as "10 kilograms" (the facets read them alike).
+var unitWords = map[string]string{
+	"s": "second", "sec": "second", "secs": "second", "second": "second", "seconds": "second",
+	"ms": "millisecond", "msec": "millisecond", "millisecond": "millisecond", "milliseconds": "millisecond",
+	"min": "minute", "mins": "minute", "minute": "minute", "minutes": "minute",
+	"h": "hour", "hr": "hour", "hrs": "hour", "hour": "hour", "hours": "hour",
+	"day": "day", "days": "day", "wk": "week", "wks": "week", "week": "week", "weeks": "week",
+	"mo": "month", "mos": "month", "month": "month", "months": "month",
+	"yr": "year", "yrs": "year", "year": "year", "years": "year",
+	"kg": "kilogram", "kgs": "kilogram", "kilogram": "kilogram", "kilograms": "kilogram",
+	"lb": "pound", "lbs": "pound", "pound": "pound", "pounds": "pound",
+	"km": "kilometer", "kms": "kilometer", "kilometer": "kilometer", "kilometers": "kilometer", "kilometre": "kilometer", "kilometres": "kilometer",
+}
+
+// SplitUnit returns a word that is a number with a unit after it, or a
+// unit word after a number (after says the token before is a number),
+// as the number and the unit's full word: "10kg" is "10" and "kilogram",
+// "2-week" is "2" and "week", "mins" after 5 is "minute"; an age is the
+// unit and "old" ("3yo" and "3-year-old" are "3" and "year old"). ok is
+// false for any other word.
+func SplitUnit(w string, after bool) (num, unit string, ok bool) {
+	low := strings.ToLower(w)
+	if u, found := unitWords[low]; found && after {
+		return "", u, true
+	}
+	j := 0
+	for j < len(low) && low[j] >= '0' && low[j] <= '9' {
+		j++
+	}
+	suf := low[j:]
+	if j == 0 || suf == "s" { // 1990s is a decade
+		return "", "", false
+	}
+	if suf == "yo" {
+		return w[:j], "year old", true // an age: 3yo
+	}
+	suf, old := strings.CutSuffix(strings.TrimPrefix(suf, "-"), "-old") // 3-year-old, 2-week
+	if u, found := unitWords[suf]; found && (old || suf != low[j:] || len(suf) > 1) {
+		if old {
+			u += " old"
+		}
+		return w[:j], u, true
+	}
+	return "", "", false
 }
 
 func isDigits(s string) bool {
@@ -1220,6 +1269,20 @@ func (a *analyzer) numberToken(i int, v string) int {
 		j++
 	}
 	num, suf := v[:j], v[j:]
+	// An age: "a 3-year-old", "my 3yo", "her 18-month-old" read as "3 year
+	// old" does.
+	if unit, old := strings.CutSuffix(suf, "-old"); old || suf == "yo" {
+		if suf == "yo" {
+			unit = "year"
+		}
+		if tpl := englishUnits[strings.TrimPrefix(unit, "-")]; tpl != "" && strings.HasPrefix(tpl, "dur:") {
+			a.facet(strings.ReplaceAll(tpl, "#", num))
+			if e, ok := a.lx.lookupEn([]string{"old"}, true); ok {
+				a.entry(e, i, false)
+			}
+			return 1
+		}
+	}
 	if f := unitAfterHyphen(num, suf); f != "" {
 		a.facet(f) // "a 2-week trip" is two weeks
 		return 1
@@ -2177,14 +2240,14 @@ func (a *analyzer) han(i int) int {
 			p += max(m, 1)
 			continue
 		}
-		// A不A asks (上不上班, 营不营业, 安不安全, 安全不安全): no negation; it
-		// reads as A (上班, 营业, 安全).
-		if rs[p] == '不' && p > 0 && p+1 < len(rs) && rs[p-1] == rs[p+1] {
+		// A不A and A没A ask (上不上班, 营不营业, 安全不安全, 到没到, 发货没发货):
+		// no negation; they read as A (上班, 营业, 安全, 到).
+		if (rs[p] == '不' || rs[p] == '没') && p > 0 && p+1 < len(rs) && rs[p-1] == rs[p+1] {
 			p += 2
 			continue
 		}
-		if rs[p] == '不' && p > 1 && p+2 < len(rs) && rs[p-2] == rs[p+1] && rs[p-1] == rs[p+2] {
-			p += 3 // AB不AB: 安全不安全
+		if (rs[p] == '不' || rs[p] == '没') && p > 1 && p+2 < len(rs) && rs[p-2] == rs[p+1] && rs[p-1] == rs[p+2] {
+			p += 3 // AB不AB: 安全不安全; AB没AB: 发货没发货
 			continue
 		}
 		// 非 inside a word of jieba's table is no negation (非常, 非洲, 除非):

@@ -39,6 +39,10 @@ func TestFacets(t *testing.T) {
 	f := func(q string) []string { return text.Facets(text.Normalize(q)) }
 	same := [][2]string{
 		{"How many SKU-62140 are left in zone A?", "A 区的 SKU-62140 还剩多少？"},
+		{"can my 3 year old swim", "can my 3yo swim"}, // an age, abbreviated or hyphenated
+		{"can my 3 year old swim", "can my 3-year-old swim"},
+		{"a 2 yr warranty", "a 2 year warranty"},
+		{"货到了吗", "货到没到"}, // A没A asks: no negation
 		{"zone A", "A区"},
 		{"5 号仓", "五号仓"},
 		{"warehouse 3", "3号仓"},
@@ -71,7 +75,9 @@ func TestFacets(t *testing.T) {
 	}
 	differ := [][2]string{
 		{"costs 500 annually", "costs 500 per month"}, // one period against another
-		{"被狗咬了没出血", "被狗咬出血了"},                         // 了没 asks only at the end: here it says not
+		{"can my 3yo swim", "can my 4-year-old swim"},
+		{"货到了吗", "货没到"},
+		{"被狗咬了没出血", "被狗咬出血了"}, // 了没 asks only at the end: here it says not
 		{"SKU-10234", "SKU-10243"},
 		{"zone A", "zone B"},
 		{"zone O", "zone 0"},

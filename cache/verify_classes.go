@@ -1956,7 +1956,9 @@ func someDoes(next string) bool {
 }
 
 // existentialDe reports 有 at i that asks whether any of them does it: its
-// clause ends in 的, before a final particle (这些订单有付款的吗, 有没有发出去的).
+// clause ends in 的, before a final particle (这些订单有付款的吗, 有没有发出去的),
+// or in 的 and a noun of up to three characters (菜单上有清真的菜吗: are any
+// of the dishes halal).
 func existentialDe(seq []vunit, i int) bool {
 	last := i
 	for j := i + 1; j < len(seq) && seq[j].clause == seq[i].clause; j++ {
@@ -1964,7 +1966,15 @@ func existentialDe(seq []vunit, i int) bool {
 			last = j
 		}
 	}
-	return last > i+1 && seq[last].low == "的"
+	for k := last; k > i+1 && k >= last-3; k-- {
+		if seq[k].low == "的" {
+			return true
+		}
+		if !isHanTok(seq[k].low) {
+			return false
+		}
+	}
+	return false
 }
 
 // modalsCompared reports a question whose modals ask something of their

@@ -403,6 +403,7 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 	if !isASCII(q) {
 		q = strings.ReplaceAll(norm.NFKC.String(q), "’", "'") // manager’s = manager's
 	}
+	q = text.SpellDataUnits(q) // 10MB: 10MByte, 10Mb: 10Mbit
 	word := func(r rune) bool { return unicode.IsLetter(r) && !text.IsHan(r) || unicode.IsDigit(r) }
 	han := !isASCII(q) && strings.IndexFunc(q, text.IsHan) >= 0 // units stay as written beside Chinese (25kg / 二十五公斤)
 	toks = make([]string, 0, 32)

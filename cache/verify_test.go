@@ -629,6 +629,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is a 45 min layover enough in Frankfurt?", "Is a 45 minute layover enough in Frankfurt?"}, // unit abbreviations
 		{"Can I bring a 10kg bag on board?", "Can I bring a 10 kg bag on board?"},
 		{"How much Calpol can I give my 2 year old?", "How much Calpol can I give my 2yo?"},
+		{"Can I email a 25MB file?", "Can I email a 25 MB file?"},
 		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause

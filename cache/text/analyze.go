@@ -1078,6 +1078,9 @@ var englishUnits = map[string]string{
 	"eur": "eur:#", "euro": "eur:#", "euros": "eur:#", "percent": "pct:#", "pct": "pct:#",
 	"times": "times:#", "x": "times:#", "retries": "times:#", "attempts": "times:#",
 	"o'clock": "clock:#", "oclock": "clock:#",
+	"kbyte": "data:#kbyte", "mbyte": "data:#mbyte", "gbyte": "data:#gbyte", "tbyte": "data:#tbyte", // Normalize spells data units out (SpellDataUnits)
+	"kbit": "data:#kbit", "mbit": "data:#mbit", "gbit": "data:#gbit", "tbit": "data:#tbit",
+	"kbyte/s": "rate:#kbyte", "mbyte/s": "rate:#mbyte", "gbyte/s": "rate:#gbyte", "kbit/s": "rate:#kbit", "mbit/s": "rate:#mbit", "gbit/s": "rate:#gbit",
 }
 
 // unitWords writes the English unit words and abbreviations after a
@@ -1093,6 +1096,8 @@ var unitWords = map[string]string{
 	"yr": "year", "yrs": "year", "year": "year", "years": "year",
 	"kg": "kilogram", "kgs": "kilogram", "kilogram": "kilogram", "kilograms": "kilogram",
 	"lb": "pound", "lbs": "pound", "pound": "pound", "pounds": "pound",
+	"kbyte": "kbyte", "mbyte": "mbyte", "gbyte": "gbyte", "tbyte": "tbyte", "kbit": "kbit", "mbit": "mbit", "gbit": "gbit", "tbit": "tbit",
+	"kbyte/s": "kbyte/s", "mbyte/s": "mbyte/s", "gbyte/s": "gbyte/s", "kbit/s": "kbit/s", "mbit/s": "mbit/s", "gbit/s": "gbit/s",
 	"km": "kilometer", "kms": "kilometer", "kilometer": "kilometer", "kilometers": "kilometer", "kilometre": "kilometer", "kilometres": "kilometer",
 }
 

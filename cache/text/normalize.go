@@ -45,7 +45,7 @@ func Normalize(q string) string {
 		s = norm.NFKC.String(q)
 		s = strings.ReplaceAll(s, "\u3002", ".")
 	}
-	s = strings.ToLower(s)
+	s = strings.ToLower(SpellDataUnits(s))
 	s = strings.Join(strings.FieldsFunc(s, isSpace), " ")
 	if !ascii && strings.IndexByte(s, ' ') >= 0 {
 		rs := []rune(s)
@@ -60,6 +60,52 @@ func Normalize(q string) string {
 		s = b.String()
 	}
 	return strings.TrimRight(s, trailingPunct)
+}
+
+// SpellDataUnits spells out a data unit after a number, for the case to
+// be folded after it, since its case is its meaning: 10MB is ten
+// megabytes, 10Mb ten megabits (10MByte, 10Mbit). A B is a byte; a b is
+// a bit after a prefix in capitals (Mb, Gb) or before ps (kbps, mbps, as
+// kbit/s); 10mb, said casually, is bytes.
+func SpellDataUnits(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 1; i+1 < len(s); i++ {
+		if !strings.ContainsRune("kKmMgGtTpP", rune(s[i])) || s[i+1] != 'b' && s[i+1] != 'B' {
+			continue
+		}
+		j := i - 1
+		if s[j] == ' ' && j > 0 {
+			j--
+		}
+		if s[j] < '0' || s[j] > '9' {
+			continue
+		}
+		rest := s[i+2:]
+		perSecond := strings.HasPrefix(rest, "ps")
+		if perSecond {
+			rest = rest[2:]
+		}
+		if rest != "" && (rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= 'A' && rest[0] <= 'Z') {
+			continue // a word: 5 mbit, 3 gbytes, 2 kbd
+		}
+		unit := "byte"
+		if s[i+1] == 'b' && (s[i] >= 'A' && s[i] <= 'Z' || perSecond) {
+			unit = "bit"
+		}
+		b.WriteString(s[last : i+1])
+		b.WriteString(unit)
+		last = i + 2
+		if perSecond {
+			b.WriteString("/s") // 100 Mbps is 100 Mbit/s
+			last += 2
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // isASCII reports whether s is all ASCII.

@@ -42,7 +42,9 @@ func TestFacets(t *testing.T) {
 		{"can my 3 year old swim", "can my 3yo swim"}, // an age, abbreviated or hyphenated
 		{"can my 3 year old swim", "can my 3-year-old swim"},
 		{"a 2 yr warranty", "a 2 year warranty"},
-		{"货到了吗", "货到没到"}, // A没A asks: no negation
+		{"货到了吗", "货到没到"},                          // A没A asks: no negation
+		{"send a 25MB file", "send a 25 mb file"}, // data units: B is a byte, b after a capital a bit
+		{"a 100 Mbps plan", "a 100Mbit/s plan"},
 		{"zone A", "A区"},
 		{"5 号仓", "五号仓"},
 		{"warehouse 3", "3号仓"},
@@ -77,6 +79,8 @@ func TestFacets(t *testing.T) {
 		{"costs 500 annually", "costs 500 per month"}, // one period against another
 		{"can my 3yo swim", "can my 4-year-old swim"},
 		{"货到了吗", "货没到"},
+		{"下载速度10MB/s", "下载速度10Mb/s"},
+		{"is 5GB enough", "is 5Gb enough"},
 		{"被狗咬了没出血", "被狗咬出血了"}, // 了没 asks only at the end: here it says not
 		{"SKU-10234", "SKU-10243"},
 		{"zone A", "zone B"},

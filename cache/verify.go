@@ -2027,6 +2027,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			return "order", fmt.Sprintf("%q dates a relative clause in one question, the main verb in the other", u.word)
 		}
 	}
+	// Chinese words exchanged around a frame, the words alike.
+	if query.hasHan() && stored.hasHan() {
+		if x, y, z, ok := hanWordsExchanged(query, stored); ok {
+			return "order", fmt.Sprintf("%q and %q exchange places around %q", x, y, z)
+		}
+	}
 	// The units of both (repeats numbered), in the question's order, with
 	// their places in each; one verb in two forms is one unit for the
 	// roles (eating / eat: "How long after eating should I wait to swim?"

@@ -10,6 +10,7 @@ package cache
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -3381,4 +3382,77 @@ func verbOf(w string) string {
 		return w
 	}
 	return ""
+}
+
+// hanWord is a word of a Chinese question's segmentation (text.HanSegment)
+// or a token of no Han run, numbered when it repeats ("的#2"), and whether
+// it holds a content unit.
+type hanWord struct {
+	text    string
+	content bool
+}
+
+// hanWords returns the words of s in order.
+func hanWords(s vsig) []hanWord {
+	words := make([]hanWord, 0, len(s.seq))
+	seen := map[string]int{}
+	for i := 0; i < len(s.seq); {
+		j := i + 1
+		for s.seq[i].seg != 0 && j < len(s.seq) && s.seq[j].seg == s.seq[i].seg {
+			j++
+		}
+		var w strings.Builder
+		content := false
+		for _, u := range s.seq[i:j] {
+			w.WriteString(u.low)
+			content = content || u.unit
+		}
+		text := w.String()
+		seen[text]++
+		if n := seen[text]; n > 1 {
+			text += "#" + strconv.Itoa(n)
+		}
+		words = append(words, hanWord{text, content})
+		i = j
+	}
+	return words
+}
+
+// hanWordsExchanged returns two content words that exchange places in
+// two Chinese questions made of the same words, around a content word that
+// stays between them in both (下山的人要给上山的人让路吗 / 上山的人要给下山的人让路吗: who
+// gives way to whom); conjuncts around 和 exchange freely (苹果和香蕉 /
+// 香蕉和苹果), and a word moved to the front keeps no frame.
+func hanWordsExchanged(q, s vsig) (x, y, frame string, ok bool) {
+	if len(q.seq) != len(s.seq) {
+		return "", "", "", false // not the same characters
+	}
+	qw, sw := hanWords(q), hanWords(s)
+	if len(qw) != len(sw) {
+		return "", "", "", false
+	}
+	at := make(map[string]int, len(sw))
+	for j, w := range sw {
+		at[w.text] = j
+	}
+	for _, w := range qw {
+		if _, found := at[w.text]; !found {
+			return "", "", "", false // not the same words
+		}
+	}
+	for i, a := range qw {
+		for j := i + 1; j < len(qw); j++ {
+			b := qw[j]
+			ai, bi := at[a.text], at[b.text]
+			if !a.content || !b.content || ai < bi {
+				continue
+			}
+			for _, z := range qw[i+1 : j] {
+				if k := at[z.text]; z.content && k > bi && k < ai {
+					return a.text, b.text, z.text, true
+				}
+			}
+		}
+	}
+	return "", "", "", false
 }

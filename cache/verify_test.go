@@ -586,8 +586,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"I just varnished the table, when can I sand it?", "I just sanded the table, when can I varnish it?", "order"}, // two verbs that change form and place
 		{"亚运会的志愿者能报销路费吗", "亚运会的志愿者必须报销路费吗", "mood"},                                                                     // 会 ending a noun (亚运会) is no will
 		{"太阳能路灯阴天能亮吗", "太阳能路灯阴天必须亮吗", "mood"},
-		{"坏了的路由器能退吗", "路由器能退吗", "inserted"},     // a relative clause in the perfective
-		{"这家店的蛋糕都是无糖的吗", "这家店有无糖的蛋糕吗", "scope"}, // all of them against are there any
+		{"坏了的路由器能退吗", "路由器能退吗", "inserted"},         // a relative clause in the perfective
+		{"这家店的蛋糕都是无糖的吗", "这家店有无糖的蛋糕吗", "scope"},     // all of them against are there any
+		{"上楼的人要给下楼的人让路吗", "下楼的人要给上楼的人让路吗", "order"}, // Chinese words exchanged around a frame
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

@@ -265,6 +265,7 @@ type analyzer struct {
 	ampmWord         string // that word as written
 	framed           int    // index of the asker's framing pronoun (framedIndex), or -1
 	minus            bool   // a minus sign came before the number being read: its facet gets it
+	minusNext        bool   // a sign in words (零下) ended the Han run before a number: that number's facet gets it
 }
 
 // analyze runs the facet and content analysis over a normalized question.
@@ -278,7 +279,8 @@ func analyze(normalized string) analysis {
 		// A minus sign goes into the facet of the number or amount after
 		// it ("num:-5", "usd:-50"): "-5 degrees" is not "5 degrees", "-3 +
 		// 5" not "3 + -5"; "5-10" is a range.
-		a.minus = a.signed(i)
+		a.minus = a.signed(i) || a.minusNext
+		a.minusNext = false
 		switch t := a.toks[i]; t.kind {
 		case tWord:
 			n = a.word(i)
@@ -302,6 +304,13 @@ func analyze(normalized string) analysis {
 		i += n
 	}
 	return a.out
+}
+
+// numberNext reports a number token right after token i, with no space
+// between.
+func (a *analyzer) numberNext(i int) bool {
+	nt, ok := a.next(i)
+	return ok && nt.kind == tNum && nt.adj
 }
 
 // signed reports a minus sign right before token i: at the start, after a
@@ -2149,8 +2158,12 @@ func (a *analyzer) han(i int) int {
 				p += 3
 				continue
 			}
-			a.facet("minus") // its own facet: the numeral after it may give none (零下五度)
 			p += 1 + boolInt(rs[p] == '零')
+			if p == len(rs) && a.numberNext(i) {
+				a.minusNext = true // 零下5度: the sign goes to the number after the run, as in -5度
+				continue
+			}
+			a.facet("minus") // its own facet: the numeral after it may give none (零下五度)
 			continue
 		}
 		// Counted from the end: 倒数第二 is ord:-2.

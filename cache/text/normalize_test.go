@@ -45,6 +45,7 @@ func TestFacets(t *testing.T) {
 		{"货到了吗", "货到没到"},                          // A没A asks: no negation
 		{"send a 25MB file", "send a 25 mb file"}, // data units: B is a byte, b after a capital a bit
 		{"a 100 Mbps plan", "a 100Mbit/s plan"},
+		{"冷库-18度", "冷库零下18度"}, // a sign in words before a number in digits
 		{"zone A", "A区"},
 		{"5 号仓", "五号仓"},
 		{"warehouse 3", "3号仓"},
@@ -81,6 +82,7 @@ func TestFacets(t *testing.T) {
 		{"货到了吗", "货没到"},
 		{"下载速度10MB/s", "下载速度10Mb/s"},
 		{"is 5GB enough", "is 5Gb enough"},
+		{"白天5度，晚上零下5度", "白天零下5度，晚上5度"},
 		{"被狗咬了没出血", "被狗咬出血了"}, // 了没 asks only at the end: here it says not
 		{"SKU-10234", "SKU-10243"},
 		{"zone A", "zone B"},

@@ -2001,6 +2001,13 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if v, ok := gerundOrInfinitive(query, stored); ok && query.latin && stored.latin {
 		return "tense", fmt.Sprintf("after %q, -ing (it was done) in one question, to (it is to be done) in the other", v)
 	}
+	// A noun phrase determined apart: any against the, this against a,
+	// the against a where one is unique or there is asks whether one is.
+	if query.latin && stored.latin {
+		if n, a, b, ok := determinerClash(query, stored); ok {
+			return "scope", fmt.Sprintf("%q is determined apart: %q in the question, %q in the cached one", n, a, b)
+		}
+	}
 	// A possessor made a thing's owner: "add my girlfriend" / "add my
 	// girlfriend's car".
 	if w, ok := possessorAdded(query, stored); ok {

@@ -3456,3 +3456,72 @@ func hanWordsExchanged(q, s vsig) (x, y, frame string, ok bool) {
 	}
 	return "", "", "", false
 }
+
+// detClass is the class of an English determiner: "def" (the), "dem"
+// (this, that, these, those), "indef" (a, an) or "any"; "" for any other
+// word.
+func detClass(w string) string {
+	switch w {
+	case "the":
+		return "def"
+	case "this", "that", "these", "those":
+		return "dem"
+	case "a", "an":
+		return "indef"
+	case "any":
+		return "any"
+	}
+	return ""
+}
+
+// determinerClash returns a noun phrase that two English questions
+// determine apart, with the two determiners: any (whichever one) against
+// the or this (a given one: "Can I see any doctor with my insurance?" /
+// "… the doctor …?"); this against a (this one against any such: "Is this
+// spider poisonous?" / "Is a spider poisonous?"); and the against a where
+// one is unique ("Is Elon Musk the founder of Tesla?" / "… a founder of
+// …?") or a yes/no question's there is asks whether one exists ("Is
+// there a pharmacy open?" / "Is the pharmacy open?"; "Why is there a
+// delay?" asks what "What caused the delay?" asks).
+func determinerClash(q, s vsig) (noun, a, b string, ok bool) {
+	for k, u := range q.seq {
+		if !u.unit || k == 0 {
+			continue
+		}
+		j, found := s.index[u.text]
+		if !found || j == 0 || !s.seq[j].unit {
+			continue
+		}
+		a, b := detClass(q.seq[k-1].low), detClass(s.seq[j-1].low)
+		if a == "" || b == "" || a == b {
+			continue
+		}
+		pair := map[string]bool{a: true, b: true}
+		of := ofAfter(q, k) && ofAfter(s, j)
+		if pair["any"] && (pair["def"] || pair["dem"]) || pair["dem"] && pair["indef"] ||
+			pair["def"] && pair["indef"] && (of || q.qtype == "yesno" && s.qtype == "yesno" && (existentialAt(q, k-1) || existentialAt(s, j-1))) {
+			return u.word, q.seq[k-1].low, s.seq[j-1].low, true
+		}
+	}
+	return "", "", "", false
+}
+
+// ofAfter reports of within three words after the noun phrase that
+// opens at k (the official language of).
+func ofAfter(s vsig, k int) bool {
+	for i := k + 1; i < len(s.seq) && i <= k+3; i++ {
+		if s.seq[i].low == "of" {
+			return true
+		}
+		if !s.seq[i].unit {
+			return false
+		}
+	}
+	return false
+}
+
+// existentialAt reports there right before the determiner at d, after a
+// form of be: "Is there a pharmacy …", "there are any".
+func existentialAt(s vsig, d int) bool {
+	return d >= 2 && s.seq[d-1].low == "there" && beForms[s.seq[d-2].low]
+}

@@ -512,6 +512,7 @@ func signature(q string) vsig {
 	if len(q) > maxVerifyBytes {
 		return vsig{long: true}
 	}
+	q = hanUnframed(q) // 你好，… and …？谢谢 ask what … asks
 	toks, hasHan := verifyTokens(q)
 	if len(toks) > maxVerifyTokens {
 		return vsig{long: true}

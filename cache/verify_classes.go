@@ -2930,13 +2930,43 @@ func replacedBy(a, b vsig) bool {
 // 是 taken out, as \x01), 可以 as 能, 请问, 现在 and 一下 left out, 看看 as 看.
 var hanLightForms = strings.NewReplacer("请问", "", "是不是", "\x01", "有没有", "有", "能不能", "能", "会不会", "会", "要不要", "要", "可不可以", "能", "可以", "能", "现在", "", "一下", "", "看看", "看")
 
+// hanAskFrames open a Chinese question by saying that it asks, as the
+// English ask frames do (I want to know, can you check).
+var hanAskFrames = []string{"我想知道", "想知道", "我想问一下", "我想问", "想问一下", "想问", "请帮我看看", "请帮我查一下", "请帮我查查", "帮我看看", "帮我查一下", "帮我查查", "麻烦问一下", "麻烦你", "麻烦您", "不好意思"}
+
+// hanUnframed returns a Chinese question without what frames it and that
+// the embedder drops: greetings and thanks at either end, an ask frame at
+// its start (hanAskFrames), a final 呢, 啊 or 呀 (not 吗, which asks yes
+// or no) and the punctuation left before a thanks; 你好，这家店周日开门吗 and
+// 我想知道这家店周日开门吗，谢谢 are 这家店周日开门吗.
+func hanUnframed(q string) string {
+	if isASCII(q) || strings.IndexFunc(q, text.IsHan) < 0 {
+		return q // English greetings may be what is asked (translate to French: thank you); the verification reads them
+	}
+	q = strings.TrimSpace(q)
+	ends := "呢啊呀，,、；; "
+	if t := text.TrimGreetings(q); t != q {
+		q, ends = t, ends+"？?！!。." // what a greeting or thanks left: 到了吗？谢谢 is 到了吗
+	}
+	for again := true; again; {
+		again = false
+		for _, f := range hanAskFrames {
+			if rest, ok := strings.CutPrefix(q, f); ok && rest != "" {
+				q, again = strings.TrimLeft(rest, "，, "), true
+				break
+			}
+		}
+	}
+	return strings.TrimRightFunc(q, func(r rune) bool { return strings.ContainsRune(ends, r) }) // 吗 stays: it asks yes or no
+}
+
 // withoutHanLightEdits returns q with the edits that leave a Chinese
 // question's ask as it was undone (the A-not-A form as its A, 现在 and
 // 一下 left out, 是…的 and a 会 of will left out), and whether it
 // had one: two questions that differ in one word beside such an edit
 // are compared as the one-word checks compare them (这家店几点关门 / 那家店是几点关门的).
 func withoutHanLightEdits(q string) (string, bool) {
-	light := hanLightForms.Replace(q)
+	light := hanLightForms.Replace(hanUnframed(q))
 	rs := []rune(light)
 	out := make([]rune, 0, len(rs))
 	for i, r := range rs {

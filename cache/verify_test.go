@@ -586,13 +586,15 @@ func TestVerifyGrammar(t *testing.T) {
 		{"I just varnished the table, when can I sand it?", "I just sanded the table, when can I varnish it?", "order"}, // two verbs that change form and place
 		{"亚运会的志愿者能报销路费吗", "亚运会的志愿者必须报销路费吗", "mood"},                                                                     // 会 ending a noun (亚运会) is no will
 		{"太阳能路灯阴天能亮吗", "太阳能路灯阴天必须亮吗", "mood"},
-		{"坏了的路由器能退吗", "路由器能退吗", "inserted"},     // a relative clause in the perfective
-		{"这家店的蛋糕都是无糖的吗", "这家店有无糖的蛋糕吗", "scope"}, // all of them against are there any
-		{"上楼的人要给下楼的人让路吗", "下楼的人要给上楼的人让路吗", "order"},
+		{"坏了的路由器能退吗", "路由器能退吗", "inserted"},                                                  // a relative clause in the perfective
+		{"这家店的蛋糕都是无糖的吗", "这家店有无糖的蛋糕吗", "scope"},                                              // all of them against are there any
+		{"上楼的人要给下楼的人让路吗", "下楼的人要给上楼的人让路吗", "order"},                                          // Chinese words exchanged around a frame
 		{"Can I bring any dog to the patio?", "Can I bring this dog to the patio?", "scope"}, // any against a given one
 		{"Is this mushroom edible?", "Is a mushroom edible?", "scope"},                       // this one against any such
 		{"Is Ottawa the capital of Canada?", "Is Ottawa a capital of Canada?", "scope"},      // the one against one of them
-		{"Is there a dentist open on Sunday?", "Is the dentist open on Sunday?", "scope"},    // whether one exists against a given one // Chinese words exchanged around a frame
+		{"Is there a dentist open on Sunday?", "Is the dentist open on Sunday?", "scope"},    // whether one exists against a given one
+		{"你好，药房周日开门吗", "药房周日开门了吗", "tense"},                                                  // a greeting or thanks switches no check off
+		{"我想知道发票开了吗？谢谢", "发票开吗", "tense"},
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
@@ -636,7 +638,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How much Calpol can I give my 2 year old?", "How much Calpol can I give my 2yo?"},
 		{"Can I email a 25MB file?", "Can I email a 25 MB file?"},
 		{"Why is there a delay on the ring road?", "What caused the delay on the ring road?"}, // there is in a wh-question presupposes
-		{"逾期了最好怎么处理", "逾期了应该怎么处理"},                                                            // 最好 as had better
+		{"你好，药房周日开门吗", "药房周日开门吗？谢谢"},
+		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause
 		{"Why didn't I get my refund?", "Why did I not get my refund?"},

@@ -575,6 +575,11 @@ var greetingWords = []string{"thank you", "hello", "thanks", "hey", "thx", "hi",
 // greetingBreak reports whether r, right after a greeting, ends it.
 func greetingBreak(r rune) bool { return strings.ContainsRune(",.!;:~，。！；：～、", r) }
 
+// TrimGreetings drops the greetings and thanks at either end of a
+// question, and an ask frame at its start, as the analysis does
+// (trimGreetings): 你好，快递到了吗 is 快递到了吗, 快递到了吗？谢谢 too.
+func TrimGreetings(q string) string { return trimGreetings(q) }
+
 // trimGreetings drops a greeting at the start of a normalized question
 // when punctuation, or a space and a question word or an auxiliary,
 // follows it, or 请问 in Chinese; and one at the end when punctuation

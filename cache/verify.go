@@ -1088,8 +1088,8 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候", "多会儿"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "怎么这么", "怎么那么"):
-		s.qtype = "why" // 怎么 before 又, 没, 会, 这么 asks why (怎么又扣款了, 电脑怎么这么卡), as 怎么回事 does; 怎么不让 asks how
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "怎么这么", "怎么那么") || hanWhyDone(q):
+		s.qtype = "why" // 怎么 before 又, 没, 会, 这么 asks why (怎么又扣款了, 电脑怎么这么卡), as 怎么回事 does, and before what happened (怎么发烧了); 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
 	case has("how", "怎么", "如何", "怎样", "咋"): // 咋 (colloquial): how, 咋办, 咋补办
@@ -1308,6 +1308,10 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	// 你们用的是什么快递).
 	if query.hanEval != stored.hanEval && (query.hanEval && stored.hanWhat && !query.hanWhat || stored.hanEval && query.hanWhat && !stored.hanWhat) {
 		return "intent", "intent differs: one question asks how good it is (怎么样), the other which or what it is"
+	}
+	// How good it is against how to do it (去日本留学怎么样 / 怎么去日本留学).
+	if query.hanEval != stored.hanEval && (query.hanEval && hanHowTo(stored.text) || stored.hanEval && hanHowTo(query.text)) {
+		return "intent", "intent differs: one question asks how good it is (怎么样), the other how to do it (怎么, 如何)"
 	}
 	// What a thing is against how to do something with it ("What is the
 	// late fee on my loan?" / "How do I get out of the late fee on my
@@ -1950,6 +1954,15 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		sp := spanReplaced(lq, ls)
 		if check, reason := hanFunctionEdit(lq, ls, sp); check != "" {
 			return check, reason
+		}
+		if hanPerfective(lq, ls) {
+			return "tense", "tense differs: 了 in one question only (done, or past a time, or no longer)"
+		}
+		if hanRemaining(lq, ls) {
+			return "scope", "还 in one question only: how much is left, against how much in all"
+		}
+		if c, ok := hanPronounLinked(lq, ls); ok {
+			return "roles", fmt.Sprintf("%q after a pronoun in one question only: the pronoun takes part (我和老公的, 我帮老公还), where without it it owns (我老公的)", c)
 		}
 		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && lq != ls && d >= -3 && d <= 3 { // one word or two characters apart at most
 			if x, y, ok := hanSpanReplaced(vsig{text: lq}, vsig{text: ls}, sp); ok {
@@ -2683,7 +2696,7 @@ func (s *vsig) grammar() {
 			s.mood |= moodDone
 		case w == "曾" && low(i, i+1) == "经":
 			s.past = true
-		case w == "了" && low(i, i-1) != "不" || w == "过" && low(i, i-1) != "不": // 用不了 cannot: no past
+		case w == "了" && low(i, i-1) != "不" && low(i, i-1) != "得" || w == "过" && low(i, i-1) != "不": // 用不了 cannot, 到得了 can: no past
 			next := low(i, i+1)
 			if next != "" && !oneOf(hanParticles+"了", next) {
 				// 了 inside the clause (发了几个): aspect, not the question's

@@ -1275,6 +1275,10 @@ func (m mood) String() string {
 	return strings.Join(out, ", ")
 }
 
+// hanComplements are the result and direction complements a potential
+// 得 comes before (看得到, 考得上, 赶得上, 好得了, 要得回来).
+const hanComplements = "到上下了起完动出回过住见好懂清开进来去着"
+
 // hanMood reads the mood a Chinese character w gives its question, with
 // the two characters before it and the two after it in its clause: 能
 // but not 可能, 功能, 能力, 太阳能; 要 but not 只要, 重要, 要是, 要多久; 会 but not
@@ -1307,6 +1311,9 @@ func hanMood(w, prev2, prev, next, next2 string) mood {
 			return moodNeed
 		}
 	case "得":
+		if text.HanVerbal(prev) && !text.HanWord(prev+w) && oneOf(hanComplements, next) {
+			return moodAbility // 看得到, 考得上, 到得了: can be done
+		}
 		if oneOf("非就还也都总", prev) || prev != "" && next != "" && isHanTok(prev) && !text.HanVerbal(prev) && !text.HanWord(prev+w) && !text.HanWord(w+next) && !oneOf(hanParticles, next) {
 			return moodNeed // 非得, 就得; 药得饭后吃: must (děi), not the 得 of 跑得快, 觉得, 得到
 		}
@@ -1570,6 +1577,10 @@ func (s *vsig) scopeWords() {
 		case "or", "或":
 			if !topic() {
 				s.conj |= 2
+			}
+		case "还":
+			if next := low(i + 2); low(i+1) == "是" && !topic() && isHanTok(next) && (!text.HanVerbal(next) || text.HanWord(next+low(i+3))) && !oneOf("不没要想得会能可在觉还也都就", next) {
+				s.conj |= 2 // 身份证还是户口本: which of the two; not 还是想退 (still)
 			}
 		case "上", "下", "这", "那", "本", "每", "前":
 			next := low(i + 1)
@@ -3554,4 +3565,105 @@ func ofAfter(s vsig, k int) bool {
 // form of be: "Is there a pharmacy …", "there are any".
 func existentialAt(s vsig, d int) bool {
 	return d >= 2 && s.seq[d-1].low == "there" && beForms[s.seq[d-2].low]
+}
+
+// hanHowTo reports a Chinese question that asks how to do something: 如何,
+// or 怎么 or 咋 before a verb (怎么去, 咋办理), not 怎么样, 怎么办, 怎么回事.
+func hanHowTo(q string) bool {
+	if strings.Contains(q, "如何") {
+		return true
+	}
+	rs := []rune(q)
+	for i, r := range rs {
+		var next rune
+		switch {
+		case r == '么' && i > 0 && rs[i-1] == '怎' && i+1 < len(rs):
+			next = rs[i+1]
+		case r == '咋' && i+1 < len(rs):
+			next = rs[i+1]
+		default:
+			continue
+		}
+		if !strings.ContainsRune("样办回么了", next) && text.HanVerbal(string(next)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hanWhyDone reports a Chinese clause in which 怎么 comes right before a
+// short account of what has happened, the clause ending in 了: 孩子怎么发烧了
+// asks why, where 孩子发烧了怎么办 asks what to do (not 怎么样了, 怎么也提现不了,
+// 怎么才能确认…了, 怎么查走到哪一步了).
+func hanWhyDone(q string) bool {
+	for _, clause := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune("，,。.？?！!；;", r) }) {
+		clause = strings.TrimRight(clause, "吗呢啊呀")
+		i := strings.Index(clause, "怎么")
+		if i < 0 || !strings.HasSuffix(clause, "了") {
+			continue
+		}
+		rest := []rune(clause[i+len("怎么") : len(clause)-len("了")])
+		if len(rest) == 0 || len(rest) > 4 || strings.ContainsRune("样办回么也都才能可", rest[0]) || strings.ContainsRune("不得", rest[len(rest)-1]) ||
+			strings.ContainsAny(string(rest), "哪谁什啥多几") {
+			continue // 怎么样了, 怎么也提现不了 (no matter how), 怎么查走到哪一步了 (how to)
+		}
+		return true
+	}
+	return false
+}
+
+// hanInserted returns the longer of two Chinese questions as runes and
+// where it has one character the other lacks, all else equal; -1 when
+// they differ otherwise.
+func hanInserted(a, b string) ([]rune, int) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) < len(rb) {
+		ra, rb = rb, ra
+	}
+	if len(ra) != len(rb)+1 {
+		return ra, -1
+	}
+	i := 0
+	for i < len(rb) && ra[i] == rb[i] {
+		i++
+	}
+	if string(ra[i+1:]) != string(rb[i:]) {
+		return ra, -1
+	}
+	return ra, i
+}
+
+// hanPronounLinked returns the character one Chinese question has right
+// after a personal pronoun where the other has none, all else equal, when
+// it joins the pronoun to the noun after it as a participant: 和, 跟, 与,
+// 同 (我和老公的社保: both of ours) or 帮, 替, 给, 为, 把 (我帮老公还信用卡: I pay
+// it for him); without it the pronoun owns the noun (我老公的社保, 我老公还信用卡).
+func hanPronounLinked(a, b string) (string, bool) {
+	rs, i := hanInserted(a, b)
+	if i <= 0 || !strings.ContainsRune("和跟与同帮替给为把", rs[i]) || !strings.ContainsRune("我你您他她们", rs[i-1]) {
+		return "", false
+	}
+	return string(rs[i]), true
+}
+
+// hanRemaining reports 还 in one Chinese question only, all else equal,
+// in a question of how much or how long: what is left, against the whole
+// (这张信用卡还能刷多少 / 这张信用卡能刷多少, 年假还有几天 / 年假有几天).
+func hanRemaining(a, b string) bool {
+	rs, i := hanInserted(a, b)
+	if i < 0 || rs[i] != '还' {
+		return false
+	}
+	q := string(rs)
+	return strings.Contains(q, "几") || strings.Contains(q, "多少") || strings.Contains(q, "多久") || strings.Contains(q, "多长")
+}
+
+// hanPerfective reports 了 right after a character in one Chinese question
+// only, all else equal: what was done against what is done (医保报销了多少钱
+// / 医保报销多少钱), after a time against during it (过了年 / 过年), no longer
+// against not (不发烧了还要吃药吗 / 不发烧还要吃药吗).
+func hanPerfective(a, b string) bool {
+	rs, i := hanInserted(a, b)
+	return i > 0 && rs[i] == '了' && text.IsHan(rs[i-1]) && !strings.Contains(string(rs[max(0, i-4):i]), "不了") && // 开不了机了: cannot, now as before
+		!strings.ContainsRune(string(rs[:i]), '比') // 比那款便宜了多少: a difference, either way
 }

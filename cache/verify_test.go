@@ -595,6 +595,14 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is there a dentist open on Sunday?", "Is the dentist open on Sunday?", "scope"},    // whether one exists against a given one
 		{"你好，药房周日开门吗", "药房周日开门了吗", "tense"},                                                  // a greeting or thanks switches no check off
 		{"我想知道发票开了吗？谢谢", "发票开吗", "tense"},
+		{"开奶茶店怎么样", "怎么开奶茶店", "intent"},              // how good against how to
+		{"狗狗今天怎么呕吐了", "狗狗今天呕吐了怎么办", "intent"},        // why it happened against what to do
+		{"入住要带护照还是身份证", "入住要带护照和身份证", "conjunction"}, // which of the two against both
+		{"我和妹妹的医保能一起交吗", "我妹妹的医保能一起交吗", "roles"},     // both of ours against hers
+		{"我替同事交的房租能退吗", "我同事交的房租能退吗", "roles"},       // paid for him against paid by him
+		{"这张卡还能取多少钱", "这张卡能取多少钱", "scope"},           // what is left against the whole
+		{"这个月交了多少电费", "这个月交多少电费", "tense"},           // paid against to pay
+		{"周末挂得上号吗", "周末挂上号了吗", "mood"},               // can it be done against was it done
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

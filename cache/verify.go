@@ -1450,6 +1450,14 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	// 了 before the final particle, all else equal: 发货了吗 asks whether it
 	// has shipped, 发货吗 whether it ships.
+	if qm, qw := hanWhoMarked(query.text); qw {
+		if sm, sw := hanWhoMarked(stored.text); sw && qm != sm {
+			return "roles", "who differs: one question asks who does it (谁写), the other to or for whom (写给谁)"
+		}
+	}
+	if query.hasHan() && stored.hasHan() && hanShiDe(query.text) != hanShiDe(stored.text) && !strings.Contains(query.text, "了") && !strings.Contains(stored.text, "了") {
+		return "tense", "tense differs: one question asks about a past event (是…的), the other about what happens"
+	}
 	if leAsked(query.text, stored.text) || leAsked(stored.text, query.text) {
 		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"
 	}
@@ -2020,6 +2028,31 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.latin && stored.latin {
 		if n, a, b, ok := determinerClash(query, stored); ok {
 			return "scope", fmt.Sprintf("%q is determined apart: %q in the question, %q in the cached one", n, a, b)
+		}
+	}
+	if query.latin && stored.latin {
+		if modalAdded(query, stored) {
+			return "mood", "the questions ask differently: what someone must, may or wants to do in one, what they do in the other"
+		}
+		if accustomed(query, stored) {
+			return "tense", "one question asks about getting used to something (be or get used to), the other not"
+		}
+		if v, ok := causedDoing(query, stored); ok {
+			return "roles", fmt.Sprintf("who does %q differs: one question has someone let or made to do it", v)
+		}
+		if a, ok := becomingBeing(query, stored); ok {
+			return "tense", fmt.Sprintf("%q after get (becoming) in one question, after be (being) in the other", a)
+		}
+		if notAfterSubject(query) && negativeOpening(stored) || notAfterSubject(stored) && negativeOpening(query) {
+			return "negation", "one question negates what is to be done (can I not), the other asks a negative question (can't I)"
+		}
+		if qt, qb := haveTense(query); qt != "" {
+			if st, sb := haveTense(stored); st != "" && st != qt && sb == qb {
+				return "tense", "tense differs: had in one question, have in the other (a state over, or going on)"
+			}
+		}
+		if howMuchDone(query) && howManyAsked(stored) || howMuchDone(stored) && howManyAsked(query) {
+			return "intent", "intent differs: how much of it is done against how many do it"
 		}
 	}
 	// A possessor made a thing's owner: "add my girlfriend" / "add my

@@ -3511,6 +3511,8 @@ func detClass(w string) string {
 		return "indef"
 	case "any":
 		return "any"
+	case "both":
+		return "both"
 	}
 	return ""
 }
@@ -3539,7 +3541,7 @@ func determinerClash(q, s vsig) (noun, a, b string, ok bool) {
 		}
 		pair := map[string]bool{a: true, b: true}
 		of := ofAfter(q, k) && ofAfter(s, j)
-		if pair["any"] && (pair["def"] || pair["dem"]) || pair["dem"] && pair["indef"] ||
+		if pair["any"] && (pair["def"] || pair["dem"]) || pair["dem"] && pair["indef"] || pair["both"] && pair["indef"] ||
 			pair["def"] && pair["indef"] && (of || q.qtype == "yesno" && s.qtype == "yesno" && (existentialAt(q, k-1) || existentialAt(s, j-1))) {
 			return u.word, q.seq[k-1].low, s.seq[j-1].low, true
 		}
@@ -3666,4 +3668,238 @@ func hanPerfective(a, b string) bool {
 	rs, i := hanInserted(a, b)
 	return i > 0 && rs[i] == '了' && text.IsHan(rs[i-1]) && !strings.Contains(string(rs[max(0, i-4):i]), "不了") && // 开不了机了: cannot, now as before
 		!strings.ContainsRune(string(rs[:i]), '比') // 比那款便宜了多少: a difference, either way
+}
+
+// modalAdded reports a modal in one English question only, the other
+// asking what is so, of someone other than the asker: what one must or
+// may do against what one does ("What does my landlord have to fix?" /
+// "What does my landlord fix?", "Does my passport have to be valid?" / "Is
+// my passport valid?"), or what one wants to do, of anyone but the asker
+// ("Where do you want to live?" / "Where do you live?"). Will is left to
+// the tense checks; of the asker, a modal asks what the plain question
+// asks ("What do I do if …" / "What should I do if …").
+func modalAdded(q, s vsig) bool {
+	mq, ms := q.modals&^4, s.modals&^4
+	if (mq == 0) == (ms == 0) {
+		return false
+	}
+	subject := askedSubject(q)
+	if subject != askedSubject(s) || subject == "1" || subject == "" {
+		return false
+	}
+	if plain := map[bool]vsig{true: q, false: s}[mq == 0]; plain.did {
+		return false // "Why couldn't my payment go through?" asks what "Why didn't it" asks
+	}
+	return (mq|ms)&8 != 0 || subject != "2"
+}
+
+// askedSubject returns the subject right after a question's first
+// auxiliary, modal or be (in its first five words): "1" for I or we, "2"
+// for you, else its first content word ("Does my passport have to be
+// valid?": passport); "" when none is found.
+func askedSubject(s vsig) string {
+	for i, u := range s.seq {
+		if i > 4 {
+			break
+		}
+		if !auxiliaries[u.low] && !beForms[u.low] && modalBits(u.low, "") == 0 {
+			continue
+		}
+		for _, v := range s.seq[i+1:] {
+			switch {
+			case v.text == "p:1s" || v.text == "p:1p":
+				return "1"
+			case v.text == "p:2":
+				return "2"
+			case v.unit:
+				return v.word
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// accustomed returns, for be or get used to in one English question (a
+// habit formed, not the used to of a past habit), whether the other has
+// the thing it is used to right after a verb, without: "How long does it
+// take to get used to braces?" / "… to get braces?", "Are you used to
+// driving on the left?" / "Are you driving on the left?"; not "… adjust
+// to glasses?".
+func accustomed(q, s vsig) bool {
+	for _, side := range [2][2]vsig{{q, s}, {s, q}} {
+		a, b := side[0], side[1]
+		for i := 1; i+2 < len(a.seq); i++ {
+			if a.seq[i].low != "used" || a.seq[i+1].low != "to" || !(beForms[a.seq[i-1].low] || getForms[a.seq[i-1].low] || a.seq[i-1].low == "be" || persons[a.seq[i-1].low] != "") {
+				continue
+			}
+			if j, ok := b.index[a.seq[i+2].text]; ok && j > 0 && b.seq[j-1].low != "to" && !b.hasLow("used") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// getForms are the forms of get.
+var getForms = setOf("get gets got getting gotten")
+
+// causedDoing returns the verb a causative (let, make, have) gives
+// someone else to do in one English question, where the other has the
+// verb and no causative: "Will my landlord let me paint the walls?" /
+// "Will my landlord paint the walls?" (who paints changes), "Can my
+// employer have me work on Sunday?" / "Can my employer work on Sunday?".
+func causedDoing(q, s vsig) (string, bool) {
+	for _, side := range [2][2]vsig{{q, s}, {s, q}} {
+		a, b := side[0], side[1]
+		for i := 0; i+2 < len(a.seq); i++ {
+			w := a.seq[i].low
+			if !causatives[w] || (w == "have" || w == "has" || w == "had") && persons[a.seq[i+1].low] == "" {
+				continue
+			}
+			if persons[a.seq[i+1].low] == "" && !a.seq[i+1].unit {
+				continue
+			}
+			v := a.seq[i+2]
+			if _, ok := b.index[v.text]; !ok || !v.unit || verbOf(v.low) == "" {
+				continue
+			}
+			if !slices.ContainsFunc(b.seq, func(u vunit) bool { return causatives[u.low] || permissives[u.low] }) {
+				return v.word, true
+			}
+		}
+	}
+	return "", false
+}
+
+// causatives are the verbs that give someone else a thing to do;
+// permissives say it with to (allow me to hang shelves).
+var causatives, permissives = setOf("let lets make makes made have has had"), setOf("allow allows allowed permit permits permitted force forces forced get gets got")
+
+// becomingBeing returns an adjective after get in one English question and
+// after be in the other: becoming against being ("Can I get pregnant while
+// breastfeeding?" / "Can I be pregnant …?").
+func becomingBeing(q, s vsig) (string, bool) {
+	for k, u := range q.seq {
+		j, ok := s.index[u.text]
+		if !u.unit || !ok || k == 0 || j == 0 {
+			continue
+		}
+		a, b := q.seq[k-1].low, s.seq[j-1].low
+		if getForms[a] && (beForms[b] || b == "be") || getForms[b] && (beForms[a] || a == "be") {
+			if _, t := text.VerbTense(u.low); t == "" {
+				return u.word, true // an adjective; get married / be married: a participle reads alike
+			}
+		}
+	}
+	return "", false
+}
+
+// notAfterSubject reports a question that opens with a modal, its subject
+// and not: the modal's permission to skip it ("Can I not go to jury
+// duty?"), against a negative question ("Can't I go to jury duty?").
+func notAfterSubject(s vsig) bool {
+	return len(s.seq) > 2 && modalBits(s.seq[0].low, "") != 0 && s.seq[2].low == "not"
+}
+
+// negativeOpening reports a question that opens with a negated auxiliary
+// or modal (can't, shouldn't, isn't).
+func negativeOpening(s vsig) bool {
+	return len(s.seq) > 0 && strings.HasSuffix(s.seq[0].low, "n't")
+}
+
+// howMuchDone reports how much before an auxiliary: how much of an
+// activity ("How much do Americans save?"), against how many of them.
+func howMuchDone(s vsig) bool {
+	for i := 0; i+2 < len(s.seq); i++ {
+		if s.seq[i].low == "how" && s.seq[i+1].low == "much" && doForms[s.seq[i+2].low] {
+			return true
+		}
+	}
+	return false
+}
+
+// doForms are the forms of do.
+var doForms = setOf("do does did")
+
+// howManyAsked reports how many.
+func howManyAsked(s vsig) bool {
+	for i := 0; i+1 < len(s.seq); i++ {
+		if s.seq[i].low == "how" && s.seq[i+1].low == "many" {
+			return true
+		}
+	}
+	return false
+}
+
+// haveTense returns, for have as a main verb after a subject (a person,
+// who, that or a noun) and before its object, "past" for had and
+// "present" for have or has, with the word before it; "" when it has
+// none. An illness had is over, one had is not: "Can I donate blood if I
+// had COVID?" / "… if I have COVID?".
+func haveTense(s vsig) (tense, before string) {
+	for i := 1; i+1 < len(s.seq); i++ {
+		w := s.seq[i].low
+		if w != "had" && w != "have" && w != "has" {
+			continue
+		}
+		prev := s.seq[i-1]
+		if !(strings.HasPrefix(prev.text, "p:") || prev.low == "who" || prev.low == "that" || prev.unit) || auxiliaries[prev.low] || modalBits(prev.low, "") != 0 {
+			continue
+		}
+		k := i + 1
+		for k < len(s.seq) && determiner(s.seq[k].low) {
+			k++
+		}
+		if k >= len(s.seq) || !s.seq[k].unit || participle(s.seq[k].low) || s.seq[k].low == "to" || s.seq[k].low == "been" || s.seq[k].low == "got" {
+			continue
+		}
+		if w == "had" {
+			return "past", prev.text
+		}
+		return "present", prev.text
+	}
+	return "", ""
+}
+
+// hanShiDe reports a Chinese clause with a question word of time, place
+// or person that ends in a verb and 的, or a verb, 的 and its object (the
+// 是…的 that asks about a past event: 新馆是什么时候开的, 这个包在哪买的, 是谁收的货:
+// when it opened, where it was bought, who took the goods); not 的 after a
+// noun or 谁 (这是谁的), nor 怎么 (是怎么确定的 asks how it is done).
+func hanShiDe(q string) bool {
+	for _, clause := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune("，,。.？?！!；;", r) }) {
+		rs := []rune(strings.TrimRight(clause, "吗呢啊呀"))
+		de := -1
+		for k := len(rs) - 1; k >= max(1, len(rs)-3); k-- {
+			if rs[k] == '的' {
+				de = k
+				break
+			}
+		}
+		if de < 1 || !text.HanVerbal(string(rs[de-1])) {
+			continue
+		}
+		c := string(rs[:de])
+		if strings.Contains(c, "什么") || strings.Contains(c, "哪") || strings.Contains(c, "谁") || strings.Contains(c, "几") || strings.Contains(c, "啥时候") {
+			return true
+		}
+	}
+	return false
+}
+
+// hanWhoMarked reports whether a Chinese question's 谁 follows a role
+// marker (写给谁, 跟谁, 为谁: to, with, for whom), and whether it has 谁.
+func hanWhoMarked(q string) (marked, has bool) {
+	rs := []rune(q)
+	for i, r := range rs {
+		if r != '谁' {
+			continue
+		}
+		has = true
+		if i > 0 && strings.ContainsRune("给为替跟和同向对与找问", rs[i-1]) {
+			marked = true
+		}
+	}
+	return marked, has
 }

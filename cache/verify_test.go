@@ -595,14 +595,25 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Is there a dentist open on Sunday?", "Is the dentist open on Sunday?", "scope"},    // whether one exists against a given one
 		{"你好，药房周日开门吗", "药房周日开门了吗", "tense"},                                                  // a greeting or thanks switches no check off
 		{"我想知道发票开了吗？谢谢", "发票开吗", "tense"},
-		{"开奶茶店怎么样", "怎么开奶茶店", "intent"},              // how good against how to
-		{"狗狗今天怎么呕吐了", "狗狗今天呕吐了怎么办", "intent"},        // why it happened against what to do
-		{"入住要带护照还是身份证", "入住要带护照和身份证", "conjunction"}, // which of the two against both
-		{"我和妹妹的医保能一起交吗", "我妹妹的医保能一起交吗", "roles"},     // both of ours against hers
-		{"我替同事交的房租能退吗", "我同事交的房租能退吗", "roles"},       // paid for him against paid by him
-		{"这张卡还能取多少钱", "这张卡能取多少钱", "scope"},           // what is left against the whole
-		{"这个月交了多少电费", "这个月交多少电费", "tense"},           // paid against to pay
-		{"周末挂得上号吗", "周末挂上号了吗", "mood"},               // can it be done against was it done
+		{"开奶茶店怎么样", "怎么开奶茶店", "intent"},                                                      // how good against how to
+		{"狗狗今天怎么呕吐了", "狗狗今天呕吐了怎么办", "intent"},                                                // why it happened against what to do
+		{"入住要带护照还是身份证", "入住要带护照和身份证", "conjunction"},                                         // which of the two against both
+		{"我和妹妹的医保能一起交吗", "我妹妹的医保能一起交吗", "roles"},                                             // both of ours against hers
+		{"我替同事交的房租能退吗", "我同事交的房租能退吗", "roles"},                                               // paid for him against paid by him
+		{"这张卡还能取多少钱", "这张卡能取多少钱", "scope"},                                                   // what is left against the whole
+		{"这个月交了多少电费", "这个月交多少电费", "tense"},                                                   // paid against to pay
+		{"周末挂得上号吗", "周末挂上号了吗", "mood"},                                                       // can it be done against was it done
+		{"What does my employer have to pay for?", "What does my employer pay for?", "mood"}, // must against does, of someone else
+		{"Where does your sister want to study?", "Where does your sister study?", "mood"},
+		{"How long does it take to get used to contact lenses?", "How long does it take to get contact lenses?", "tense"},
+		{"Will my roommate let me use the car?", "Will my roommate use the car?", "roles"}, // who uses it
+		{"Can I get sick from raw cookie dough?", "Can I be sick from raw cookie dough?", "tense"},
+		{"Should I not sign the lease?", "Shouldn't I sign the lease?", "negation"},
+		{"How much do teenagers sleep?", "How many teenagers sleep?", "intent"},
+		{"Do both owners need to be present?", "Does an owner need to be present?", "scope"},
+		{"Can I give blood if I had malaria?", "Can I give blood if I have malaria?", "tense"},
+		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"}, // 是…的: a past event
+		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},  // who sings it against for whom
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
@@ -647,6 +658,9 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I email a 25MB file?", "Can I email a 25 MB file?"},
 		{"Why is there a delay on the ring road?", "What caused the delay on the ring road?"}, // there is in a wh-question presupposes
 		{"你好，药房周日开门吗", "药房周日开门吗？谢谢"},
+		{"Will my landlord let me hang shelves?", "Will my landlord allow me to hang shelves?"},
+		{"Why couldn't my payment go through?", "Why didn't my payment go through?"},
+		{"你们店是几点关门的", "你们店几点关门"},   // a schedule: 是…的 after no verb
 		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause

@@ -1537,6 +1537,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if p, ok := particleDiffers(query, stored); ok {
 		return "particle", fmt.Sprintf("the particles differ (%s)", p)
 	}
+	if p, ok := particleDropped(query, stored); ok && query.latin && stored.latin {
+		return "particle", fmt.Sprintf("%q is a verb of its own, and one question has the verb alone", p)
+	}
 	// What was done (did) against what should or must be done ("How many
 	// cartons did we pack?" / "How many cartons do we still need to
 	// pack?"), as the Chinese moods do; not a past in an if-clause, nor a
@@ -1643,7 +1646,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	for _, p := range [][2]vsig{{query, stored}, {stored, query}} {
 		for v, before := range p[0].passives {
 			if subj, ok := p[1].actives[v]; ok && subj != "" && strings.Contains(before, " "+subj+" ") && p[1].passives[v] == "" && p[0].actives[v] == "" &&
-				(text.IsPerson(subj) || strings.HasPrefix(subj, "p:")) { // a thing's verb reads either way: "Was my order shipped?" = "Did my order ship?"
+				(text.IsAnimate(subj) || strings.HasPrefix(subj, "p:")) { // a thing's verb reads either way: "Was my order shipped?" = "Did my order ship?"
 				return "roles", fmt.Sprintf("roles differ: %q is done to %q (a passive) in one question, done by it in the other", v, subj)
 			}
 		}

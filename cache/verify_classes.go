@@ -3376,7 +3376,7 @@ func passiveAgainstActive(q, s vsig) (string, bool) {
 				return true
 			}
 			w := v.seq[k]
-			return strings.HasPrefix(w.text, "p:") || text.IsPerson(w.low) || text.IsPerson(stemLight(w.low)) || w.low == "to"
+			return strings.HasPrefix(w.text, "p:") || text.IsAnimate(w.low) || text.IsAnimate(stemLight(w.low)) || w.low == "to"
 		}
 		for i, u := range v.seq {
 			b := verbOf(u.low)
@@ -3903,3 +3903,49 @@ func hanWhoMarked(q string) (marked, has bool) {
 	}
 	return marked, has
 }
+
+// particleDropped returns a phrasal verb (text.IsPhrasal: work out, eat
+// out, sleep in) that one English question has where the other has the
+// verb with no particle after it and that particle nowhere: "Can I work
+// out while pregnant?" / "Can I work while pregnant?" (fill out / fill in,
+// log out / log off are particleDiffers'). The verb stands where a verb
+// does (after a person, to, or an auxiliary or modal: not "the shift lead
+// on"), with no object after the particle: before one, in or on is a
+// preposition (count on a bin, work in Starbucks) and up or out often says
+// only that it is done through (clean up my hard drive).
+func particleDropped(q, s vsig) (string, bool) {
+	for _, side := range [2][2]vsig{{q, s}, {s, q}} {
+		a, b := side[0], side[1]
+		for i := 1; i+1 < len(a.seq); i++ {
+			v, p := verbOf(a.seq[i].low), a.seq[i+1].low
+			if v == "" || v == "be" || !text.IsPhrasal(v+" "+p) || b.hasLow(p) {
+				continue
+			}
+			prev := a.seq[i-1]
+			if !strings.HasPrefix(prev.text, "p:") && prev.low != "to" && !auxiliaries[prev.low] && modalBits(prev.low, "") == 0 {
+				continue
+			}
+			if next := a.seqAt(i + 2); determiner(next.low) || strings.HasPrefix(next.text, "p:") || next.named ||
+				next.unit && roleMarkers[next.low] == "" && !frontedOpeners[next.low] && !isTimeWord(next.low) {
+				continue // an object after it: a preposition (work in Starbucks), or a particle of completion (clean up my drive)
+			}
+			for j, u := range b.seq {
+				if verbOf(u.low) == v && (j+1 == len(b.seq) || !phrasalParticles[b.seq[j+1].low]) {
+					return v + " " + p, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// seqAt returns the unit at i, or an empty one past the end.
+func (s *vsig) seqAt(i int) vunit {
+	if i < len(s.seq) {
+		return s.seq[i]
+	}
+	return vunit{}
+}
+
+// phrasalParticles are the particles of WordNet's phrasal verbs.
+var phrasalParticles = setOf("out in on up off down away back over")

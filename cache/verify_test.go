@@ -612,8 +612,10 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How much do teenagers sleep?", "How many teenagers sleep?", "intent"},
 		{"Do both owners need to be present?", "Does an owner need to be present?", "scope"},
 		{"Can I give blood if I had malaria?", "Can I give blood if I have malaria?", "tense"},
-		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"}, // 是…的: a past event
-		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},  // who sings it against for whom
+		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"},                                                              // 是…的: a past event
+		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},                                                               // who sings it against for whom
+		{"Did my parrot get bitten?", "Did my parrot bite?", "roles"},                                  // an animal does things, as a person does
+		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"}, // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

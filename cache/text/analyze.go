@@ -932,6 +932,22 @@ var ordinalUnits = map[string]int{
 	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
 }
 
+// beOpens reports a form of be among the words before token i in its
+// clause, with no other auxiliary (does, will, can) nor to among them:
+// "Is the beach close" (an adjective), not "When does the beach close".
+func (a *analyzer) beOpens(i int) bool {
+	be := false
+	for k := i - 1; k >= 0 && a.toks[k].kind == tWord; k-- {
+		switch a.toks[k].text {
+		case "is", "are", "was", "were", "isn't", "aren't":
+			be = true
+		case "do", "does", "did", "will", "would", "can", "could", "should", "to", "may", "might", "must":
+			return false
+		}
+	}
+	return be
+}
+
 // senseRead reads a word whose lexicon entry is not its sense here, and
 // returns the tokens used, or 0: "close to" is near (not closed); "last"
 // ending a clause with do, will or can before it is the verb ("How long
@@ -948,7 +964,8 @@ func (a *analyzer) senseRead(i int) int {
 		next = nt.text
 	}
 	switch {
-	case w == "close" && next == "to":
+	case w == "close" && (next == "to" || next == "" && a.beOpens(i)):
+		// "Is the pharmacy close?" asks near, not closed.
 		if e, ok := a.lx.lookupEn([]string{"near"}, true); ok {
 			return 1 + a.entry(e, i, false)
 		}

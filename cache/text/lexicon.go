@@ -670,6 +670,18 @@ func IsPerson(w string) bool {
 	return st.person[w] || st.person[stem(w)]
 }
 
+// IsAnimate reports a noun whose most frequent sense names a person or
+// an animal (driver, dog; WordNet's noun.person and noun.animal): one that
+// does things, where a thing has them done.
+func IsAnimate(w string) bool {
+	st := stemData()
+	return IsPerson(w) || st.animal[w] || st.animal[stem(w)]
+}
+
+// IsPhrasal reports a verb and a particle ("work out", "break in") that
+// WordNet lists as a verb none of whose senses the verb alone has.
+func IsPhrasal(verbParticle string) bool { return stemData().phrasal[verbParticle] }
+
 // IsVerb reports a one-word verb of WordNet (pay, call).
 func IsVerb(w string) bool { return stemData().verbs[w] }
 
@@ -744,11 +756,13 @@ type stemTables struct {
 	keep      map[string]bool   // words in -s that are not plurals, nouns in -ing that are no verb form (@keep)
 	irregular map[string]string // irregular verb form → its verb (@irregular)
 	person    map[string]bool   // nouns that name a person (@person)
+	animal    map[string]bool   // nouns that name an animal (@animal)
+	phrasal   map[string]bool   // verb and particle with no sense of the verb alone (@phrasal): "work out"
 	stative   map[string]bool   // verbs whose most frequent sense is a state (@stative)
 }
 
 var stemData = sync.OnceValue(func() *stemTables {
-	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}, person: map[string]bool{}, stative: map[string]bool{}}
+	st := &stemTables{verbs: map[string]bool{}, keep: map[string]bool{}, irregular: map[string]string{}, person: map[string]bool{}, animal: map[string]bool{}, phrasal: map[string]bool{}, stative: map[string]bool{}}
 	for _, line := range strings.Split(generatedLexicon, "\n") {
 		target, words, ok := strings.Cut(line, "|")
 		if !ok {
@@ -762,6 +776,10 @@ var stemData = sync.OnceValue(func() *stemTables {
 			m = st.keep
 		case "@person":
 			m = st.person
+		case "@animal":
+			m = st.animal
+		case "@phrasal":
+			m = st.phrasal
 		case "@stative":
 			m = st.stative
 		case "@irregular":

@@ -82,6 +82,7 @@ func TestFacets(t *testing.T) {
 		{"货到了吗", "货没到"},
 		{"下载速度10MB/s", "下载速度10Mb/s"},
 		{"is 5GB enough", "is 5Gb enough"},
+		{"is the post office close", "is the post office closed"}, // near against shut
 		{"白天5度，晚上零下5度", "白天零下5度，晚上5度"},
 		{"被狗咬了没出血", "被狗咬出血了"}, // 了没 asks only at the end: here it says not
 		{"SKU-10234", "SKU-10243"},

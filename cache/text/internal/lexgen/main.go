@@ -67,6 +67,8 @@ func generate(wn *wordnet, out string) error {
 	writeList(w, "@keep", wn.keepWhole())
 	writeList(w, "@irregular", wn.irregulars())
 	writeList(w, "@person", wn.persons())
+	writeList(w, "@animal", wn.animals())
+	writeList(w, "@phrasal", wn.phrasals())
 	writeList(w, "@stative", wn.statives())
 	if err := w.Flush(); err != nil {
 		file.Close()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -428,6 +429,7 @@ func (wn *wordnet) verbs() []string {
 
 // The numbers of the WordNet lexicographer files the generator reads.
 const (
+	lexAnimal  = 5  // noun.animal
 	lexPerson  = 18 // noun.person
 	lexStative = 42 // verb.stative
 )
@@ -487,6 +489,34 @@ func (wn *wordnet) irregulars() []string {
 // the driver pay?"), since a thing's verb often reads either way ("Was my
 // order shipped?" = "Did my order ship?").
 func (wn *wordnet) persons() []string { return wn.firstSenseIn('n', lexPerson) }
+
+// phrasals returns WordNet's two-word verbs of a verb and a particle
+// (work out, break in, eat out, sleep in) whose most frequent sense the
+// verb alone does not have, sorted: the particle makes another verb ("Can
+// I work out while pregnant?" is not "Can I work while pregnant?"), where
+// a particle WordNet lists no verb for may be left out (print out).
+func (wn *wordnet) phrasals() []string {
+	var out []string
+	for lemma, m := range wn.senses {
+		v, p, ok := strings.Cut(lemma, " ")
+		if !ok || !phrasalParticles[p] || len(m['v']) == 0 || !wnWord.MatchString(v) || len(wn.senses[v]['v']) == 0 {
+			continue
+		}
+		if s := wn.synsets[m['v'][0]]; s != nil && !slices.Contains(s.words, v) {
+			out = append(out, lemma) // its most frequent sense is not the verb's
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// phrasalParticles are the particles of the phrasal verbs (phrasals).
+var phrasalParticles = map[string]bool{"out": true, "in": true, "on": true, "up": true, "off": true, "down": true, "away": true, "back": true, "over": true}
+
+// animals returns the one-word nouns whose first sense is an animal
+// (noun.animal): dog, horse, cat. An animal does things as a person does:
+// "Did my dog get bitten?" is not "Did my dog bite?".
+func (wn *wordnet) animals() []string { return wn.firstSenseIn('n', lexAnimal) }
 
 // keepWhole returns the one-word lemmas the stemmer leaves whole, sorted:
 // those ending in s that cannot be plurals of the word without it,

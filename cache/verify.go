@@ -1450,6 +1450,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	// 了 before the final particle, all else equal: 发货了吗 asks whether it
 	// has shipped, 发货吗 whether it ships.
+	if a, b := hanNegationSide(query.text), hanNegationSide(stored.text); a|b == 3 && a != b && a != 3 && b != 3 && a != 0 && b != 0 && withoutNegation(query.text) == withoutNegation(stored.text) {
+		return "negation", "the negation is in the modifier (没交社保的人) in one question, in the clause (交社保的人不能) in the other"
+	}
 	if qm, qw := hanWhoMarked(query.text); qw {
 		if sm, sw := hanWhoMarked(stored.text); sw && qm != sm {
 			return "roles", "who differs: one question asks who does it (谁写), the other to or for whom (写给谁)"
@@ -2034,6 +2037,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		}
 	}
 	if query.latin && stored.latin {
+		if couldOfOthers(query, stored) {
+			return "tense", "could (the past, or a possibility) in one question, can in the other, of someone else"
+		}
 		if modalAdded(query, stored) {
 			return "mood", "the questions ask differently: what someone must, may or wants to do in one, what they do in the other"
 		}

@@ -3949,3 +3949,72 @@ func (s *vsig) seqAt(i int) vunit {
 
 // phrasalParticles are the particles of WordNet's phrasal verbs.
 var phrasalParticles = setOf("out in on up off down away back over")
+
+// hanNegationSide returns where a Chinese question's negations stand
+// against its first 的 before a noun: 1 before it (in the modifier: 没交社保的人,
+// those who did not pay), 2 after it (in the clause: 交社保的人不能买房), 3
+// both, 0 when it has no such 的 or no negation; an A-not-A form (能不能)
+// is no negation.
+func hanNegationSide(q string) int {
+	rs := []rune(q)
+	de := -1
+	for i, r := range rs {
+		if r == '的' && i > 0 && i+1 < len(rs) && text.IsHan(rs[i+1]) && !strings.ContainsRune(hanParticles, rs[i+1]) {
+			de = i
+			break
+		}
+	}
+	if de < 0 {
+		return 0
+	}
+	side := 0
+	for i, r := range rs {
+		if (r != '不' && r != '没') || i > 0 && i+1 < len(rs) && rs[i-1] == rs[i+1] {
+			continue
+		}
+		if i < de {
+			side |= 1
+		} else {
+			side |= 2
+		}
+	}
+	return side
+}
+
+// withoutNegation returns a Chinese question without its 不 and 没 (but
+// those of an A-not-A form): two questions that differ only in where they
+// negate are equal so.
+func withoutNegation(q string) string {
+	rs := []rune(q)
+	out := make([]rune, 0, len(rs))
+	for i, r := range rs {
+		if (r == '不' || r == '没') && !(i > 0 && i+1 < len(rs) && rs[i-1] == rs[i+1]) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// couldOfOthers reports could opening one English question and can the
+// other, of someone other than the asker or the one asked: could is then
+// the past or a possibility ("Could women vote in Switzerland?"), not the
+// polite can of "Could I …", "Could you …", "Could someone …", nor a
+// possibility either way (could or can this rash be shingles).
+func couldOfOthers(q, s vsig) bool {
+	if len(q.seq) == 0 || len(s.seq) == 0 {
+		return false
+	}
+	a, b := q.seq[0].low, s.seq[0].low
+	if !(a == "could" && b == "can" || a == "can" && b == "could") {
+		return false
+	}
+	subject := askedSubject(q)
+	if subject == "" || subject == "1" || subject == "2" || subject != askedSubject(s) || indefinitePersons[subject] || q.hasLow("be") {
+		return false // Could someone reset it? asks a favour; Could this rash be shingles? a possibility, as can
+	}
+	return true
+}
+
+// indefinitePersons are the pronouns of someone unnamed.
+var indefinitePersons = setOf("someone somebody anyone anybody everyone everybody one")

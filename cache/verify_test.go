@@ -615,6 +615,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"},                                                              // 是…的: a past event
 		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},                                                               // who sings it against for whom
 		{"Did my parrot get bitten?", "Did my parrot bite?", "roles"},                                  // an animal does things, as a person does
+		{"没买票的乘客能进站吗", "买票的乘客不能进站吗", "negation"},                                                       // in the modifier against in the clause
+		{"Could nurses wear jeans at work?", "Can nurses wear jeans at work?", "tense"},                // could of others: the past, or a possibility
 		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"}, // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
@@ -662,7 +664,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"你好，药房周日开门吗", "药房周日开门吗？谢谢"},
 		{"Will my landlord let me hang shelves?", "Will my landlord allow me to hang shelves?"},
 		{"Why couldn't my payment go through?", "Why didn't my payment go through?"},
-		{"你们店是几点关门的", "你们店几点关门"},   // a schedule: 是…的 after no verb
+		{"你们店是几点关门的", "你们店几点关门"}, // a schedule: 是…的 after no verb
+		{"Could someone check my order?", "Can someone check my order?"},
 		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause

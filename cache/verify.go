@@ -1450,16 +1450,18 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	// 了 before the final particle, all else equal: 发货了吗 asks whether it
 	// has shipped, 发货吗 whether it ships.
-	if a, b := hanNegationSide(query.text), hanNegationSide(stored.text); a|b == 3 && a != b && a != 3 && b != 3 && a != 0 && b != 0 && withoutNegation(query.text) == withoutNegation(stored.text) {
-		return "negation", "the negation is in the modifier (没交社保的人) in one question, in the clause (交社保的人不能) in the other"
-	}
-	if qm, qw := hanWhoMarked(query.text); qw {
-		if sm, sw := hanWhoMarked(stored.text); sw && qm != sm {
-			return "roles", "who differs: one question asks who does it (谁写), the other to or for whom (写给谁)"
+	if query.hasHan() && stored.hasHan() {
+		if a, b := hanNegationSide(query.text), hanNegationSide(stored.text); a|b == 3 && a != b && a != 3 && b != 3 && a != 0 && b != 0 && withoutNegation(query.text) == withoutNegation(stored.text) {
+			return "negation", "the negation is in the modifier (没交社保的人) in one question, in the clause (交社保的人不能) in the other"
 		}
-	}
-	if query.hasHan() && stored.hasHan() && hanShiDe(query.text) != hanShiDe(stored.text) && !strings.Contains(query.text, "了") && !strings.Contains(stored.text, "了") {
-		return "tense", "tense differs: one question asks about a past event (是…的), the other about what happens"
+		if qm, qw := hanWhoMarked(query.text); qw {
+			if sm, sw := hanWhoMarked(stored.text); sw && qm != sm {
+				return "roles", "who differs: one question asks who does it (谁写), the other to or for whom (写给谁)"
+			}
+		}
+		if hanShiDe(query.text) != hanShiDe(stored.text) && !strings.Contains(query.text, "了") && !strings.Contains(stored.text, "了") {
+			return "tense", "tense differs: one question asks about a past event (是…的), the other about what happens"
+		}
 	}
 	if leAsked(query.text, stored.text) || leAsked(stored.text, query.text) {
 		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"

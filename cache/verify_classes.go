@@ -3687,7 +3687,7 @@ func modalAdded(q, s vsig) bool {
 	if subject != askedSubject(s) || subject == "1" || subject == "" {
 		return false
 	}
-	if plain := map[bool]vsig{true: q, false: s}[mq == 0]; plain.did {
+	if mq == 0 && q.did || ms == 0 && s.did {
 		return false // "Why couldn't my payment go through?" asks what "Why didn't it" asks
 	}
 	return (mq|ms)&8 != 0 || subject != "2"
@@ -3727,7 +3727,7 @@ func askedSubject(s vsig) string {
 // driving on the left?" / "Are you driving on the left?"; not "… adjust
 // to glasses?".
 func accustomed(q, s vsig) bool {
-	for _, side := range [2][2]vsig{{q, s}, {s, q}} {
+	for _, side := range [2][2]*vsig{{&q, &s}, {&s, &q}} {
 		a, b := side[0], side[1]
 		for i := 1; i+2 < len(a.seq); i++ {
 			if a.seq[i].low != "used" || a.seq[i+1].low != "to" || !(beForms[a.seq[i-1].low] || getForms[a.seq[i-1].low] || a.seq[i-1].low == "be" || persons[a.seq[i-1].low] != "") {
@@ -3750,7 +3750,7 @@ var getForms = setOf("get gets got getting gotten")
 // "Will my landlord paint the walls?" (who paints changes), "Can my
 // employer have me work on Sunday?" / "Can my employer work on Sunday?".
 func causedDoing(q, s vsig) (string, bool) {
-	for _, side := range [2][2]vsig{{q, s}, {s, q}} {
+	for _, side := range [2][2]*vsig{{&q, &s}, {&s, &q}} {
 		a, b := side[0], side[1]
 		for i := 0; i+2 < len(a.seq); i++ {
 			w := a.seq[i].low
@@ -3891,15 +3891,13 @@ func hanShiDe(q string) bool {
 // hanWhoMarked reports whether a Chinese question's 谁 follows a role
 // marker (写给谁, 跟谁, 为谁: to, with, for whom), and whether it has 谁.
 func hanWhoMarked(q string) (marked, has bool) {
-	rs := []rune(q)
-	for i, r := range rs {
-		if r != '谁' {
-			continue
+	prev := rune(0)
+	for _, r := range q {
+		if r == '谁' {
+			has = true
+			marked = marked || strings.ContainsRune("给为替跟和同向对与找问", prev)
 		}
-		has = true
-		if i > 0 && strings.ContainsRune("给为替跟和同向对与找问", rs[i-1]) {
-			marked = true
-		}
+		prev = r
 	}
 	return marked, has
 }
@@ -3914,7 +3912,7 @@ func hanWhoMarked(q string) (marked, has bool) {
 // preposition (count on a bin, work in Starbucks) and up or out often says
 // only that it is done through (clean up my hard drive).
 func particleDropped(q, s vsig) (string, bool) {
-	for _, side := range [2][2]vsig{{q, s}, {s, q}} {
+	for _, side := range [2][2]*vsig{{&q, &s}, {&s, &q}} {
 		a, b := side[0], side[1]
 		for i := 1; i+1 < len(a.seq); i++ {
 			v, p := verbOf(a.seq[i].low), a.seq[i+1].low

@@ -1459,6 +1459,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 				return "roles", "who differs: one question asks who does it (谁写), the other to or for whom (写给谁)"
 			}
 		}
+		if hanWhichNumber(query.text, stored.text) || hanWhichNumber(stored.text, query.text) {
+			return "intent", "intent differs: one question asks which one it is (是几段), the other how many there are (有几段)"
+		}
 		if hanShiDe(query.text) != hanShiDe(stored.text) && !strings.Contains(query.text, "了") && !strings.Contains(stored.text, "了") {
 			return "tense", "tense differs: one question asks about a past event (是…的), the other about what happens"
 		}
@@ -1970,6 +1973,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		sp := spanReplaced(lq, ls)
 		if check, reason := hanFunctionEdit(lq, ls, sp); check != "" {
 			return check, reason
+		}
+		if hanPastSpan(lq, ls) {
+			return "tense", "tense differs: past a span (过了) in one question, within it in the other"
 		}
 		if hanPerfective(lq, ls) {
 			return "tense", "tense differs: 了 in one question only (done, or past a time, or no longer)"

@@ -2672,8 +2672,10 @@ func sentenceEndAt(t string, i int) bool {
 // objectMadeDoer reports a participant right after a verb in p (its
 // object, past a determiner or possessive) that stands before the same
 // verb in o, where a personal pronoun follows it instead ("How do I
-// forgive my partner?" / "How do I get my partner to forgive me?"): who
-// does it to whom changed. It returns the participant and the verb.
+// forgive my partner?" / "How do I get my partner to forgive me?"), or
+// where a personal pronoun does it in p ("How much notice do I have to
+// give the utility?" / "… does the utility have to give?"): who does it
+// to whom changed. It returns the participant and the verb.
 func objectMadeDoer(p, o vsig) (string, string, bool) {
 	for k, u := range p.seq {
 		j, ok := o.index[u.text]
@@ -2682,15 +2684,41 @@ func objectMadeDoer(p, o vsig) (string, string, bool) {
 		}
 		n := p.nextUnit(k)
 		m := o.nextUnit(j)
-		if n < 0 || m < 0 || strings.HasPrefix(p.seq[n].text, "p:") || !strings.HasPrefix(o.seq[m].text, "p:") {
+		if n < 0 || strings.HasPrefix(p.seq[n].text, "p:") {
 			continue
 		}
-		if b, ok := o.index[p.seq[n].text]; ok && b < j && !p.seq[n].rep {
+		b, ok := o.index[p.seq[n].text]
+		if !ok || b >= j || p.seq[n].rep {
+			continue
+		}
+		// A pronoun after the verb in o ("get my partner to forgive me"), or
+		// a pronoun doing it in p where the participant does it in o ("do I
+		// have to give the utility" / "does the utility have to give").
+		if m >= 0 && strings.HasPrefix(o.seq[m].text, "p:") || p.doerOf(k) >= 0 && strings.HasPrefix(p.seq[p.doerOf(k)].text, "p:") && o.doerOf(j) == b {
 			return p.seq[n].word, u.word, true
 		}
 	}
 	return "", "", false
 }
+
+// doerOf returns the place of the unit right before the verb at seq[k],
+// past auxiliaries, modals, have, need, to and not only (I have to give,
+// the utility has to give), or -1.
+func (s *vsig) doerOf(k int) int {
+	for i := k - 1; i >= 0 && s.seq[i].clause == s.seq[k].clause; i-- {
+		switch w := s.seq[i].low; {
+		case s.seq[i].unit && !verbChain[w]:
+			return i
+		case !auxiliaries[w] && modalBits(w, "") == 0 && !verbChain[w]:
+			return -1
+		}
+	}
+	return -1
+}
+
+// verbChain are the words between a subject and its verb besides the
+// auxiliaries and modals.
+var verbChain = setOf("have has had need needs to not")
 
 // nextUnit returns the place of the unit after seq[k] in its clause, past
 // determiners (possessives among them) only, or -1.
@@ -3617,22 +3645,34 @@ func hanWhyDone(q string) bool {
 // hanInserted returns the longer of two Chinese questions as runes and
 // where it has one character the other lacks, all else equal; -1 when
 // they differ otherwise.
-func hanInserted(a, b string) ([]rune, int) {
+func hanInserted(a, b string) ([]rune, int) { return hanInsertedN(a, b, 1) }
+
+// hanInsertedN returns the longer of two Chinese questions as runes and
+// where it has n characters the other lacks, all else equal; -1 when they
+// differ otherwise.
+func hanInsertedN(a, b string, n int) ([]rune, int) {
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) < len(rb) {
 		ra, rb = rb, ra
 	}
-	if len(ra) != len(rb)+1 {
+	if len(ra) != len(rb)+n {
 		return ra, -1
 	}
 	i := 0
 	for i < len(rb) && ra[i] == rb[i] {
 		i++
 	}
-	if string(ra[i+1:]) != string(rb[i:]) {
+	if string(ra[i+n:]) != string(rb[i:]) {
 		return ra, -1
 	}
 	return ra, i
+}
+
+// hanPastSpan reports 过了 after a span in one Chinese question only, all
+// else equal: past it, against within it (驾照实习期过了可以上高速吗 / 驾照实习期可以上高速吗).
+func hanPastSpan(a, b string) bool {
+	rs, i := hanInsertedN(a, b, 2)
+	return i > 0 && string(rs[i:i+2]) == "过了"
 }
 
 // hanPronounLinked returns the character one Chinese question has right
@@ -4016,3 +4056,10 @@ func couldOfOthers(q, s vsig) bool {
 
 // indefinitePersons are the pronouns of someone unnamed.
 var indefinitePersons = setOf("someone somebody anyone anybody everyone everybody one")
+
+// hanWhichNumber reports a Chinese question that asks which numbered one
+// a thing is (这款奶粉是几段的, 这是几楼), where the other asks how many there
+// are (有几段, 有几楼).
+func hanWhichNumber(a, b string) bool {
+	return strings.Contains(a, "是几") && !strings.Contains(a, "有几") && strings.Contains(b, "有几") && !strings.Contains(b, "是几")
+}

@@ -2037,14 +2037,15 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if v, ok := gerundOrInfinitive(query, stored); ok && query.latin && stored.latin {
 		return "tense", fmt.Sprintf("after %q, -ing (it was done) in one question, to (it is to be done) in the other", v)
 	}
-	// A noun phrase determined apart: any against the, this against a,
-	// the against a where one is unique or there is asks whether one is.
+	// English readings of review round 42: a noun phrase determined
+	// apart (any / the, this / a, the / a founder of, is there a / is the);
+	// could against can, a modal, be or get used to, a causative, get
+	// against be, can I not against can't I, had against have, how much do
+	// against how many.
 	if query.latin && stored.latin {
 		if n, a, b, ok := determinerClash(query, stored); ok {
 			return "scope", fmt.Sprintf("%q is determined apart: %q in the question, %q in the cached one", n, a, b)
 		}
-	}
-	if query.latin && stored.latin {
 		if couldOfOthers(query, stored) {
 			return "tense", "could (the past, or a possibility) in one question, can in the other, of someone else"
 		}

@@ -2046,6 +2046,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		if n, a, b, ok := determinerClash(query, stored); ok {
 			return "scope", fmt.Sprintf("%q is determined apart: %q in the question, %q in the cached one", n, a, b)
 		}
+		if v, ok := doerAdded(query, stored); ok {
+			return "roles", fmt.Sprintf("one question says who did %q (the thing I broke), the other only that it was done (the broken thing)", v)
+		}
 		if couldOfOthers(query, stored) {
 			return "tense", "could (the past, or a possibility) in one question, can in the other, of someone else"
 		}

@@ -3541,6 +3541,8 @@ func detClass(w string) string {
 		return "any"
 	case "both":
 		return "both"
+	case "some":
+		return "some"
 	}
 	return ""
 }
@@ -3569,7 +3571,8 @@ func determinerClash(q, s vsig) (noun, a, b string, ok bool) {
 		}
 		pair := map[string]bool{a: true, b: true}
 		of := ofAfter(q, k) && ofAfter(s, j)
-		if pair["any"] && (pair["def"] || pair["dem"]) || pair["dem"] && pair["indef"] || pair["both"] && pair["indef"] ||
+		freeChoice := len(q.seq) > 0 && modalBits(q.seq[0].low, "") == 1 // can, could, may: any is whichever one
+		if pair["any"] && (pair["def"] || pair["dem"] || pair["some"] && freeChoice) || pair["dem"] && pair["indef"] || pair["both"] && pair["indef"] ||
 			pair["def"] && pair["indef"] && (of || q.qtype == "yesno" && s.qtype == "yesno" && (existentialAt(q, k-1) || existentialAt(s, j-1))) {
 			return u.word, q.seq[k-1].low, s.seq[j-1].low, true
 		}
@@ -4062,4 +4065,24 @@ var indefinitePersons = setOf("someone somebody anyone anybody everyone everybod
 // are (有几段, 有几楼).
 func hanWhichNumber(a, b string) bool {
 	return strings.Contains(a, "是几") && !strings.Contains(a, "有几") && strings.Contains(b, "有几") && !strings.Contains(b, "是几")
+}
+
+// doerAdded returns a verb that one English question says of a noun as a
+// participle ("the broken toilet") and the other as a relative clause
+// with a person doing it ("the toilet I broke"): the second says who did
+// it.
+func doerAdded(q, s vsig) (string, bool) {
+	for _, side := range [2][2]*vsig{{&q, &s}, {&s, &q}} {
+		a, b := side[0], side[1]
+		for k := 0; k+2 < len(a.seq); k++ {
+			n, p, v := a.seq[k], a.seq[k+1], a.seq[k+2]
+			if !n.unit || !strings.HasPrefix(p.text, "p:") || verbOf(v.low) == "" {
+				continue
+			}
+			if j, ok := b.index[n.text]; ok && j > 0 && verbOf(b.seq[j-1].low) == verbOf(v.low) && !strings.HasPrefix(b.seqAt(j+1).text, "p:") {
+				return verbOf(v.low), true
+			}
+		}
+	}
+	return "", false
 }

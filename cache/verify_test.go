@@ -612,15 +612,17 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How much do teenagers sleep?", "How many teenagers sleep?", "intent"},
 		{"Do both owners need to be present?", "Does an owner need to be present?", "scope"},
 		{"Can I give blood if I had malaria?", "Can I give blood if I have malaria?", "tense"},
-		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"},                                                                             // 是…的: a past event
-		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},                                                                              // who sings it against for whom
-		{"Did my parrot get bitten?", "Did my parrot bite?", "roles"},                                                 // an animal does things, as a person does
-		{"没买票的乘客能进站吗", "买票的乘客不能进站吗", "negation"},                                                                      // in the modifier against in the clause
-		{"Could nurses wear jeans at work?", "Can nurses wear jeans at work?", "tense"},                               // could of others: the past, or a possibility
-		{"这双鞋是几码的", "这双鞋有几码", "intent"},                                                                               // which size it is against how many sizes
-		{"How much notice does my employer have to give?", "How much notice do I have to give my employer?", "roles"}, // who gives it to whom
-		{"保修期可以免费换电池吗", "保修期过了可以免费换电池吗", "tense"},                                                                     // within a span against past it
-		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"},                // a verb of its own
+		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"},                                                                              // 是…的: a past event
+		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},                                                                               // who sings it against for whom
+		{"Did my parrot get bitten?", "Did my parrot bite?", "roles"},                                                  // an animal does things, as a person does
+		{"没买票的乘客能进站吗", "买票的乘客不能进站吗", "negation"},                                                                       // in the modifier against in the clause
+		{"Could nurses wear jeans at work?", "Can nurses wear jeans at work?", "tense"},                                // could of others: the past, or a possibility
+		{"这双鞋是几码的", "这双鞋有几码", "intent"},                                                                                // which size it is against how many sizes
+		{"How much notice does my employer have to give?", "How much notice do I have to give my employer?", "roles"},  // who gives it to whom
+		{"保修期可以免费换电池吗", "保修期过了可以免费换电池吗", "tense"},                                                                      // within a span against past it
+		{"Will insurance cover the broken window?", "Will insurance cover the window I broke?", "roles"},               // who broke it
+		{"Can I bring any kind of lighter on the plane?", "Can I bring some kinds of lighters on the plane?", "scope"}, // whichever against certain ones
+		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"},                 // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}

@@ -432,6 +432,11 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 				break
 			}
 			tok := strings.ReplaceAll(q[i:j], ",", "")
+			if left, verb, ok := contraction(tok, q[j:]); ok {
+				toks = append(toks, left, verb) // I'm: I am, we've: we have, where's: where is
+				i = j
+				continue
+			}
 			if num, unit, ok := text.SplitUnit(tok, len(toks) > 0 && isDigits(toks[len(toks)-1])); ok && !han {
 				if num != "" {
 					toks = append(toks, num) // 10kg: 10 kilogram
@@ -459,6 +464,44 @@ func verifyTokens(q string) (toks []string, hasHan bool) {
 		}
 	}
 	return toks, hasHan
+}
+
+// contraction returns a personal pronoun's contraction as the two words
+// it stands for (I'm: I am, they've: they have, you'll: you will, it's: it
+// is; 's before been or got: has), so that the tense checks read its
+// verb; rest is the question after the word. 'd (had or would), a noun's
+// 's (a possessive) and a question word's (what's) stay as written.
+func contraction(w, rest string) (string, string, bool) {
+	k := strings.IndexByte(w, '\'')
+	if k <= 0 {
+		return "", "", false
+	}
+	left, suffix := w[:k], strings.ToLower(w[k+1:])
+	low := strings.ToLower(left)
+	if persons[low] == "" && low != "it" {
+		return "", "", false // what's, where's: a question word's is stays one word with it
+	}
+	switch suffix {
+	case "m":
+		if low == "i" {
+			return left, "am", true
+		}
+	case "re":
+		return left, "are", true
+	case "ve":
+		return left, "have", true
+	case "ll":
+		return left, "will", true
+	case "s":
+		if low == "i" || low == "you" || low == "we" || low == "they" {
+			return "", "", false
+		}
+		if next, _, _ := strings.Cut(strings.TrimLeft(rest, " "), " "); next == "been" || next == "got" {
+			return left, "has", true
+		}
+		return left, "is", true
+	}
+	return "", "", false
 }
 
 // conditionLast puts an opening condition after the clause it conditions,
@@ -2045,6 +2088,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.latin && stored.latin {
 		if n, a, b, ok := determinerClash(query, stored); ok {
 			return "scope", fmt.Sprintf("%q is determined apart: %q in the question, %q in the cached one", n, a, b)
+		}
+		if butNegationMoved(query, stored) {
+			return "negation", "the questions negate different parts of what they say (… but not …)"
 		}
 		if v, ok := doerAdded(query, stored); ok {
 			return "roles", fmt.Sprintf("one question says who did %q (the thing I broke), the other only that it was done (the broken thing)", v)

@@ -9,6 +9,7 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -3736,13 +3737,21 @@ func modalAdded(q, s vsig) bool {
 	return (mq|ms)&8 != 0 || subject != "2"
 }
 
-// askedSubject returns the subject right after a question's first
-// auxiliary, modal or be (in its first five words): "1" for I or we, "2"
+// askedSubject returns the subject right after the first auxiliary,
+// modal or be of a question's last clause (in its first five words): "1" for I or we, "2"
 // for you, else its first content word ("Does my passport have to be
 // valid?": passport); "" when none is found.
 func askedSubject(s vsig) string {
-	for i, u := range s.seq {
-		if i > 4 {
+	start := 0 // the last sentence's: "I'm moving. How can I forward my mail?"
+	for i := len(s.seq) - 2; i > 0; i-- {
+		if s.seq[i].text[0] == '|' {
+			start = i + 1
+			break
+		}
+	}
+	for i := start; i < len(s.seq); i++ {
+		u := s.seq[i]
+		if i > start+4 {
 			break
 		}
 		if !auxiliaries[u.low] && !beForms[u.low] && modalBits(u.low, "") == 0 {
@@ -3750,10 +3759,12 @@ func askedSubject(s vsig) string {
 		}
 		for _, v := range s.seq[i+1:] {
 			switch {
-			case v.text == "p:1s" || v.text == "p:1p":
-				return "1"
-			case v.text == "p:2":
+			case strings.HasPrefix(v.text, "p:1"):
+				return "1" // p:1s, p:1p, p:1s#2 (a repeat)
+			case strings.HasPrefix(v.text, "p:2"):
 				return "2"
+			case lightAdverbs[v.low] || presentAdverbs[v.low]:
+				// "How many pallets are currently staged?": the subject is before it
 			case v.unit:
 				return v.word
 			}
@@ -4085,4 +4096,60 @@ func doerAdded(q, s vsig) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// negatedWords returns the content words of the parts of an English
+// question that hold a negation, the parts split at clause breaks, but
+// and and: "I was charged the student rate but I'm not a student" has
+// student negated, "I'm a student but I wasn't charged the student rate"
+// charged, student and rate.
+func negatedWords(s vsig) map[string]bool {
+	out := map[string]bool{}
+	start := 0
+	flush := func(end int) {
+		neg := false
+		for i := start; i < end; i++ {
+			neg = neg || s.negationAt(i)
+		}
+		if neg {
+			for i := start; i < end; i++ {
+				if u := s.seq[i]; u.unit && !strings.HasPrefix(u.text, "p:") && u.low != "but" && u.low != "and" {
+					out[u.word] = true
+				}
+			}
+		}
+		start = end + 1
+	}
+	for i, u := range s.seq {
+		if u.text[0] == '|' || u.low == "but" || u.low == "and" {
+			flush(i)
+		}
+	}
+	flush(len(s.seq))
+	return out
+}
+
+// butNegationMoved reports two English questions joined by but that
+// negate different parts of what they say: a word negated in one and said
+// in the other outside its negated part ("I was charged the student rate but I'm
+// not a student" / "I'm a student but I wasn't charged the student rate").
+func butNegationMoved(q, s vsig) bool {
+	if !q.hasLow("but") && !s.hasLow("but") {
+		return false
+	}
+	a, b := negatedWords(q), negatedWords(s)
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	for w := range maps.Keys(a) {
+		if !b[w] && s.hasWord(w) {
+			return true
+		}
+	}
+	for w := range maps.Keys(b) {
+		if !a[w] && q.hasWord(w) {
+			return true
+		}
+	}
+	return false
 }

@@ -612,17 +612,20 @@ func TestVerifyGrammar(t *testing.T) {
 		{"How much do teenagers sleep?", "How many teenagers sleep?", "intent"},
 		{"Do both owners need to be present?", "Does an owner need to be present?", "scope"},
 		{"Can I give blood if I had malaria?", "Can I give blood if I have malaria?", "tense"},
-		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"},                                                                              // 是…的: a past event
-		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},                                                                               // who sings it against for whom
-		{"Did my parrot get bitten?", "Did my parrot bite?", "roles"},                                                  // an animal does things, as a person does
-		{"没买票的乘客能进站吗", "买票的乘客不能进站吗", "negation"},                                                                       // in the modifier against in the clause
-		{"Could nurses wear jeans at work?", "Can nurses wear jeans at work?", "tense"},                                // could of others: the past, or a possibility
-		{"这双鞋是几码的", "这双鞋有几码", "intent"},                                                                                // which size it is against how many sizes
-		{"How much notice does my employer have to give?", "How much notice do I have to give my employer?", "roles"},  // who gives it to whom
-		{"保修期可以免费换电池吗", "保修期过了可以免费换电池吗", "tense"},                                                                      // within a span against past it
-		{"Will insurance cover the broken window?", "Will insurance cover the window I broke?", "roles"},               // who broke it
-		{"Can I bring any kind of lighter on the plane?", "Can I bring some kinds of lighters on the plane?", "scope"}, // whichever against certain ones
-		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"},                 // a verb of its own
+		{"这台电脑是在哪买的", "这台电脑在哪买", "tense"},                                                                                       // 是…的: a past event
+		{"这首歌是谁唱的", "这首歌是唱给谁的", "roles"},                                                                                        // who sings it against for whom
+		{"Did my parrot get bitten?", "Did my parrot bite?", "roles"},                                                           // an animal does things, as a person does
+		{"没买票的乘客能进站吗", "买票的乘客不能进站吗", "negation"},                                                                                // in the modifier against in the clause
+		{"Could nurses wear jeans at work?", "Can nurses wear jeans at work?", "tense"},                                         // could of others: the past, or a possibility
+		{"这双鞋是几码的", "这双鞋有几码", "intent"},                                                                                         // which size it is against how many sizes
+		{"How much notice does my employer have to give?", "How much notice do I have to give my employer?", "roles"},           // who gives it to whom
+		{"保修期可以免费换电池吗", "保修期过了可以免费换电池吗", "tense"},                                                                               // within a span against past it
+		{"Will insurance cover the broken window?", "Will insurance cover the window I broke?", "roles"},                        // who broke it
+		{"Can I bring any kind of lighter on the plane?", "Can I bring some kinds of lighters on the plane?", "scope"},          // whichever against certain ones
+		{"I'm taking antibiotics, can I drink alcohol?", "I took antibiotics, can I drink alcohol?", "tense"},                   // I'm is I am
+		{"I was billed the senior rate but I'm not a senior.", "I'm a senior but I wasn't billed the senior rate.", "negation"}, // another part negated
+		{"How many trucks are currently parked at gate 3?", "How many trucks can be parked at gate 3?", "mood"},                 // currently is no subject
+		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"},                          // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
@@ -671,6 +674,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Why couldn't my payment go through?", "Why didn't my payment go through?"},
 		{"你们店是几点关门的", "你们店几点关门"}, // a schedule: 是…的 after no verb
 		{"Could someone check my order?", "Can someone check my order?"},
+		{"I'm moving to Ohio, do I need a new license?", "I am moving to Ohio, do I need a new license?"},
 		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause

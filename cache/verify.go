@@ -401,7 +401,7 @@ func stemWord(w string) string {
 // characters, and clause breaks ("|").
 func verifyTokens(q string) (toks []string, hasHan bool) {
 	if !isASCII(q) {
-		q = strings.ReplaceAll(norm.NFKC.String(q), "’", "'") // manager’s = manager's
+		q = strings.ReplaceAll(norm.NFKC.String(text.Superscripts(q)), "’", "'") // manager’s = manager's; 10⁵ = 10^5
 	}
 	q = text.SpellDataUnits(q) // 10MB: 10MByte, 10Mb: 10Mbit
 	word := func(r rune) bool { return unicode.IsLetter(r) && !text.IsHan(r) || unicode.IsDigit(r) }
@@ -2016,6 +2016,18 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		sp := spanReplaced(lq, ls)
 		if check, reason := hanFunctionEdit(lq, ls, sp); check != "" {
 			return check, reason
+		}
+		if hanAmountOrAsk(lq, ls) || hanAmountOrAsk(ls, lq) {
+			return "intent", "intent differs: several (好几) in one question, how many (几) in the other"
+		}
+		if hanCountOrDay(lq, ls) || hanCountOrDay(ls, lq) {
+			return "intent", "intent differs: how many weeks or months (几个星期) in one question, which day or month (星期几) in the other"
+		}
+		if hanNoNeed(lq, ls) || hanNoNeed(ls, lq) {
+			return "mood", "no need to (不需要) in one question, must not (不要) in the other"
+		}
+		if c, ok := hanOneAdded(lq, ls); ok && !strings.Contains(query.text, "会") && !strings.Contains(stored.text, "会") {
+			return "inserted", fmt.Sprintf("%q is in one question only, all else equal: it changes what is asked (only, did it happen, a condition, may it)", c)
 		}
 		if hanPastSpan(lq, ls) {
 			return "tense", "tense differs: past a span (过了) in one question, within it in the other"

@@ -657,8 +657,10 @@ const nounPrefixes = "副前原代准总伪次"
 // the word beside them says (insertedWord): 被 (with no agent after it, of
 // a person),
 // the undoing 解 and 退, the results 错 and 漏, the manners 偷, 多, 少, 白 and
-// 乱, and kinship 干.
-const verbModifiers = "被解退错漏偷多少白乱干"
+// 乱, the verb prefixes 免 (exempt), 补 (make up), 缓 (defer), 转 (on, as in
+// 转租 sublet) and 续 (renew), and the kinship prefixes 干, 外, 表, 堂, 继 and 养
+// (外孙女 / 孙女, 表兄弟 / 兄弟).
+const verbModifiers = "被解退错漏偷多少白乱干免补缓转续外表堂继养"
 
 // stanceVerbs are main verbs of a requirement (1), a state (2), a wish
 // (3) and ownership (4).
@@ -4152,4 +4154,71 @@ func butNegationMoved(q, s vsig) bool {
 		}
 	}
 	return false
+}
+
+// hanAmountOrAsk reports 好几 (several: an amount) in one Chinese question
+// where the other asks 几 (how many): 一个人能办好几张信用卡吗 / 一个人能办几张信用卡.
+func hanAmountOrAsk(a, b string) bool {
+	return strings.Contains(a, "好几") && !strings.Contains(b, "好几") && strings.Contains(b, "几")
+}
+
+// hanCountOrDay reports a count of weeks or months (几个星期, 几个月) in one
+// Chinese question where the other asks which day or month (星期几, 几月).
+func hanCountOrDay(a, b string) bool {
+	for _, p := range [][2]string{{"几个星期", "星期几"}, {"几个礼拜", "礼拜几"}, {"几个月", "几月"}, {"几周", "周几"}} {
+		if strings.Contains(a, p[0]) && !strings.Contains(b, p[0]) && strings.Contains(b, p[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hanNoNeed reports no need to (不需要, 不用, 不必) in one Chinese question where
+// the other says must not (不要, 不能): 手术前不需要空腹吗 / 手术前不要空腹吗.
+func hanNoNeed(a, b string) bool {
+	noNeed := func(q string) bool {
+		return strings.Contains(q, "不需要") || strings.Contains(q, "不用") || strings.Contains(q, "不必")
+	}
+	mustNot := func(q string) bool {
+		return strings.Contains(strings.ReplaceAll(q, "不需要", ""), "不要") || strings.Contains(q, "不能") || strings.Contains(q, "不准")
+	}
+	return noNeed(a) && !mustNot(a) && mustNot(b) && !noNeed(b)
+}
+
+// hanOneAdded returns the character one Chinese question has that the
+// other lacks, all else equal, when it changes what is asked: 就 (only:
+// 办护照就需要身份证吗), 有 before a verb (did it happen: 今天有下雨吗) or opening
+// a clause before a noun (a condition of having it: 有孩子能申请公租房吗), or a
+// modal (能, 要, 得, 该) in a yes/no question said of someone other than the
+// asker (航空公司能超售机票吗: may it, against does it); the caller leaves
+// out the pairs with 会 (will), which the light edits take out.
+func hanOneAdded(a, b string) (string, bool) {
+	rs, i := hanInserted(a, b)
+	if i < 0 {
+		return "", false
+	}
+	next := rune(0)
+	if i+1 < len(rs) {
+		next = rs[i+1]
+	}
+	prev := rune(0)
+	if i > 0 {
+		prev = rs[i-1]
+	}
+	switch rs[i] {
+	case '就':
+		return "就", next != 0 && next != '快' && next != '要' && (text.HanVerbal(string(next)) || strings.ContainsRune("能得该需可是", next)) // not 就快, 就要 (about to)
+	case '有':
+		if prev == '没' || text.HanWord(string([]rune{'有', next})) {
+			return "", false // 没有; 有效, 有用: a word
+		}
+		return "有", text.HanVerbal(string(next)) || i == 0 || strings.ContainsRune("，,。？?", prev)
+	case '能', '要', '得', '该':
+		// Of someone else, in a yes/no question (一天要吃几次 asks what 一天吃几次 asks).
+		q := string(rs)
+		asker := strings.ContainsAny(string(rs[:i]), "我你您")
+		yesNo := strings.HasSuffix(strings.TrimRight(q, "？?"), "吗") && !strings.ContainsAny(q, "几多哪谁什怎啥")
+		return string(rs[i]), !asker && yesNo && i > 0 && text.HanVerbal(string(next))
+	}
+	return "", false
 }

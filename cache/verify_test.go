@@ -625,6 +625,13 @@ func TestVerifyGrammar(t *testing.T) {
 		{"I'm taking antibiotics, can I drink alcohol?", "I took antibiotics, can I drink alcohol?", "tense"},                   // I'm is I am
 		{"I was billed the senior rate but I'm not a senior.", "I'm a senior but I wasn't billed the senior rate.", "negation"}, // another part negated
 		{"How many trucks are currently parked at gate 3?", "How many trucks can be parked at gate 3?", "mood"},                 // currently is no subject
+		{"外孙女能落户北京吗", "孙女能落户北京吗", "inserted"},                                                                                   // a kinship prefix
+		{"一张身份证能注册好几个账号吗", "一张身份证能注册几个账号", "intent"},                                                                            // several against how many
+		{"签证要等几个星期", "签证要等到星期几", "intent"},                                                                                      // how many weeks against which day
+		{"拔牙后不需要禁食吗", "拔牙后不要禁食吗", "mood"},                                                                                       // no need to against must not
+		{"办社保卡就需要身份证吗", "办社保卡需要身份证吗", "inserted"},                                                                               // 就: only
+		{"快递公司能拒收包裹吗", "快递公司拒收包裹吗", "inserted"},                                                                                 // may it, of someone else
+		{"昨天有停电吗", "昨天停电吗", "inserted"},                                                                                         // 有 before a verb: did it happen
 		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"},                          // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)

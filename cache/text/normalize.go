@@ -42,7 +42,7 @@ func Normalize(q string) string {
 	if !ascii {
 		// NFKC leaves ASCII as it is, and ASCII has no 。 and no CJK: the
 		// common English question skips both passes.
-		s = norm.NFKC.String(q)
+		s = norm.NFKC.String(Superscripts(q))
 		s = strings.ReplaceAll(s, "\u3002", ".")
 	}
 	s = strings.ToLower(SpellDataUnits(s))
@@ -60,6 +60,31 @@ func Normalize(q string) string {
 		s = b.String()
 	}
 	return strings.TrimRight(s, trailingPunct)
+}
+
+// Superscripts writes a run of superscript digits as ^ and the digits
+// before NFKC would fold them into plain ones: 10⁵ is 10^5, not 105, and
+// 3²+4² is 3^2+4^2, not 32+42.
+func Superscripts(s string) string {
+	if !strings.ContainsAny(s, "⁰¹²³⁴⁵⁶⁷⁸⁹") {
+		return s
+	}
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		d := strings.IndexRune("⁰¹²³⁴⁵⁶⁷⁸⁹", r)
+		if d < 0 {
+			in = false
+			b.WriteRune(r)
+			continue
+		}
+		if !in {
+			b.WriteByte('^')
+			in = true
+		}
+		b.WriteByte(byte('0' + utf8.RuneCountInString("⁰¹²³⁴⁵⁶⁷⁸⁹"[:d])))
+	}
+	return b.String()
 }
 
 // SpellDataUnits spells out a data unit after a number, for the case to

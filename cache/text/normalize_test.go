@@ -17,7 +17,7 @@ func TestNormalize(t *testing.T) {
 		{"熔断器半开状态是什么意思。。", "熔断器半开状态是什么意思"},
 		{"3\u3000号仓今天有多少待上架的托盘", "3号仓今天有多少待上架的托盘"},
 		{"zone\u00a0D？", "zone d"},
-		{"③号仓 5㎏ ﬁle x²", "3号仓5kg file x2"},
+		{"③号仓 5㎏ ﬁle x²", "3号仓5kg file x^2"}, // a superscript is a power: x² is x^2, not x2
 		{"u\u0308ber", "über"},
 		{"三号仓", "三号仓"},
 		{"wait...!?~ 、", "wait"},
@@ -83,6 +83,7 @@ func TestFacets(t *testing.T) {
 		{"下载速度10MB/s", "下载速度10Mb/s"},
 		{"is 5GB enough", "is 5Gb enough"},
 		{"is the post office close", "is the post office closed"}, // near against shut
+		{"10⁵是多少", "105是多少"},                                      // a superscript is a power
 		{"白天5度，晚上零下5度", "白天零下5度，晚上5度"},
 		{"被狗咬了没出血", "被狗咬出血了"}, // 了没 asks only at the end: here it says not
 		{"SKU-10234", "SKU-10243"},

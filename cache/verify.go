@@ -1661,7 +1661,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		return "negation", "the negation stands on another side of a relative clause's words"
 	}
 	if query.perfectQ != stored.perfectQ && query.qtype != "yesno" && stored.qtype != "yesno" && query.qtype != "" && stored.qtype != "" &&
-		!query.past && !stored.past && !query.pastVerb() && !stored.pastVerb() && !query.future && !stored.future {
+		!(query.past && !query.perfectQ) && !(stored.past && !stored.perfectQ) && (query.perfectQ || !query.pastVerb()) && (stored.perfectQ || !stored.pastVerb()) && !query.future && !stored.future {
 		return "tense", "tense differs: one question asks what has been done so far (have …ed), the other what is done"
 	}
 	// What has been done so far against what will be: "Which countries
@@ -2103,6 +2103,15 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		}
 		if butNegationMoved(query, stored) {
 			return "negation", "the questions negate different parts of what they say (… but not …)"
+		}
+		if a, b := causeKind(query), causeKind(stored); a != "" && b != "" && a != b {
+			return "roles", "one question lets someone do it, the other makes or gets them to"
+		}
+		if n, ok := beOrOther(query, stored); ok {
+			return "roles", fmt.Sprintf("one question asks about being %q, the other about getting, seeing or having one", n)
+		}
+		if doAsked(query, stored) {
+			return "intent", "intent differs: one question asks what was done (do), the other what was found, seen or shown"
 		}
 		if v, ok := doerAdded(query, stored); ok {
 			return "roles", fmt.Sprintf("one question says who did %q (the thing I broke), the other only that it was done (the broken thing)", v)

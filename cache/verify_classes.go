@@ -3828,9 +3828,9 @@ func causedDoing(q, s vsig) (string, bool) {
 	return "", false
 }
 
-// causatives are the verbs that give someone else a thing to do;
-// permissives say it with to (allow me to hang shelves).
-var causatives, permissives = setOf("let lets make makes made have has had"), setOf("allow allows allowed permit permits permitted force forces forced get gets got")
+// causatives are the verbs that give someone else a thing to do, or help
+// them do it; permissives say it with to (allow me to hang shelves).
+var causatives, permissives = setOf("let lets make makes made have has had help helps helped"), setOf("allow allows allowed permit permits permitted force forces forced get gets got")
 
 // becomingBeing returns an adjective after get in one English question and
 // after be in the other: becoming against being ("Can I get pregnant while
@@ -4221,4 +4221,67 @@ func hanOneAdded(a, b string) (string, bool) {
 		return string(rs[i]), !asker && yesNo && i > 0 && text.HanVerbal(string(next))
 	}
 	return "", false
+}
+
+// causeKind returns the class of the first causative of an English
+// question followed by someone and a verb: "permit" for let, allow and
+// permit, "cause" for make, have, get and force; "".
+func causeKind(s vsig) string {
+	for i := 0; i+2 < len(s.seq); i++ {
+		w := s.seq[i].low
+		if !causatives[w] && !permissives[w] {
+			continue
+		}
+		if n := s.nextUnit(i); n < 0 || !strings.HasPrefix(s.seq[n].text, "p:") && !text.IsAnimate(s.seq[n].low) {
+			continue
+		}
+		switch w {
+		case "let", "lets", "allow", "allows", "allowed", "permit", "permits", "permitted":
+			return "permit"
+		case "make", "makes", "made", "have", "has", "had", "get", "gets", "got", "force", "forces", "forced":
+			return "cause"
+		}
+	}
+	return ""
+}
+
+// beOrOther returns a noun that one English question has after be and a
+// determiner (being one: "Can I be a lawyer?") and the other after another
+// verb and a determiner (dealing with one: "Can I get a lawyer?").
+func beOrOther(q, s vsig) (string, bool) {
+	for _, side := range [2][2]*vsig{{&q, &s}, {&s, &q}} {
+		a, b := side[0], side[1]
+		for k := 2; k < len(a.seq); k++ {
+			if !a.seq[k].unit || !determiner(a.seq[k-1].low) || a.seq[k-2].low != "be" {
+				continue
+			}
+			j, ok := b.index[a.seq[k].text]
+			if !ok || j < 2 || !determiner(b.seq[j-1].low) {
+				continue
+			}
+			if v := b.seq[j-2]; v.low != "be" && !beForms[v.low] && verbOf(v.low) != "" && !copulas[verbOf(v.low)] {
+				return a.seq[k].word, true
+			}
+		}
+	}
+	return "", false
+}
+
+// copulas are the verbs that say what be says of a role: become, remain.
+var copulas = setOf("become remain stay")
+
+// doAsked reports a wh-question whose last word is the main verb do ("What
+// did the mechanic do?"), where the other ends in another verb ("What did
+// the mechanic find?").
+func doAsked(q, s vsig) bool {
+	last := func(v vsig) string {
+		for i := len(v.seq) - 1; i >= 0; i-- {
+			if v.seq[i].text[0] != '|' {
+				return v.seq[i].low
+			}
+		}
+		return ""
+	}
+	a, b := last(q), last(s)
+	return q.open && s.open && (a == "do") != (b == "do") && verbOf(a) != "" && verbOf(b) != ""
 }

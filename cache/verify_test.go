@@ -632,7 +632,12 @@ func TestVerifyGrammar(t *testing.T) {
 		{"办社保卡就需要身份证吗", "办社保卡需要身份证吗", "inserted"},                                                                               // 就: only
 		{"快递公司能拒收包裹吗", "快递公司拒收包裹吗", "inserted"},                                                                                 // may it, of someone else
 		{"昨天有停电吗", "昨天停电吗", "inserted"},                                                                                         // 有 before a verb: did it happen
-		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"},                          // a verb of its own
+		{"Which airlines have you flown with?", "Which airlines do you fly with?", "tense"},                                     // so far against now
+		{"Should I let my son quit football?", "Should I get my son to quit football?", "roles"},                                // allow against cause
+		{"Can I be a notary for my own documents?", "Can I get a notary for my own documents?", "roles"},                        // be one against get one
+		{"What did the dentist find?", "What did the dentist do?", "intent"},
+		{"Can my sister help me pay the rent?", "Can my sister pay the rent?", "roles"},                // who pays
+		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"}, // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
 	}
@@ -682,6 +687,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"你们店是几点关门的", "你们店几点关门"}, // a schedule: 是…的 after no verb
 		{"Could someone check my order?", "Can someone check my order?"},
 		{"I'm moving to Ohio, do I need a new license?", "I am moving to Ohio, do I need a new license?"},
+		{"Can I be a nurse without a degree?", "Can I become a nurse without a degree?"},
 		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause

@@ -2029,6 +2029,9 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		if c, ok := hanOneAdded(lq, ls); ok && !strings.Contains(query.text, "会") && !strings.Contains(stored.text, "会") {
 			return "inserted", fmt.Sprintf("%q is in one question only, all else equal: it changes what is asked (only, did it happen, a condition, may it)", c)
 		}
+		if m, ok := hanModifierAdded(lq, ls); ok {
+			return "inserted", fmt.Sprintf("%q is in one question only, all else equal: a kind of the thing", m)
+		}
 		if hanPastSpan(lq, ls) {
 			return "tense", "tense differs: past a span (过了) in one question, within it in the other"
 		}

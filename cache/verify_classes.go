@@ -2512,15 +2512,16 @@ func quoted(q string) []string {
 			rest = rest[j+utf8.RuneLen(closing):]
 		}
 	}
-	// A word in single quotes ('who' vs 'whom'), not an apostrophe (don't,
-	// the customers' orders): the quote opens a word and closes it.
+	// A word or a short phrase in single quotes ('who' vs 'whom', 'I have
+	// eaten'), not an apostrophe (don't, the customers' orders): the quote
+	// opens a word and closes one.
 	for i := 0; i < len(q); i++ {
 		if q[i] != '\'' || i > 0 && q[i-1] != ' ' && q[i-1] != '(' {
 			continue
 		}
 		j := strings.IndexByte(q[i+1:], '\'')
-		if j <= 0 || j > 12 || strings.ContainsRune(q[i+1:i+1+j], ' ') {
-			continue
+		if j <= 0 || j > 40 || strings.Count(q[i+1:i+1+j], " ") > 5 {
+			continue // a word or a short phrase ('I have eaten'), not a passage
 		}
 		end := i + 1 + j
 		if end+1 < len(q) && !strings.ContainsRune(" ?.,!;:)", rune(q[end+1])) {
@@ -4284,4 +4285,20 @@ func doAsked(q, s vsig) bool {
 	}
 	a, b := last(q), last(s)
 	return q.open && s.open && (a == "do") != (b == "do") && verbOf(a) != "" && verbOf(b) != ""
+}
+
+// hanModifierAdded returns a modifier of two characters and 的 that one
+// Chinese question puts before a noun and the other lacks, all else
+// equal: a kind of the thing (异地的公积金 / 公积金: another city's), not a
+// possessor or a pointer (我们的, 这个的), nor a word of the function table.
+func hanModifierAdded(a, b string) (string, bool) {
+	rs, i := hanInsertedN(a, b, 3)
+	if i < 0 || rs[i+2] != '的' || i+3 >= len(rs) || !text.IsHan(rs[i+3]) {
+		return "", false
+	}
+	w := string(rs[i : i+2])
+	if !text.IsHan(rs[i]) || !text.IsHan(rs[i+1]) || strings.ContainsAny(w, "我你您他她它们这那哪自每各某") || text.HanFunction(w) {
+		return "", false
+	}
+	return w + "的", true
 }

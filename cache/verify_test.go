@@ -637,6 +637,8 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can I be a notary for my own documents?", "Can I get a notary for my own documents?", "roles"},                        // be one against get one
 		{"What did the dentist find?", "What did the dentist do?", "intent"},
 		{"Can my sister help me pay the rent?", "Can my sister pay the rent?", "roles"},                // who pays
+		{"Translate 'we have left' into French.", "Translate 'we had left' into French.", "names"},     // a phrase in single quotes
+		{"进口的奶粉能用医保买吗", "奶粉能用医保买吗", "inserted"},                                                        // a kind of the thing
 		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"}, // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)

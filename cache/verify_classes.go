@@ -2519,13 +2519,17 @@ func quoted(q string) []string {
 		if q[i] != '\'' || i > 0 && q[i-1] != ' ' && q[i-1] != '(' {
 			continue
 		}
-		j := strings.IndexByte(q[i+1:], '\'')
-		if j <= 0 || j > 40 || strings.Count(q[i+1:i+1+j], " ") > 5 {
-			continue // a word or a short phrase ('I have eaten'), not a passage
+		// The closing quote is the first one not inside a word: 'I'm hungry'
+		// closes after hungry.
+		end := -1
+		for k := i + 1; k < len(q) && k <= i+41; k++ {
+			if q[k] == '\'' && (k+1 == len(q) || strings.ContainsRune(" ?.,!;:)", rune(q[k+1]))) {
+				end = k
+				break
+			}
 		}
-		end := i + 1 + j
-		if end+1 < len(q) && !strings.ContainsRune(" ?.,!;:)", rune(q[end+1])) {
-			continue
+		if end <= i+1 || strings.Count(q[i+1:end], " ") > 5 {
+			continue // a word or a short phrase ('I have eaten'), not a passage
 		}
 		out = append(out, strings.ToLower(q[i+1:end]))
 		i = end

@@ -3985,11 +3985,11 @@ func particleDropped(q, s vsig) (string, bool) {
 				continue
 			}
 			if next := a.seqAt(i + 2); determiner(next.low) || strings.HasPrefix(next.text, "p:") || next.named ||
-				next.unit && roleMarkers[next.low] == "" && !frontedOpeners[next.low] && !isTimeWord(next.low) {
+				next.unit && roleMarkers[next.low] == "" && !frontedOpeners[next.low] && !isTimeWord(next.low) && !whenAdverbs[next.low] {
 				continue // an object after it: a preposition (work in Starbucks), or a particle of completion (clean up my drive)
 			}
 			for j, u := range b.seq {
-				if verbOf(u.low) == v && (j+1 == len(b.seq) || !phrasalParticles[b.seq[j+1].low]) {
+				if verbOf(u.low) == v && (j+1 == len(b.seq) || !phrasalParticles[b.seq[j+1].low] || b.seq[j+1].low == a.seqAt(i+2).low) { // sleep in on Sunday / sleep on Sunday
 					return v + " " + p, true
 				}
 			}
@@ -4005,6 +4005,10 @@ func (s *vsig) seqAt(i int) vunit {
 	}
 	return vunit{}
 }
+
+// whenAdverbs are adverbs of time, place and manner that follow a verb
+// and its particle (move in early, sign up online): no object.
+var whenAdverbs = setOf("early late later soon online again first together alone home")
 
 // phrasalParticles are the particles of WordNet's phrasal verbs.
 var phrasalParticles = setOf("out in on up off down away back over")

@@ -639,6 +639,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Can my sister help me pay the rent?", "Can my sister pay the rent?", "roles"},                // who pays
 		{"Translate 'we have left' into French.", "Translate 'we had left' into French.", "names"},     // a phrase in single quotes
 		{"进口的奶粉能用医保买吗", "奶粉能用医保买吗", "inserted"},                                                        // a kind of the thing
+		{"Can I move in early?", "Can I move early?", "particle"},                                      // a phrasal verb before an adverb
 		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"}, // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)

@@ -2032,6 +2032,12 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		if m, ok := hanModifierAdded(lq, ls); ok {
 			return "inserted", fmt.Sprintf("%q is in one question only, all else equal: a kind of the thing", m)
 		}
+		if x, y, ok := hanNegationTarget(lq, ls); ok {
+			return "negation", fmt.Sprintf("the negation goes with %q in one question, with %q in the other", x, y)
+		}
+		if hanForSomeone(lq, ls) {
+			return "roles", "one question asks whether it can be done for someone (帮我, 替我), the other whether it may be done (给我退款 asks what 退款 asks)"
+		}
 		if hanPastSpan(lq, ls) {
 			return "tense", "tense differs: past a span (过了) in one question, within it in the other"
 		}

@@ -1590,15 +1590,22 @@ func (s *vsig) scopeWords() {
 			if w == "前" && next != "一" {
 				break // 前一期 is the previous one; 前面, 之前 are no deixis
 			}
-			if next == "一" {
+			one := next == "一"
+			if one {
 				next = low(i + 2) // 上一期, 这一次
 			}
-			if oneOf("次期笔批轮回趟家单"+hanClassifiers, next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") {
+			if oneOf("次期笔批轮回趟家单"+hanClassifiers, next) && !(w == "下" && low(i+1) == "单") && !(w == "本" && next == "个") ||
+				oneOf(hanTermClassifiers, next) && (one || w != "上" && w != "下") { // 上一班, 这一届; not 上班, 上任 (verbs)
 				s.deixis |= deixisClass[w]
 			}
 		}
 	}
 }
+
+// hanTermClassifiers are the measure words of a run, a term or a stop
+// (班, 任, 届, 站, 胎, 季, 集, 代, 版): after 上 or 下 they point only with 一
+// between (上一班 the last train; 上班 is to go to work).
+const hanTermClassifiers = "班任届站胎季集代版"
 
 // superlative reports most, least, best, worst or an -est adjective.
 func superlative(w string) bool {
@@ -2861,8 +2868,9 @@ func lightEdit(v vsig, i int, aux bool) string {
 	u := v.seq[i]
 	switch {
 	case lightAdverbs[u.low] || u.low == "so" && (i+1 == len(v.seq) || !soPhrases[v.seq[i+1].low]),
-		u.low == "at" && i+1 < len(v.seq) && v.seq[i+1].low == "all", u.low == "all" && i > 0 && v.seq[i-1].low == "at":
-		return "-" // at all: emphasis too
+		u.low == "at" && i+1 < len(v.seq) && v.seq[i+1].low == "all", u.low == "all" && i > 0 && v.seq[i-1].low == "at",
+		u.low == "right" && i+1 < len(v.seq) && v.seq[i+1].low == "now":
+		return "-" // at all, right now: emphasis too
 	case !aux:
 	case (u.low == "have" || u.low == "has" || u.low == "needs" || u.low == "required") && i+1 < len(v.seq) && v.seq[i+1].low == "to":
 		return "need"
@@ -2923,7 +2931,7 @@ var fixedOffices = setOf("first second third fourth fifth sixth seventh eighth n
 // much, so that); lightAuxiliaries are the auxiliaries and modals
 // lightUndone writes as one.
 var (
-	lightAdverbs     = setOf("still just really actually currently ever")
+	lightAdverbs     = setOf("still just really actually currently ever now already")
 	soPhrases        = setOf("far much many long that as few little")
 	lightAuxiliaries = setOf("is are am was were do does did can could will would should shall may might must")
 )
@@ -3057,7 +3065,7 @@ func withoutHanLightEdits(q string) (string, bool) {
 //   - 过了 a span against within it (过了保质期 / 在保质期内);
 //   - 麻烦吗 (is it a hassle) against a question of whether one may.
 func hanFunctionEdit(a, b string, sp textSpan) (check, reason string) {
-	const adverbs, again, openers = "还也就又再才都只仅", "又再", "帮替给跟问向找"
+	const adverbs, again, openers = "还也就又再才都只仅", "又再", "帮替给跟问向找和与同把"
 	ra, rb := []rune(a), []rune(b)
 	inWord := func(rs []rune, k int) bool { return inHanWordAt(rs, k, true, true) }
 	clauseStart := func(rs []rune, k int) bool {
@@ -4309,4 +4317,42 @@ func hanModifierAdded(a, b string) (string, bool) {
 		return "", false
 	}
 	return w + "的", true
+}
+
+// hanNegationTarget returns the characters two Chinese questions negate
+// when they are alike but for where the negation stands: 非会员能进吗 negates
+// 会, 会员不能进吗 negates 能 (a non-member may, against a member may not).
+func hanNegationTarget(a, b string) (string, string, bool) {
+	strip := func(q string) (string, rune) {
+		rs := []rune(q)
+		out := make([]rune, 0, len(rs))
+		var target rune
+		for i, r := range rs {
+			if strings.ContainsRune("不没非未无", r) && i+1 < len(rs) && text.IsHan(rs[i+1]) && !(i > 0 && rs[i-1] == rs[i+1]) {
+				if target == 0 {
+					target = rs[i+1]
+				}
+				continue
+			}
+			out = append(out, r)
+		}
+		return string(out), target
+	}
+	sa, ta := strip(a)
+	sb, tb := strip(b)
+	if ta == 0 || tb == 0 || ta == tb || sa != sb {
+		return "", "", false
+	}
+	return string(ta), string(tb), true
+}
+
+// hanForSomeone reports 帮我 or 替我 (or 他, 她) before a verb in one
+// Chinese question that asks whether it can be done, where the other asks
+// only whether it may (博物馆里能帮我拍照吗 / 博物馆里能拍照吗).
+func hanForSomeone(a, b string) bool {
+	rs, i := hanInsertedN(a, b, 2)
+	if i < 0 || i+2 >= len(rs) || !strings.ContainsRune("帮替", rs[i]) || !strings.ContainsRune("我他她", rs[i+1]) {
+		return false
+	}
+	return text.HanVerbal(string(rs[i+2])) && strings.ContainsRune(string(rs), '能')
 }

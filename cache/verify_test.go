@@ -640,6 +640,11 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Translate 'we have left' into French.", "Translate 'we had left' into French.", "names"},     // a phrase in single quotes
 		{"进口的奶粉能用医保买吗", "奶粉能用医保买吗", "inserted"},                                                        // a kind of the thing
 		{"Can I move in early?", "Can I move early?", "particle"},                                      // a phrasal verb before an adverb
+		{"上一班地铁几点开", "这一班地铁几点开", "deixis"},                                                             // a term's classifier points with 一
+		{"和房东吵架了怎么办", "房东吵架了怎么办", "roles"},                                                             // a role marker opening the question
+		{"非会员能进场吗", "会员不能进场吗", "negation"},                                                             // the negation on another word
+		{"展馆里能帮我拍照吗", "展馆里能拍照吗", "roles"},                                                              // for me against allowed
+		{"Does my cat need a microchip?", "Does my cat already have a microchip?", "replaced"},         // already undone: need against have
 		{"Is it okay to eat out during a cleanse?", "Is it okay to eat during a cleanse?", "particle"}, // a verb of its own
 	} {
 		wantRefused(t, tc.a, tc.b, tc.check)
@@ -691,6 +696,7 @@ func TestVerifyGrammar(t *testing.T) {
 		{"Could someone check my order?", "Can someone check my order?"},
 		{"I'm moving to Ohio, do I need a new license?", "I am moving to Ohio, do I need a new license?"},
 		{"Can I be a nurse without a degree?", "Can I become a nurse without a degree?"},
+		{"Is the pharmacy still open?", "Is the pharmacy open right now?"},
 		{"逾期了最好怎么处理", "逾期了应该怎么处理"}, // 最好 as had better
 		{"Why don't many people use Linux?", "Why do many people not use Linux?"},
 		{"What do I do if my card was stolen?", "What should I do if my card was stolen?"}, // a past in an if-clause

@@ -3021,7 +3021,7 @@ func hanUnframed(q string) string {
 // had one: two questions that differ in one word beside such an edit
 // are compared as the one-word checks compare them (这家店几点关门 / 那家店是几点关门的).
 func withoutHanLightEdits(q string) (string, bool) {
-	light := hanLightForms.Replace(hanUnframed(q))
+	light := hanLightForms.Replace(q) // q is a reading's text: signature took its frames off (hanUnframed)
 	rs := []rune(light)
 	out := make([]rune, 0, len(rs))
 	for i, r := range rs {

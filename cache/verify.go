@@ -2017,38 +2017,8 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		if check, reason := hanFunctionEdit(lq, ls, sp); check != "" {
 			return check, reason
 		}
-		if hanAmountOrAsk(lq, ls) || hanAmountOrAsk(ls, lq) {
-			return "intent", "intent differs: several (好几) in one question, how many (几) in the other"
-		}
-		if hanCountOrDay(lq, ls) || hanCountOrDay(ls, lq) {
-			return "intent", "intent differs: how many weeks or months (几个星期) in one question, which day or month (星期几) in the other"
-		}
-		if hanNoNeed(lq, ls) || hanNoNeed(ls, lq) {
-			return "mood", "no need to (不需要) in one question, must not (不要) in the other"
-		}
-		if c, ok := hanOneAdded(lq, ls); ok && !strings.Contains(query.text, "会") && !strings.Contains(stored.text, "会") {
-			return "inserted", fmt.Sprintf("%q is in one question only, all else equal: it changes what is asked (only, did it happen, a condition, may it)", c)
-		}
-		if m, ok := hanModifierAdded(lq, ls); ok {
-			return "inserted", fmt.Sprintf("%q is in one question only, all else equal: a kind of the thing", m)
-		}
-		if x, y, ok := hanNegationTarget(lq, ls); ok {
-			return "negation", fmt.Sprintf("the negation goes with %q in one question, with %q in the other", x, y)
-		}
-		if hanForSomeone(lq, ls) {
-			return "roles", "one question asks whether it can be done for someone (帮我, 替我), the other whether it may be done (给我退款 asks what 退款 asks)"
-		}
-		if hanPastSpan(lq, ls) {
-			return "tense", "tense differs: past a span (过了) in one question, within it in the other"
-		}
-		if hanPerfective(lq, ls) {
-			return "tense", "tense differs: 了 in one question only (done, or past a time, or no longer)"
-		}
-		if hanRemaining(lq, ls) {
-			return "scope", "还 in one question only: how much is left, against how much in all"
-		}
-		if c, ok := hanPronounLinked(lq, ls); ok {
-			return "roles", fmt.Sprintf("%q after a pronoun in one question only: the pronoun takes part (我和老公的, 我帮老公还), where without it it owns (我老公的)", c)
+		if check, reason := hanWordEdit(lq, ls, strings.Contains(query.text, "会") || strings.Contains(stored.text, "会")); check != "" {
+			return check, reason
 		}
 		if d := utf8.RuneCountInString(lq) - utf8.RuneCountInString(ls); (cq || cs) && lq != ls && d >= -3 && d <= 3 { // one word or two characters apart at most
 			if x, y, ok := hanSpanReplaced(vsig{text: lq}, vsig{text: ls}, sp); ok {

@@ -496,7 +496,7 @@ func contraction(w, rest string) (string, string, bool) {
 		if low == "i" || low == "you" || low == "we" || low == "they" {
 			return "", "", false
 		}
-		if next, _, _ := strings.Cut(strings.TrimLeft(rest, " "), " "); next == "been" || next == "got" {
+		if next, _, _ := strings.Cut(strings.TrimLeft(rest, " "), " "); strings.EqualFold(next, "been") || strings.EqualFold(next, "got") {
 			return left, "has", true
 		}
 		return left, "is", true
@@ -1131,7 +1131,7 @@ func (s *vsig) intent(q string, lower []string) {
 		s.qtype = "where"
 	case has("when", "什么时候", "何时", "几点", "啥时候", "多会儿"):
 		s.qtype = "when"
-	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "怎么这么", "怎么那么") || hanWhyDone(q):
+	case has("why", "what causes", "what caused", "the cause", "为什么", "为啥", "为何", "原因", "怎么又", "怎么还没", "怎么还不", "怎么没", "怎么会", "怎么老是", "怎么总是", "怎么回事", "凭什么", "怎么这么", "怎么那么") || strings.Contains(q, "怎么") && hanWhyDone(q):
 		s.qtype = "why" // 怎么 before 又, 没, 会, 这么 asks why (怎么又扣款了, 电脑怎么这么卡), as 怎么回事 does, and before what happened (怎么发烧了); 怎么不让 asks how
 	case whichAsked(lower) || has("哪") || whatNoun(lower):
 		s.qtype = "which" // "What customers …" asks which ones
@@ -1491,10 +1491,10 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if query.clock != stored.clock && query.day != stored.day && query.clock != query.day {
 		return "intent", "intent differs: one question asks the time of day (几点, what time), the other the day (哪天, what day)"
 	}
-	// 了 before the final particle, all else equal: 发货了吗 asks whether it
-	// has shipped, 发货吗 whether it ships.
+	// Chinese readings of review rounds 42–44: a negation moved between a
+	// modifier and its clause, 谁 after a role marker, 是几 against 有几, 是…的.
 	if query.hasHan() && stored.hasHan() {
-		if a, b := hanNegationSide(query.text), hanNegationSide(stored.text); a|b == 3 && a != b && a != 3 && b != 3 && a != 0 && b != 0 && withoutNegation(query.text) == withoutNegation(stored.text) {
+		if a, b := hanNegationSide(query.text), hanNegationSide(stored.text); a|b == 3 && a != 3 && b != 3 && withoutNegation(query.text) == withoutNegation(stored.text) {
 			return "negation", "the negation is in the modifier (没交社保的人) in one question, in the clause (交社保的人不能) in the other"
 		}
 		if qm, qw := hanWhoMarked(query.text); qw {
@@ -1509,6 +1509,8 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 			return "tense", "tense differs: one question asks about a past event (是…的), the other about what happens"
 		}
 	}
+	// 了 before the final particle, all else equal: 发货了吗 asks whether it
+	// has shipped, 发货吗 whether it ships.
 	if leAsked(query.text, stored.text) || leAsked(stored.text, query.text) {
 		return "tense", "tense differs: one question asks whether it has happened (了), the other whether it happens"
 	}
@@ -1588,8 +1590,10 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	if p, ok := particleDiffers(query, stored); ok {
 		return "particle", fmt.Sprintf("the particles differ (%s)", p)
 	}
-	if p, ok := particleDropped(query, stored); ok && query.latin && stored.latin {
-		return "particle", fmt.Sprintf("%q is a verb of its own, and one question has the verb alone", p)
+	if query.latin && stored.latin {
+		if p, ok := particleDropped(query, stored); ok {
+			return "particle", fmt.Sprintf("%q is a verb of its own, and one question has the verb alone", p)
+		}
 	}
 	// What was done (did) against what should or must be done ("How many
 	// cartons did we pack?" / "How many cartons do we still need to

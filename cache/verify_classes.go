@@ -3000,13 +3000,16 @@ func hanUnframed(q string) string {
 	}
 	q = strings.TrimSpace(q)
 	ends := "呢啊呀，,、；; "
-	if t := text.TrimGreetings(q); t != q {
-		q, ends = t, ends+"？?！!。." // what a greeting or thanks left: 到了吗？谢谢 is 到了吗
+	if lower := strings.ToLower(q); len(lower) == len(q) { // greetings are matched in lower case (Hello，快递到了吗), cut from q as written
+		if t := text.TrimGreetings(lower); t != lower {
+			i := strings.Index(lower, t)
+			q, ends = q[i:i+len(t)], ends+"？?！!。." // what a greeting or thanks left: 到了吗？谢谢 is 到了吗
+		}
 	}
 	for again := true; again; {
 		again = false
 		for _, f := range hanAskFrames {
-			if rest, ok := strings.CutPrefix(q, f); ok && rest != "" {
+			if rest, ok := strings.CutPrefix(q, f); ok && rest != "" && !strings.HasPrefix(rest, "们") && !strings.HasPrefix(rest, "题") { // 麻烦你们店, 想问题: no frame
 				q, again = strings.TrimLeft(rest, "，, "), true
 				break
 			}
@@ -3492,12 +3495,12 @@ func hanWords(s vsig) []hanWord {
 			w.WriteString(u.low)
 			content = content || u.unit
 		}
-		text := w.String()
-		seen[text]++
-		if n := seen[text]; n > 1 {
-			text += "#" + strconv.Itoa(n)
+		key := w.String()
+		seen[key]++
+		if n := seen[key]; n > 1 {
+			key += "#" + strconv.Itoa(n)
 		}
-		words = append(words, hanWord{text, content})
+		words = append(words, hanWord{key, content})
 		i = j
 	}
 	return words
@@ -3543,8 +3546,8 @@ func hanWordsExchanged(q, s vsig) (x, y, frame string, ok bool) {
 }
 
 // detClass is the class of an English determiner: "def" (the), "dem"
-// (this, that, these, those), "indef" (a, an) or "any"; "" for any other
-// word.
+// (this, that, these, those), "indef" (a, an), "any", "both" or "some";
+// "" for any other word.
 func detClass(w string) string {
 	switch w {
 	case "the":
@@ -3581,11 +3584,11 @@ func determinerClash(q, s vsig) (noun, a, b string, ok bool) {
 		if !found || j == 0 || !s.seq[j].unit {
 			continue
 		}
-		a, b := detClass(q.seq[k-1].low), detClass(s.seq[j-1].low)
-		if a == "" || b == "" || a == b {
+		ca, cb := detClass(q.seq[k-1].low), detClass(s.seq[j-1].low)
+		if ca == "" || cb == "" || ca == cb {
 			continue
 		}
-		pair := map[string]bool{a: true, b: true}
+		pair := map[string]bool{ca: true, cb: true}
 		of := ofAfter(q, k) && ofAfter(s, j)
 		freeChoice := len(q.seq) > 0 && modalBits(q.seq[0].low, "") == 1 // can, could, may: any is whichever one
 		if pair["any"] && (pair["def"] || pair["dem"] || pair["some"] && freeChoice) || pair["dem"] && pair["indef"] || pair["both"] && pair["indef"] ||
@@ -3833,7 +3836,7 @@ func causedDoing(q, s vsig) (string, bool) {
 			if _, ok := b.index[v.text]; !ok || !v.unit || verbOf(v.low) == "" {
 				continue
 			}
-			if !slices.ContainsFunc(b.seq, func(u vunit) bool { return causatives[u.low] || permissives[u.low] }) {
+			if !slices.ContainsFunc(b.seq, func(u vunit) bool { return causatives[u.low] || toCausatives[u.low] }) {
 				return v.word, true
 			}
 		}
@@ -3842,8 +3845,9 @@ func causedDoing(q, s vsig) (string, bool) {
 }
 
 // causatives are the verbs that give someone else a thing to do, or help
-// them do it; permissives say it with to (allow me to hang shelves).
-var causatives, permissives = setOf("let lets make makes made have has had help helps helped"), setOf("allow allows allowed permit permits permitted force forces forced get gets got")
+// them do it; toCausatives say it with to (allow me to hang shelves, get
+// him to quit).
+var causatives, toCausatives = setOf("let lets make makes made have has had help helps helped"), setOf("allow allows allowed permit permits permitted force forces forced get gets got")
 
 // becomingBeing returns an adjective after get in one English question and
 // after be in the other: becoming against being ("Can I get pregnant while
@@ -3904,8 +3908,8 @@ func howManyAsked(s vsig) bool {
 // haveTense returns, for have as a main verb after a subject (a person,
 // who, that or a noun) and before its object, "past" for had and
 // "present" for have or has, with the word before it; "" when it has
-// none. An illness had is over, one had is not: "Can I donate blood if I
-// had COVID?" / "… if I have COVID?".
+// none. An illness one had is over, one that one has is not: "Can I
+// donate blood if I had COVID?" / "… if I have COVID?".
 func haveTense(s vsig) (tense, before string) {
 	for i := 1; i+1 < len(s.seq); i++ {
 		w := s.seq[i].low
@@ -4040,7 +4044,7 @@ func hanNegationSide(q string) int {
 	}
 	side := 0
 	for i, r := range rs {
-		if (r != '不' && r != '没') || i > 0 && i+1 < len(rs) && rs[i-1] == rs[i+1] {
+		if (r != '不' && r != '没') || hanANotA(rs, i) {
 			continue
 		}
 		if i < de {
@@ -4052,6 +4056,13 @@ func hanNegationSide(q string) int {
 	return side
 }
 
+// hanANotA reports the 不 or 没 at rs[i] inside an A-not-A form, which asks
+// and does not negate: A不A (来不来, 到没到) or AB不AB (安全不安全, 发货没发货).
+func hanANotA(rs []rune, i int) bool {
+	return i > 0 && i+1 < len(rs) && rs[i-1] == rs[i+1] ||
+		i > 1 && i+2 < len(rs) && rs[i-2] == rs[i+1] && rs[i-1] == rs[i+2]
+}
+
 // withoutNegation returns a Chinese question without its 不 and 没 (but
 // those of an A-not-A form): two questions that differ only in where they
 // negate are equal so.
@@ -4059,7 +4070,7 @@ func withoutNegation(q string) string {
 	rs := []rune(q)
 	out := make([]rune, 0, len(rs))
 	for i, r := range rs {
-		if (r == '不' || r == '没') && !(i > 0 && i+1 < len(rs) && rs[i-1] == rs[i+1]) {
+		if (r == '不' || r == '没') && !hanANotA(rs, i) {
 			continue
 		}
 		out = append(out, r)
@@ -4081,7 +4092,7 @@ func couldOfOthers(q, s vsig) bool {
 		return false
 	}
 	subject := askedSubject(q)
-	if subject == "" || subject == "1" || subject == "2" || subject != askedSubject(s) || indefinitePersons[subject] || q.hasLow("be") {
+	if subject == "" || subject == "1" || subject == "2" || subject != askedSubject(s) || indefinitePersons[subject] || q.hasLow("be") || s.hasLow("be") {
 		return false // Could someone reset it? asks a favour; Could this rash be shingles? a possibility, as can
 	}
 	return true
@@ -4241,12 +4252,13 @@ func hanOneAdded(a, b string) (string, bool) {
 }
 
 // causeKind returns the class of the first causative of an English
-// question followed by someone and a verb: "permit" for let, allow and
-// permit, "cause" for make, have, get and force; "".
+// question with a person after it (past determiners): "permit" for let,
+// allow and permit, "cause" for make, have, get and force; "" for none
+// (help, which helps either way, has no class).
 func causeKind(s vsig) string {
 	for i := 0; i+2 < len(s.seq); i++ {
 		w := s.seq[i].low
-		if !causatives[w] && !permissives[w] {
+		if !causatives[w] && !toCausatives[w] {
 			continue
 		}
 		if n := s.nextUnit(i); n < 0 || !strings.HasPrefix(s.seq[n].text, "p:") && !text.IsAnimate(s.seq[n].low) {
@@ -4284,7 +4296,8 @@ func beOrOther(q, s vsig) (string, bool) {
 	return "", false
 }
 
-// copulas are the verbs that say what be says of a role: become, remain.
+// copulas are the verbs that say what be says of a role: become, remain,
+// stay.
 var copulas = setOf("become remain stay")
 
 // doAsked reports a wh-question whose last word is the main verb do ("What
@@ -4328,7 +4341,7 @@ func hanNegationTarget(a, b string) (string, string, bool) {
 		out := make([]rune, 0, len(rs))
 		var target rune
 		for i, r := range rs {
-			if strings.ContainsRune("不没非未无", r) && i+1 < len(rs) && text.IsHan(rs[i+1]) && !(i > 0 && rs[i-1] == rs[i+1]) {
+			if strings.ContainsRune("不没非未无", r) && i+1 < len(rs) && text.IsHan(rs[i+1]) && !hanANotA(rs, i) {
 				if target == 0 {
 					target = rs[i+1]
 				}

@@ -576,8 +576,8 @@ var greetingWords = []string{"thank you", "hello", "thanks", "hey", "thx", "hi",
 func greetingBreak(r rune) bool { return strings.ContainsRune(",.!;:~，。！；：～、", r) }
 
 // TrimGreetings drops the greetings and thanks at either end of a
-// question, and an ask frame at its start, as the analysis does
-// (trimGreetings): 你好，快递到了吗 is 快递到了吗, 快递到了吗？谢谢 too.
+// normalized (lower-case) question, and an ask frame at its start, as the
+// analysis does (trimGreetings): 你好，快递到了吗 is 快递到了吗, 快递到了吗？谢谢 too.
 func TrimGreetings(q string) string { return trimGreetings(q) }
 
 // trimGreetings drops a greeting at the start of a normalized question
@@ -1111,7 +1111,9 @@ var englishUnits = map[string]string{
 	"o'clock": "clock:#", "oclock": "clock:#",
 	"kbyte": "data:#kbyte", "mbyte": "data:#mbyte", "gbyte": "data:#gbyte", "tbyte": "data:#tbyte", // Normalize spells data units out (SpellDataUnits)
 	"kbit": "data:#kbit", "mbit": "data:#mbit", "gbit": "data:#gbit", "tbit": "data:#tbit",
-	"kbyte/s": "rate:#kbyte", "mbyte/s": "rate:#mbyte", "gbyte/s": "rate:#gbyte", "kbit/s": "rate:#kbit", "mbit/s": "rate:#mbit", "gbit/s": "rate:#gbit",
+	"pbyte": "data:#pbyte", "pbit": "data:#pbit",
+	"kbyte/s": "rate:#kbyte", "mbyte/s": "rate:#mbyte", "gbyte/s": "rate:#gbyte", "tbyte/s": "rate:#tbyte", "pbyte/s": "rate:#pbyte",
+	"kbit/s": "rate:#kbit", "mbit/s": "rate:#mbit", "gbit/s": "rate:#gbit", "tbit/s": "rate:#tbit", "pbit/s": "rate:#pbit",
 }
 
 // unitWords writes the English unit words and abbreviations after a
@@ -1127,8 +1129,9 @@ var unitWords = map[string]string{
 	"yr": "year", "yrs": "year", "year": "year", "years": "year",
 	"kg": "kilogram", "kgs": "kilogram", "kilogram": "kilogram", "kilograms": "kilogram",
 	"lb": "pound", "lbs": "pound", "pound": "pound", "pounds": "pound",
-	"kbyte": "kbyte", "mbyte": "mbyte", "gbyte": "gbyte", "tbyte": "tbyte", "kbit": "kbit", "mbit": "mbit", "gbit": "gbit", "tbit": "tbit",
-	"kbyte/s": "kbyte/s", "mbyte/s": "mbyte/s", "gbyte/s": "gbyte/s", "kbit/s": "kbit/s", "mbit/s": "mbit/s", "gbit/s": "gbit/s",
+	"kbyte": "kbyte", "mbyte": "mbyte", "gbyte": "gbyte", "tbyte": "tbyte", "pbyte": "pbyte", "kbit": "kbit", "mbit": "mbit", "gbit": "gbit", "tbit": "tbit", "pbit": "pbit",
+	"kbyte/s": "kbyte/s", "mbyte/s": "mbyte/s", "gbyte/s": "gbyte/s", "tbyte/s": "tbyte/s", "pbyte/s": "pbyte/s",
+	"kbit/s": "kbit/s", "mbit/s": "mbit/s", "gbit/s": "gbit/s", "tbit/s": "tbit/s", "pbit/s": "pbit/s",
 	"km": "kilometer", "kms": "kilometer", "kilometer": "kilometer", "kilometers": "kilometer", "kilometre": "kilometer", "kilometres": "kilometer",
 }
 

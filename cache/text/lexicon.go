@@ -547,6 +547,9 @@ func (lx *lexiconTables) add(text string, generated bool) {
 				continue
 			}
 			words := strings.Fields(p)
+			if len(words) == 0 {
+				continue
+			}
 			if len(words) > lx.enMax {
 				lx.enMax = len(words)
 			}
@@ -678,8 +681,9 @@ func IsAnimate(w string) bool {
 	return IsPerson(w) || st.animal[w] || st.animal[stem(w)]
 }
 
-// IsPhrasal reports a verb and a particle ("work out", "break in") that
-// WordNet lists as a verb none of whose senses the verb alone has.
+// IsPhrasal reports a verb and a particle ("work out", "sleep in") that
+// WordNet lists as a verb whose most frequent sense the verb alone does
+// not have.
 func IsPhrasal(verbParticle string) bool { return stemData().phrasal[verbParticle] }
 
 // IsVerb reports a one-word verb of WordNet (pay, call).
@@ -757,7 +761,7 @@ type stemTables struct {
 	irregular map[string]string // irregular verb form → its verb (@irregular)
 	person    map[string]bool   // nouns that name a person (@person)
 	animal    map[string]bool   // nouns that name an animal (@animal)
-	phrasal   map[string]bool   // verb and particle with no sense of the verb alone (@phrasal): "work out"
+	phrasal   map[string]bool   // verb and particle whose first sense the verb alone lacks (@phrasal): "work out"
 	stative   map[string]bool   // verbs whose most frequent sense is a state (@stative)
 }
 

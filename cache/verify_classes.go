@@ -3664,36 +3664,49 @@ func hanWhyDone(q string) bool {
 	return false
 }
 
-// hanInserted returns the longer of two Chinese questions as runes and
-// where it has one character the other lacks, all else equal; -1 when
-// they differ otherwise.
-func hanInserted(a, b string) ([]rune, int) { return hanInsertedN(a, b, 1) }
+// hanInsertion is the run of characters that the longer of two Chinese
+// questions has and the other lacks, all else equal: the longer
+// question's runes, where the run starts (-1 when the two differ
+// otherwise) and how long it is. hanWordEdit reads it once for all its
+// checks.
+type hanInsertion struct {
+	rs    []rune
+	at, n int
+}
 
-// hanInsertedN returns the longer of two Chinese questions as runes and
-// where it has n characters the other lacks, all else equal; -1 when they
-// differ otherwise.
-func hanInsertedN(a, b string, n int) ([]rune, int) {
+// hanInserted returns the insertion between a and b.
+func hanInserted(a, b string) hanInsertion {
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) < len(rb) {
 		ra, rb = rb, ra
 	}
-	if len(ra) != len(rb)+n {
-		return ra, -1
+	n := len(ra) - len(rb)
+	if n == 0 {
+		return hanInsertion{ra, -1, 0}
 	}
 	i := 0
 	for i < len(rb) && ra[i] == rb[i] {
 		i++
 	}
-	if string(ra[i+n:]) != string(rb[i:]) {
-		return ra, -1
+	if !slices.Equal(ra[i+n:], rb[i:]) {
+		return hanInsertion{ra, -1, n}
 	}
-	return ra, i
+	return hanInsertion{ra, i, n}
+}
+
+// of returns the longer question's runes and where a run of n characters
+// is inserted, or -1 when the insertion is not n characters long.
+func (e hanInsertion) of(n int) ([]rune, int) {
+	if e.n != n {
+		return e.rs, -1
+	}
+	return e.rs, e.at
 }
 
 // hanPastSpan reports 过了 after a span in one Chinese question only, all
 // else equal: past it, against within it (驾照实习期过了可以上高速吗 / 驾照实习期可以上高速吗).
-func hanPastSpan(a, b string) bool {
-	rs, i := hanInsertedN(a, b, 2)
+func hanPastSpan(e hanInsertion) bool {
+	rs, i := e.of(2)
 	return i > 0 && string(rs[i:i+2]) == "过了"
 }
 
@@ -3702,8 +3715,8 @@ func hanPastSpan(a, b string) bool {
 // it joins the pronoun to the noun after it as a participant: 和, 跟, 与,
 // 同 (我和老公的社保: both of ours) or 帮, 替, 给, 为, 把 (我帮老公还信用卡: I pay
 // it for him); without it the pronoun owns the noun (我老公的社保, 我老公还信用卡).
-func hanPronounLinked(a, b string) (string, bool) {
-	rs, i := hanInserted(a, b)
+func hanPronounLinked(e hanInsertion) (string, bool) {
+	rs, i := e.of(1)
 	if i <= 0 || !strings.ContainsRune("和跟与同帮替给为把", rs[i]) || !strings.ContainsRune("我你您他她们", rs[i-1]) {
 		return "", false
 	}
@@ -3713,8 +3726,8 @@ func hanPronounLinked(a, b string) (string, bool) {
 // hanRemaining reports 还 in one Chinese question only, all else equal,
 // in a question of how much or how long: what is left, against the whole
 // (这张信用卡还能刷多少 / 这张信用卡能刷多少, 年假还有几天 / 年假有几天).
-func hanRemaining(a, b string) bool {
-	rs, i := hanInserted(a, b)
+func hanRemaining(e hanInsertion) bool {
+	rs, i := e.of(1)
 	if i < 0 || rs[i] != '还' {
 		return false
 	}
@@ -3726,8 +3739,8 @@ func hanRemaining(a, b string) bool {
 // only, all else equal: what was done against what is done (医保报销了多少钱
 // / 医保报销多少钱), after a time against during it (过了年 / 过年), no longer
 // against not (不发烧了还要吃药吗 / 不发烧还要吃药吗).
-func hanPerfective(a, b string) bool {
-	rs, i := hanInserted(a, b)
+func hanPerfective(e hanInsertion) bool {
+	rs, i := e.of(1)
 	return i > 0 && rs[i] == '了' && text.IsHan(rs[i-1]) && !strings.Contains(string(rs[max(0, i-4):i]), "不了") && // 开不了机了: cannot, now as before
 		!strings.ContainsRune(string(rs[:i]), '比') // 比那款便宜了多少: a difference, either way
 }
@@ -4220,8 +4233,8 @@ func hanNoNeed(a, b string) bool {
 // modal (能, 要, 得, 该) in a yes/no question said of someone other than the
 // asker (航空公司能超售机票吗: may it, against does it); the caller leaves
 // out the pairs with 会 (will), which the light edits take out.
-func hanOneAdded(a, b string) (string, bool) {
-	rs, i := hanInserted(a, b)
+func hanOneAdded(e hanInsertion) (string, bool) {
+	rs, i := e.of(1)
 	if i < 0 {
 		return "", false
 	}
@@ -4320,8 +4333,8 @@ func doAsked(q, s vsig) bool {
 // Chinese question puts before a noun and the other lacks, all else
 // equal: a kind of the thing (异地的公积金 / 公积金: another city's), not a
 // possessor or a pointer (我们的, 这个的), nor a word of the function table.
-func hanModifierAdded(a, b string) (string, bool) {
-	rs, i := hanInsertedN(a, b, 3)
+func hanModifierAdded(e hanInsertion) (string, bool) {
+	rs, i := e.of(3)
 	if i < 0 || rs[i+2] != '的' || i+3 >= len(rs) || !text.IsHan(rs[i+3]) {
 		return "", false
 	}
@@ -4362,8 +4375,8 @@ func hanNegationTarget(a, b string) (string, string, bool) {
 // hanForSomeone reports 帮我 or 替我 (or 他, 她) before a verb in one
 // Chinese question that asks whether it can be done, where the other asks
 // only whether it may (博物馆里能帮我拍照吗 / 博物馆里能拍照吗).
-func hanForSomeone(a, b string) bool {
-	rs, i := hanInsertedN(a, b, 2)
+func hanForSomeone(e hanInsertion) bool {
+	rs, i := e.of(2)
 	if i < 0 || i+2 >= len(rs) || !strings.ContainsRune("帮替", rs[i]) || !strings.ContainsRune("我他她", rs[i+1]) {
 		return false
 	}
@@ -4378,6 +4391,7 @@ func hanForSomeone(a, b string) bool {
 // the negation on another word, 帮我 before a verb, 过了 after a span, 了,
 // 还 in a how-much question, 和 or 帮 after a pronoun; "" when none is.
 func hanWordEdit(lq, ls string, will bool) (check, reason string) {
+	e := hanInserted(lq, ls)
 	if hanAmountOrAsk(lq, ls) || hanAmountOrAsk(ls, lq) {
 		return "intent", "intent differs: several (好几) in one question, how many (几) in the other"
 	}
@@ -4387,28 +4401,28 @@ func hanWordEdit(lq, ls string, will bool) (check, reason string) {
 	if hanNoNeed(lq, ls) || hanNoNeed(ls, lq) {
 		return "mood", "no need to (不需要) in one question, must not (不要) in the other"
 	}
-	if c, ok := hanOneAdded(lq, ls); ok && !will {
+	if c, ok := hanOneAdded(e); ok && !will {
 		return "inserted", fmt.Sprintf("%q is in one question only, all else equal: it changes what is asked (only, did it happen, a condition, may it)", c)
 	}
-	if m, ok := hanModifierAdded(lq, ls); ok {
+	if m, ok := hanModifierAdded(e); ok {
 		return "inserted", fmt.Sprintf("%q is in one question only, all else equal: a kind of the thing", m)
 	}
 	if x, y, ok := hanNegationTarget(lq, ls); ok {
 		return "negation", fmt.Sprintf("the negation goes with %q in one question, with %q in the other", x, y)
 	}
-	if hanForSomeone(lq, ls) {
+	if hanForSomeone(e) {
 		return "roles", "one question asks whether it can be done for someone (帮我, 替我), the other whether it may be done (给我退款 asks what 退款 asks)"
 	}
-	if hanPastSpan(lq, ls) {
+	if hanPastSpan(e) {
 		return "tense", "tense differs: past a span (过了) in one question, within it in the other"
 	}
-	if hanPerfective(lq, ls) {
+	if hanPerfective(e) {
 		return "tense", "tense differs: 了 in one question only (done, or past a time, or no longer)"
 	}
-	if hanRemaining(lq, ls) {
+	if hanRemaining(e) {
 		return "scope", "还 in one question only: how much is left, against how much in all"
 	}
-	if c, ok := hanPronounLinked(lq, ls); ok {
+	if c, ok := hanPronounLinked(e); ok {
 		return "roles", fmt.Sprintf("%q after a pronoun in one question only: the pronoun takes part (我和老公的, 我帮老公还), where without it it owns (我老公的)", c)
 	}
 	return "", ""

@@ -3648,20 +3648,15 @@ func hanHowTo(q string) bool {
 // asks why, where 孩子发烧了怎么办 asks what to do (not 怎么样了, 怎么也提现不了,
 // 怎么才能确认…了, 怎么查走到哪一步了).
 func hanWhyDone(q string) bool {
-	for _, clause := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune("，,。.？?！!；;", r) }) {
-		clause = strings.TrimRight(clause, "吗呢啊呀")
+	return hanClauseEnds(q, "吗呢啊呀", func(clause string) bool {
 		i := strings.Index(clause, "怎么")
 		if i < 0 || !strings.HasSuffix(clause, "了") {
-			continue
+			return false
 		}
 		rest := []rune(clause[i+len("怎么") : len(clause)-len("了")])
-		if len(rest) == 0 || len(rest) > 4 || strings.ContainsRune("样办回么也都才能可", rest[0]) || strings.ContainsRune("不得", rest[len(rest)-1]) ||
-			strings.ContainsAny(string(rest), "哪谁什啥多几") {
-			continue // 怎么样了, 怎么也提现不了 (no matter how), 怎么查走到哪一步了 (how to)
-		}
-		return true
-	}
-	return false
+		return len(rest) > 0 && len(rest) <= 4 && !strings.ContainsRune("样办回么也都才能可", rest[0]) && !strings.ContainsRune("不得", rest[len(rest)-1]) &&
+			!strings.ContainsAny(string(rest), "哪谁什啥多几") // not 怎么样了, 怎么也提现不了 (no matter how), 怎么查走到哪一步了 (how to)
+	})
 }
 
 // hanInsertion is the run of characters that the longer of two Chinese
@@ -3954,8 +3949,8 @@ func haveTense(s vsig) (tense, before string) {
 // when it opened, where it was bought, who took the goods); not 的 after a
 // noun or 谁 (这是谁的), nor 怎么 (是怎么确定的 asks how it is done).
 func hanShiDe(q string) bool {
-	for _, clause := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune("，,。.？?！!；;", r) }) {
-		rs := []rune(strings.TrimRight(clause, "吗呢啊呀"))
+	return hanClauseEnds(q, "吗呢啊呀", func(clause string) bool {
+		rs := []rune(clause)
 		de := -1
 		for k := len(rs) - 1; k >= max(1, len(rs)-3); k-- {
 			if rs[k] == '的' {
@@ -3964,14 +3959,11 @@ func hanShiDe(q string) bool {
 			}
 		}
 		if de < 1 || !text.HanVerbal(string(rs[de-1])) {
-			continue
+			return false
 		}
 		c := string(rs[:de])
-		if strings.Contains(c, "什么") || strings.Contains(c, "哪") || strings.Contains(c, "谁") || strings.Contains(c, "几") || strings.Contains(c, "啥时候") {
-			return true
-		}
-	}
-	return false
+		return strings.Contains(c, "什么") || strings.Contains(c, "哪") || strings.Contains(c, "谁") || strings.Contains(c, "几") || strings.Contains(c, "啥时候")
+	})
 }
 
 // hanWhoMarked reports whether a Chinese question's 谁 follows a role

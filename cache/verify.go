@@ -1983,7 +1983,8 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 		}
 		return fq, fs
 	}
-	if d := fillerFree(query) - fillerFree(stored); d >= -2 && d <= 2 || (d == 3 || d == -3) && query.latin && stored.latin {
+	d := fillerFree(query) - fillerFree(stored) // words apart, without fillers
+	if d >= -2 && d <= 2 || (d == 3 || d == -3) && query.latin && stored.latin {
 		fq, fs := fillerless()
 		if check, reason := oneEdit(query, stored, fq, fs); check != "" {
 			return check, reason
@@ -1991,7 +1992,7 @@ func verifyWhole(query, stored vsig) (check, reason string) {
 	}
 	// A relative clause in the perfective before a noun, in one Chinese
 	// question only (得了病的番茄秧 / 番茄秧).
-	if d := fillerFree(query) - fillerFree(stored); (d >= 3 || d <= -3) && query.hasHan() && stored.hasHan() {
+	if (d >= 3 || d <= -3) && query.hasHan() && stored.hasHan() {
 		fq, fs := fillerless()
 		if w, ok := hanRelativeInserted(fq, fs, max(len(fq.seq)-len(fs.seq), len(fs.seq)-len(fq.seq))); ok {
 			return "inserted", fmt.Sprintf("%q (a relative clause) is in one question only, all else equal", w)

@@ -1118,7 +1118,10 @@ var englishUnits = map[string]string{
 
 // unitWords writes the English unit words and abbreviations after a
 // number as one word each, so that the verification reads "5 mins" as
-// "5 minutes" and "10kg" as "10 kilograms" (the facets read them alike).
+// "5 minutes" and "10kg" as "10 kilograms" (the facets read them alike,
+// through englishUnits). The names are words, not englishUnits'
+// templates: the verification reads time words by name ("for the 5
+// years", "a 5 year CD").
 var unitWords = map[string]string{
 	"s": "second", "sec": "second", "secs": "second", "second": "second", "seconds": "second",
 	"ms": "millisecond", "msec": "millisecond", "millisecond": "millisecond", "milliseconds": "millisecond",

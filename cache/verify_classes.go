@@ -1289,7 +1289,7 @@ const hanComplements = "到上下了起完动出回过住见好懂清开进来�
 // verb after it). Will and can are one mood (明天能送到吗 = 明天会送到吗),
 // 有 none (有手续费吗 = 要手续费吗, 有分期吗 = 可以分期吗).
 func hanMood(w, prev2, prev, next, next2 string) mood {
-	if prev2 != "" && text.HanModalNoun(prev2+prev+w) && !text.HanVerbal(next) {
+	if (w == "会" || w == "能") && prev2 != "" && text.HanModalNoun(prev2+prev+w) && !text.HanVerbal(next) {
 		return 0 // NBA球员能参加奥运会吗: the Olympics, not will
 	}
 	switch w {
